@@ -1,0 +1,125 @@
+"""Session events: what the agent tells its UI (terminal renderer, JSON printer, tests).
+
+Plain frozen dataclasses with a ``type`` tag; ``event_to_json`` gives pi's JSON event shape
+(camelCase keys, ``result`` null when absent, ``errorMessage`` only when set).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+CompactionReason = Literal["manual", "threshold", "overflow"]
+
+
+@dataclass(frozen=True)
+class AgentStart:
+    type: Literal["agent_start"] = "agent_start"
+
+
+@dataclass(frozen=True)
+class AgentEnd:
+    error_message: str | None = None
+    type: Literal["agent_end"] = "agent_end"
+
+
+@dataclass(frozen=True)
+class MessageStart:
+    role: str
+    type: Literal["message_start"] = "message_start"
+
+
+@dataclass(frozen=True)
+class MessageUpdate:
+    """A streamed delta of the assistant message: ``kind`` is text, thinking or toolCall."""
+
+    kind: str
+    delta: str
+    type: Literal["message_update"] = "message_update"
+
+
+@dataclass(frozen=True)
+class MessageEnd:
+    message: dict[str, Any] = field(hash=False)
+    type: Literal["message_end"] = "message_end"
+
+
+@dataclass(frozen=True)
+class ToolExecutionStart:
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any] = field(hash=False)
+    type: Literal["tool_execution_start"] = "tool_execution_start"
+
+
+@dataclass(frozen=True)
+class ToolExecutionEnd:
+    tool_call_id: str
+    tool_name: str
+    result: dict[str, Any] = field(hash=False)
+    is_error: bool = False
+    type: Literal["tool_execution_end"] = "tool_execution_end"
+
+
+@dataclass(frozen=True)
+class CompactionStart:
+    reason: CompactionReason
+    context_percent: float | None = None
+    type: Literal["compaction_start"] = "compaction_start"
+
+
+@dataclass(frozen=True)
+class CompactionEnd:
+    """Exactly one per CompactionStart. ``result`` is None when nothing was written."""
+
+    reason: CompactionReason
+    result: dict[str, Any] | None = field(default=None, hash=False)
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+    type: Literal["compaction_end"] = "compaction_end"
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A transient provider error is being retried."""
+
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+    type: Literal["auto_retry_start"] = "auto_retry_start"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should read (a warning, an extension error); never a failure of the turn."""
+
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+    type: Literal["notice"] = "notice"
+
+
+SessionEvent = Union[
+    AgentStart, AgentEnd, MessageStart, MessageUpdate, MessageEnd, ToolExecutionStart, ToolExecutionEnd,
+    CompactionStart, CompactionEnd, Retry, Notice,
+]
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def event_to_json(event: SessionEvent) -> dict[str, Any]:
+    """pi's JSON shape of an event: camelCase keys, optional error text omitted when unset."""
+    out: dict[str, Any] = {"type": event.type}
+    for key, value in vars(event).items():
+        if key == "type":
+            continue
+        if key == "error_message" and value is None:
+            continue
+        if key == "context_percent" and value is None:
+            continue
+        out[_camel(key)] = value
+    return out

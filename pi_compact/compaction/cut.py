@@ -1,0 +1,104 @@
+"""Where to cut: which entries may start the kept region, and where pi would cut (pure).
+
+The rules follow pi 0.73.1 exactly so both tools plan the same cut on the same file, quirks included
+(see ``find_cut_point``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_compact.compaction.tokens import Estimator, estimate_tokens_chars4
+
+# A kept region may start at any message a user or the model produced, but never at a tool result:
+# a tool result must stay behind the tool call that asked for it.
+_CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+_TURN_START_ROLES = frozenset({"user", "bashExecution"})
+
+
+def _role(entry: Mapping[str, Any]) -> Any:
+    message = entry.get("message")
+    return message.get("role") if isinstance(message, Mapping) else None
+
+
+def is_cut_point(entry: Mapping[str, Any]) -> bool:
+    """May the kept region start at this entry?"""
+    kind = entry.get("type")
+    if kind == "message":
+        return _role(entry) in _CUT_ROLES
+    return kind in ("branch_summary", "custom_message")
+
+
+def find_valid_cut_points(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> list[int]:
+    """Indices in [start, end) where the kept region may start."""
+    return [i for i in range(start, end) if is_cut_point(entries[i])]
+
+
+def find_turn_start_index(entries: Sequence[Mapping[str, Any]], index: int, start: int) -> int:
+    """The entry that began the turn containing ``index`` (scanning back to ``start``), or -1."""
+    for i in range(index, start - 1, -1):
+        entry = entries[i]
+        kind = entry.get("type")
+        if kind in ("branch_summary", "custom_message"):
+            return i
+        if kind == "message" and _role(entry) in _TURN_START_ROLES:
+            return i
+    return -1
+
+
+@dataclass(frozen=True)
+class CutPoint:
+    """Index of the first kept entry, the start of the turn it splits (or -1), and whether it splits."""
+
+    first_kept_entry_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def find_cut_point(
+    entries: Sequence[Mapping[str, Any]],
+    start: int,
+    end: int,
+    keep_recent_tokens: int,
+    estimator: Estimator = estimate_tokens_chars4,
+) -> CutPoint:
+    """Keep about ``keep_recent_tokens`` of the newest messages; cut at the next valid point.
+
+    Walk back from the end summing message estimates; once the budget is reached, cut at the first
+    valid point at or after that message (so a tool result moves the cut forward). Then pull the
+    non-message entries just before the cut (settings changes, labels...) into the kept region.
+
+    pi quirks kept on purpose, for identical plans on identical files:
+    - only ``message`` entries count toward the budget (custom_message / branch_summary are free);
+    - when the backward pull puts a settings or label entry in front of a user message, the cut is no
+      longer "at a user message", so a finished turn is reported as a split turn whose prefix is the
+      whole previous turn;
+    - a cut at a bashExecution / custom_message / branch_summary is a split turn with an empty prefix.
+    """
+    cut_points = find_valid_cut_points(entries, start, end)
+    if not cut_points:
+        return CutPoint(start, -1, False)
+    cut = cut_points[0]
+    accumulated = 0
+    for i in range(end - 1, start - 1, -1):
+        entry = entries[i]
+        if entry.get("type") != "message":
+            continue
+        accumulated += estimator(entry["message"])
+        if accumulated >= keep_recent_tokens:
+            for point in cut_points:
+                if point >= i:
+                    cut = point
+                    break
+            break
+    while cut > start:
+        kind = entries[cut - 1].get("type")
+        if kind in ("compaction", "message"):
+            break
+        cut -= 1
+    cut_entry = entries[cut]
+    at_user = cut_entry.get("type") == "message" and _role(cut_entry) == "user"
+    turn_start = -1 if at_user else find_turn_start_index(entries, cut, start)
+    return CutPoint(cut, turn_start, not at_user and turn_start != -1)

@@ -1,0 +1,66 @@
+"""Which files a conversation read and modified, carried from one compaction to the next (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_compact.messages import Message
+
+
+@dataclass
+class FileOps:
+    """Paths seen in read / write / edit tool calls (mutable while collecting)."""
+
+    read: set[str] = field(default_factory=set)
+    written: set[str] = field(default_factory=set)
+    edited: set[str] = field(default_factory=set)
+
+    def add_from(self, message: Message) -> None:
+        """Record the file paths of an assistant message's read/write/edit tool calls."""
+        if message.get("role") != "assistant":
+            return
+        for block in message.get("content") or ():
+            if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+                continue
+            arguments = block.get("arguments")
+            path = arguments.get("path") if isinstance(arguments, Mapping) else None
+            if not isinstance(path, str):
+                continue
+            target = {"read": self.read, "write": self.written, "edit": self.edited}.get(block.get("name"))
+            if target is not None:
+                target.add(path)
+
+    def seed(self, details: Any) -> None:
+        """Start from the lists a previous (pi-generated) compaction recorded."""
+        if not isinstance(details, Mapping):
+            return
+        read, modified = details.get("readFiles"), details.get("modifiedFiles")
+        if isinstance(read, list):
+            self.read.update(p for p in read if isinstance(p, str))
+        if isinstance(modified, list):
+            self.edited.update(p for p in modified if isinstance(p, str))
+
+
+def _utf16_key(path: str) -> bytes:
+    # JavaScript sorts strings by UTF-16 code units; big-endian UTF-16 bytes compare the same way.
+    return path.encode("utf-16-be", "surrogatepass")
+
+
+def file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
+    """(read-only files, modified files), each sorted as JavaScript sorts strings."""
+    modified = ops.edited | ops.written
+    read_only = ops.read - modified
+    return sorted(read_only, key=_utf16_key), sorted(modified, key=_utf16_key)
+
+
+def format_file_lists(read_files: Iterable[str], modified_files: Iterable[str]) -> str:
+    """The ``<read-files>`` / ``<modified-files>`` block appended to a summary ('' when both empty)."""
+    sections = []
+    read, modified = list(read_files), list(modified_files)
+    if read:
+        sections.append("<read-files>\n" + "\n".join(read) + "\n</read-files>")
+    if modified:
+        sections.append("<modified-files>\n" + "\n".join(modified) + "\n</modified-files>")
+    return "\n\n" + "\n\n".join(sections) if sections else ""

@@ -1,0 +1,81 @@
+"""The conversation as plain text for the summarizer (pi's serializeConversation, pure).
+
+Each message becomes ``[User]:`` / ``[Assistant thinking]:`` / ``[Assistant]:`` /
+``[Assistant tool calls]:`` / ``[Tool result]:`` blocks joined by blank lines. Tool results are cut
+to 2000 characters (JavaScript characters, i.e. UTF-16 code units) with a marker saying how many
+were dropped, because one huge tool output must not crowd out the rest of the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pi_compact.compaction.tokens import js_json, js_key_order, js_len
+from pi_compact.messages import Message, text_of
+
+TOOL_RESULT_MAX_CHARS = 2000
+
+
+def js_slice(text: str, limit: int) -> str:
+    """The first ``limit`` UTF-16 code units of ``text`` (a split surrogate pair stays split, as in JS)."""
+    if text.isascii():
+        return text[:limit]
+    return text.encode("utf-16-le", "surrogatepass")[: 2 * limit].decode("utf-16-le", "surrogatepass")
+
+
+def truncate_tool_result(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
+    """Keep the first ``limit`` characters and say how many more there were."""
+    length = js_len(text)
+    if length <= limit:
+        return text
+    return f"{js_slice(text, limit)}\n\n[... {length - limit} more characters truncated]"
+
+
+def format_tool_call(block: Mapping[str, Any]) -> str:
+    """``name(key=<json>, ...)`` with the arguments in their recorded order."""
+    arguments = block.get("arguments")
+    if isinstance(arguments, Mapping):
+        rendered = ", ".join(f"{key}={js_json(arguments[key])}" for key in js_key_order(arguments))
+    else:
+        rendered = ""
+    return f"{block.get('name', '')}({rendered})"
+
+
+def serialize_message(message: Message) -> list[str]:
+    """The text blocks one LLM message contributes (possibly none)."""
+    role = message.get("role")
+    if role == "user":
+        text = text_of(message.get("content"))
+        return [f"[User]: {text}"] if text else []
+    if role == "assistant":
+        thinking: list[str] = []
+        texts: list[str] = []
+        calls: list[str] = []
+        for block in message.get("content") or ():
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                texts.append(str(block.get("text") or ""))
+            elif kind == "thinking":
+                thinking.append(str(block.get("thinking") or ""))
+            elif kind == "toolCall":
+                calls.append(format_tool_call(block))
+        parts = []
+        if thinking:
+            parts.append("[Assistant thinking]: " + "\n".join(thinking))
+        if texts:
+            parts.append("[Assistant]: " + "\n".join(texts))
+        if calls:
+            parts.append("[Assistant tool calls]: " + "; ".join(calls))
+        return parts
+    if role == "toolResult":
+        text = text_of(message.get("content"))
+        return [f"[Tool result]: {truncate_tool_result(text)}"] if text else []
+    return []
+
+
+def serialize_conversation(messages: Iterable[Message]) -> str:
+    """All blocks of already-converted LLM messages, separated by blank lines."""
+    return "\n\n".join(part for message in messages for part in serialize_message(message))

@@ -1,0 +1,276 @@
+"""Turn a compaction plan into a summary with a model; never strand the session (model is a parameter).
+
+Beyond pi:
+- every request is sized before it is sent; history too large for the summarizer's window is
+  summarized in consecutive chunks, each updating the summary of the ones before, so no request can
+  exceed the window whatever the session holds;
+- a summary lacking the required headings is asked for once more, strictly;
+- when the model still fails, a deterministic summary is built instead (``details.fallback``);
+- a split turn whose history is empty keeps the previous summary (pi replaces it with
+  "No prior history." and loses it).
+A user cancel raises ``Cancelled``: the caller writes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pi_compact.compaction.fallback import fallback_summary
+from pi_compact.compaction.fileops import format_file_lists
+from pi_compact.compaction.plan import CompactionPlan
+from pi_compact.compaction.prompts import (
+    SPLIT_TURN_SEPARATOR,
+    SYSTEM_PROMPT,
+    history_request_text,
+    missing_headings,
+    turn_prefix_request_text,
+)
+from pi_compact.compaction.serialize import js_slice, serialize_message
+from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
+from pi_compact.errors import Cancelled, CompactionError, ModelError
+from pi_compact.llm.overflow import is_context_overflow
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, complete
+from pi_compact.messages import Message, compaction_summary_message, convert_to_llm, text_of
+
+# Estimates can be low (code and data tables run ~50 % over chars/4 in the worst samples), so a
+# request is planned to fill at most 1/1.25 of the room it really has.
+SAFETY_FACTOR = 1.25
+# Below this many tokens of room for conversation text, chunking would only produce noise.
+MIN_CHUNK_TOKENS = 256
+NO_PRIOR_HISTORY = "No prior history."
+
+Source = Literal["model", "fallback", "extension"]
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """A finished summary and what the compaction entry needs."""
+
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    details: dict[str, Any] = field(hash=False)
+    source: Source = "model"
+    estimated_tokens_after: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SummaryBudget:
+    """Output limits and the window every request must fit in."""
+
+    context_window: int
+    history_max_tokens: int
+    prefix_max_tokens: int
+
+    @classmethod
+    def for_model(cls, context_window: int, max_output_tokens: int | None, reserve_tokens: int) -> SummaryBudget:
+        cap = max_output_tokens if max_output_tokens and max_output_tokens > 0 else None
+        history = math.floor(0.8 * reserve_tokens)
+        prefix = math.floor(0.5 * reserve_tokens)
+        if cap is not None:
+            history, prefix = min(history, cap), min(prefix, cap)
+        # The answer must leave room for a question: never ask for more than half the window.
+        half = max(1, context_window // 2)
+        return cls(context_window, max(1, min(history, half)), max(1, min(prefix, half)))
+
+
+class _Overflow(ModelError):
+    """The summarizer itself reported a context overflow."""
+
+
+def request_tokens(request: ChatRequest) -> int:
+    """Our estimate of a request's size: system text, message texts and the output budget."""
+    total = estimate_text_tokens(request.system)
+    total += sum(estimate_text_tokens(text_of(m.get("content"))) for m in request.messages)
+    return total + (request.max_tokens or 0)
+
+
+def _ask(model: ChatModel, text: str, max_tokens: int, cancel: CancelToken | None, reasoning: str | None) -> str:
+    message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0}
+    request = ChatRequest(system=SYSTEM_PROMPT, messages=[message], max_tokens=max_tokens, reasoning=reasoning)
+    reply = complete(model, request, cancel)
+    if reply.get("stopReason") == "aborted" or (cancel is not None and cancel.cancelled):
+        raise Cancelled("Compaction cancelled; nothing was written.")
+    if reply.get("stopReason") == "error":
+        error = str(reply.get("errorMessage") or "unknown error")
+        if is_context_overflow(reply, model.info.context_window):
+            raise _Overflow(f"Summarization failed: {error}")
+        raise ModelError(f"Summarization failed: {error}")
+    return "\n".join(
+        str(b.get("text", "")) for b in reply.get("content") or () if b.get("type") == "text"
+    ).strip()
+
+
+def _room(budget: SummaryBudget, max_tokens: int, fixed_text: str, shrink: int) -> int:
+    usable = int((budget.context_window - max_tokens) / SAFETY_FACTOR) // shrink
+    return usable - estimate_text_tokens(SYSTEM_PROMPT) - estimate_text_tokens(fixed_text)
+
+
+def _split_block(block: str, limit: int) -> list[str]:
+    """Cut one oversized block into pieces that each fit ``limit`` tokens."""
+    pieces: list[str] = []
+    rest = block
+    while rest:
+        size = max(1, limit * 4 if rest.isascii() else limit)
+        piece = js_slice(rest, size)
+        while estimate_text_tokens(piece) > limit and len(piece) > 1:
+            piece = piece[: len(piece) // 2]
+        pieces.append(piece)
+        rest = rest[len(piece) :]
+    return pieces
+
+
+def pack_chunks(blocks: Sequence[str], limit: int) -> list[str]:
+    """Greedily group serialized blocks into chunks of at most ``limit`` estimated tokens."""
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for block in blocks:
+        cost = estimate_text_tokens(block) + 1
+        if cost > limit:
+            if current:
+                chunks.append("\n\n".join(current))
+                current, size = [], 0
+            chunks.extend(_split_block(block, limit))
+            continue
+        if current and size + cost > limit:
+            chunks.append("\n\n".join(current))
+            current, size = [], 0
+        current.append(block)
+        size += cost
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks
+
+
+def _blocks(messages: Sequence[Message]) -> list[str]:
+    return [part for m in convert_to_llm(messages) for part in serialize_message(m)]
+
+
+def _history(
+    model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, instructions: str | None,
+    cancel: CancelToken | None, reasoning: str | None,
+) -> str:
+    blocks = _blocks(plan.messages_to_summarize)
+    for shrink in (1, 2, 4):
+        # Later chunks carry the running summary, which can grow up to the output budget.
+        summary_room = max(budget.history_max_tokens, estimate_text_tokens(plan.previous_summary or ""))
+        fixed = history_request_text("", "x" * 1, instructions, strict=True)
+        limit = _room(budget, budget.history_max_tokens, fixed, shrink) - summary_room
+        if limit < MIN_CHUNK_TOKENS:
+            raise CompactionError(
+                f"The summarizer's window ({budget.context_window} tokens) is too small to summarize anything."
+            )
+        try:
+            summary = plan.previous_summary
+            for chunk in pack_chunks(blocks, limit):
+                summary = _validated(model, chunk, summary, instructions, budget, cancel, reasoning)
+            return summary or ""
+        except _Overflow:
+            continue  # our estimate was too optimistic for this model: use smaller chunks
+    raise CompactionError("The summarizer kept overflowing its context window even with small chunks.")
+
+
+def _validated(
+    model: ChatModel, chunk: str, previous: str | None, instructions: str | None, budget: SummaryBudget,
+    cancel: CancelToken | None, reasoning: str | None,
+) -> str:
+    for strict in (False, True):
+        text = history_request_text(chunk, previous, instructions, strict=strict)
+        summary = _ask(model, text, budget.history_max_tokens, cancel, reasoning)
+        if summary and not missing_headings(summary):
+            return summary
+    raise CompactionError("The model's summary lacked the required sections twice.")
+
+
+def _turn_prefix(
+    model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, cancel: CancelToken | None,
+    reasoning: str | None,
+) -> str:
+    text = "\n\n".join(_blocks(plan.turn_prefix_messages))
+    limit = _room(budget, budget.prefix_max_tokens, turn_prefix_request_text(""), 1)
+    if limit < MIN_CHUNK_TOKENS:
+        raise CompactionError("The summarizer's window is too small for the turn prefix.")
+    if estimate_text_tokens(text) > limit:
+        # One turn is summarized in one call; keep its start and its end, which matter most.
+        head = _split_block(text, limit // 2)[0]
+        tail_pieces = _split_block(text[len(head):], limit // 2 - 16)
+        text = f"{head}\n\n[... middle of the turn omitted to fit ...]\n\n{tail_pieces[-1]}"
+    summary = _ask(model, turn_prefix_request_text(text), budget.prefix_max_tokens, cancel, reasoning)
+    if not summary:
+        raise CompactionError("The model returned an empty turn-prefix summary.")
+    return summary
+
+
+def estimated_tokens_after(summary: str, kept: Sequence[Message]) -> int:
+    """Estimated context size right after the compaction: the summary message plus the kept tail."""
+    head = estimate_tokens_auto(compaction_summary_message(summary, 0, 0))
+    return head + sum(estimate_tokens_auto(m) for m in kept)
+
+
+def summarize(
+    plan: CompactionPlan,
+    model: ChatModel,
+    budget: SummaryBudget,
+    *,
+    instructions: str | None = None,
+    cancel: CancelToken | None = None,
+    reasoning: str | None = None,
+    run_parallel: Callable[[Callable[[], str], Callable[[], str]], tuple[str, str]] | None = None,
+) -> CompactionResult:
+    """Summarize a plan; falls back to a model-free summary on failure, raises Cancelled on cancel."""
+    details: dict[str, Any] = {"readFiles": list(plan.read_files), "modifiedFiles": list(plan.modified_files)}
+    source: Source = "model"
+    error: str | None = None
+    try:
+        body = _model_summary(plan, model, budget, instructions, cancel, reasoning, run_parallel or _parallel)
+    except Cancelled:
+        raise
+    except (ModelError, CompactionError) as exc:
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("Compaction cancelled; nothing was written.") from exc
+        error = str(exc)
+        source = "fallback"
+        details.update({"fallback": True, "error": error})
+        body = fallback_summary(
+            [*plan.messages_to_summarize, *plan.turn_prefix_messages],
+            previous_summary=plan.previous_summary, read_files=plan.read_files,
+            modified_files=plan.modified_files, error=error,
+        )
+    summary = body + format_file_lists(plan.read_files, plan.modified_files)
+    return CompactionResult(
+        summary=summary, first_kept_entry_id=plan.first_kept_entry_id, tokens_before=plan.tokens_before,
+        details=details, source=source, estimated_tokens_after=estimated_tokens_after(summary, plan.kept_messages),
+        error=error,
+    )
+
+
+def _parallel(first: Callable[[], str], second: Callable[[], str]) -> tuple[str, str]:
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="summarize") as pool:
+        a, b = pool.submit(first), pool.submit(second)
+        return a.result(), b.result()
+
+
+def _model_summary(
+    plan: CompactionPlan, model: ChatModel, budget: SummaryBudget, instructions: str | None,
+    cancel: CancelToken | None, reasoning: str | None,
+    run_parallel: Callable[[Callable[[], str], Callable[[], str]], tuple[str, str]],
+) -> str:
+    if plan.is_split_turn and plan.turn_prefix_messages:
+        def history() -> str:
+            if plan.messages_to_summarize:
+                return _history(model, plan, budget, instructions, cancel, reasoning)
+            # Fix of pi's loss: an empty history keeps the previous summary instead of dropping it.
+            return plan.previous_summary or NO_PRIOR_HISTORY
+
+        def prefix() -> str:
+            return _turn_prefix(model, plan, budget, cancel, reasoning)
+
+        history_text, prefix_text = run_parallel(history, prefix)
+        return history_text + SPLIT_TURN_SEPARATOR + prefix_text
+    return _history(model, plan, budget, instructions, cancel, reasoning)

@@ -1,0 +1,229 @@
+"""Token accounting: per-message estimates, context size from provider usage, the threshold test.
+
+Two estimators, both pure and cheap:
+- ``chars4`` is pi's estimate exactly: ceil(characters / 4) per message, with lengths counted in
+  UTF-16 code units as JavaScript counts them and tool-call arguments as compact JSON.
+- ``auto`` counts CJK characters (Han, kana, hangul, CJK punctuation, full-width forms) as about one
+  token each and everything else as ``chars4``; on text without such characters it equals ``chars4``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_compact.messages import Message
+from pi_compact.settings import CompactionSettings, TokenEstimator
+
+# pi counts an image in a tool result or custom message as 4800 characters (1200 tokens).
+IMAGE_CHARS = 4800
+
+# Scripts whose characters a BPE tokenizer spends roughly one token on, where chars/4 under-counts
+# by 60-70 %: CJK punctuation, kana, hangul, Han (incl. extensions), compatibility ideographs and
+# full-width / half-width forms.
+_WIDE = re.compile(
+    "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3190-\u31ff"
+    "\u3200-\u32ff\u3300-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
+    "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f]"
+)
+
+
+def js_len(text: str) -> int:
+    """Length in UTF-16 code units, as JavaScript's ``String.length`` counts it."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _js_number(value: float) -> Any:
+    # JSON.stringify writes 1.0 as 1; Python would write 1.0.
+    if value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    return value
+
+
+def _js_value(value: Any) -> Any:
+    """Reorder/normalise a JSON value so Python's json.dumps prints what JSON.stringify prints."""
+    if isinstance(value, float):
+        return _js_number(value)
+    if isinstance(value, dict):
+        return {key: _js_value(value[key]) for key in js_key_order(value)}
+    if isinstance(value, list):
+        return [_js_value(item) for item in value]
+    return value
+
+
+def js_key_order(obj: Mapping[str, Any]) -> list[str]:
+    """Keys in JavaScript's own-property order: array-index-like keys ascending, then the rest."""
+    keys = list(obj)
+    numeric = [k for k in keys if k.isdigit() and (k == "0" or not k.startswith("0")) and int(k) < 2**32 - 1]
+    if not numeric:
+        return keys
+    rest = [k for k in keys if k not in set(numeric)]
+    return sorted(numeric, key=int) + rest
+
+
+def js_json(value: Any) -> str:
+    """``JSON.stringify(value)``: compact, non-ASCII kept, JavaScript key order and numbers."""
+    return json.dumps(_js_value(value), separators=(",", ":"), ensure_ascii=False)
+
+
+def _chars4(chars: int) -> int:
+    return math.ceil(chars / 4)
+
+
+def _wide_count(text: str) -> int:
+    if text.isascii():
+        return 0
+    return len(text) - len(_WIDE.sub("", text))
+
+
+@dataclass(frozen=True)
+class _Text:
+    """The countable parts of a message: its text pieces and a flat character surcharge (images)."""
+
+    pieces: tuple[str, ...]
+    extra_chars: int = 0
+
+
+def _content_parts(content: Any, *, images: bool) -> _Text:
+    if isinstance(content, str):
+        return _Text((content,))
+    pieces: list[str] = []
+    extra = 0
+    if isinstance(content, Sequence):
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                pieces.append(str(block.get("text") or ""))
+            elif kind == "image" and images:
+                extra += IMAGE_CHARS
+    return _Text(tuple(pieces), extra)
+
+
+def _parts(message: Message) -> _Text:
+    role = message.get("role")
+    if role == "user":
+        # pi 0.73.1 ignores images in user messages (0.80 started counting them).
+        return _content_parts(message.get("content"), images=False)
+    if role == "assistant":
+        pieces: list[str] = []
+        for block in message.get("content") or ():
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                pieces.append(str(block.get("text") or ""))
+            elif kind == "thinking":
+                pieces.append(str(block.get("thinking") or ""))
+            elif kind == "toolCall":
+                pieces.append(str(block.get("name") or ""))
+                pieces.append(js_json(block.get("arguments")))
+        return _Text(tuple(pieces))
+    if role in ("custom", "toolResult"):
+        return _content_parts(message.get("content"), images=True)
+    if role == "bashExecution":
+        return _Text((str(message.get("command") or ""), str(message.get("output") or "")))
+    if role in ("branchSummary", "compactionSummary"):
+        return _Text((str(message.get("summary") or ""),))
+    return _Text(())
+
+
+def estimate_tokens_chars4(message: Message) -> int:
+    """pi's estimate: ceil(UTF-16 characters / 4) for one message."""
+    parts = _parts(message)
+    return _chars4(sum(js_len(piece) for piece in parts.pieces) + parts.extra_chars)
+
+
+def estimate_tokens_auto(message: Message) -> int:
+    """Script-aware estimate: CJK characters ~1 token each, the rest as chars/4."""
+    parts = _parts(message)
+    wide = sum(_wide_count(piece) for piece in parts.pieces)
+    narrow = sum(js_len(piece) for piece in parts.pieces) - wide + parts.extra_chars
+    return _chars4(narrow) + wide
+
+
+Estimator = Callable[[Message], int]
+
+
+def estimator_for(name: TokenEstimator) -> Estimator:
+    """The per-message estimator a ``compaction.tokenEstimator`` value names."""
+    return estimate_tokens_chars4 if name == "chars4" else estimate_tokens_auto
+
+
+def estimate_text_tokens(text: str, name: TokenEstimator = "auto") -> int:
+    """Estimate for a bare string (prompt sizes, request budgets)."""
+    if name == "chars4":
+        return _chars4(js_len(text))
+    wide = _wide_count(text)
+    return _chars4(js_len(text) - wide) + wide
+
+
+def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
+    """Tokens a provider reported for a request: ``totalTokens``, or the sum of its parts when 0."""
+    total = usage.get("totalTokens") or 0
+    if total:
+        return int(total)
+    return int(
+        (usage.get("input") or 0)
+        + (usage.get("output") or 0)
+        + (usage.get("cacheRead") or 0)
+        + (usage.get("cacheWrite") or 0)
+    )
+
+
+def assistant_usage(message: Message) -> Mapping[str, Any] | None:
+    """Usage of an assistant message, or None when it has none worth trusting (aborted / error)."""
+    if message.get("role") != "assistant":
+        return None
+    if message.get("stopReason") in ("aborted", "error"):
+        return None
+    usage = message.get("usage")
+    return usage if isinstance(usage, Mapping) else None
+
+
+def last_assistant_usage(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The newest valid assistant usage among session entries, or None."""
+    for entry in reversed(entries):
+        if entry.get("type") == "message":
+            usage = assistant_usage(entry.get("message") or {})
+            if usage is not None:
+                return usage
+    return None
+
+
+@dataclass(frozen=True)
+class ContextEstimate:
+    """Context size: the last valid usage plus estimates of the messages after it."""
+
+    tokens: int
+    usage_tokens: int
+    trailing_tokens: int
+    last_usage_index: int | None
+
+
+def estimate_context_tokens(
+    messages: Sequence[Message], estimator: Estimator = estimate_tokens_chars4
+) -> ContextEstimate:
+    """pi's estimateContextTokens: anchor on the newest valid usage, estimate what follows."""
+    for index in range(len(messages) - 1, -1, -1):
+        usage = assistant_usage(messages[index])
+        if usage is not None:
+            usage_tokens = calculate_context_tokens(usage)
+            trailing = sum(estimator(m) for m in messages[index + 1 :])
+            return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
+    total = sum(estimator(m) for m in messages)
+    return ContextEstimate(total, 0, total, None)
+
+
+def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
+    """True when auto-compaction is on and the context is strictly past ``window - reserveTokens``."""
+    if not settings.enabled:
+        return False
+    return context_tokens > context_window - settings.reserve_tokens

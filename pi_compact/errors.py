@@ -1,0 +1,61 @@
+"""Every exception pi_compact raises on purpose, in one tree.
+
+``str(exc)`` is always one sentence a user can act on (it names the file, key or model and what to
+do). Only the CLI turns these into exit codes and coloured text; nothing else prints them.
+
+    PiCompactError
+    ├── ConfigError            invalid settings value or file
+    ├── SessionError           unreadable or unusable session file
+    ├── UsageError             bad command-line input
+    ├── ModelError             a model call failed (raised only by the llm adapters)
+    │   ├── AuthError          missing or rejected API key
+    │   ├── TransientModelError  rate limit, 5xx, connection trouble: worth retrying
+    │   └── ContextOverflowError the request did not fit the model's context window
+    ├── CompactionError        nothing to compact, already compacted, summary unusable
+    └── Cancelled              the user cancelled (Ctrl-C / Esc / a cancel call)
+"""
+
+from __future__ import annotations
+
+
+class PiCompactError(Exception):
+    """Base class: the message is a complete sentence for the user."""
+
+
+class ConfigError(PiCompactError):
+    """A settings file or value is invalid."""
+
+
+class SessionError(PiCompactError):
+    """A session file cannot be read or used."""
+
+
+class UsageError(PiCompactError):
+    """The command line asked for something impossible (missing file, negative number...)."""
+
+
+class ModelError(PiCompactError):
+    """A call to a language model failed."""
+
+
+class AuthError(ModelError):
+    """The provider has no usable API key."""
+
+
+class TransientModelError(ModelError):
+    """A failure that may go away when retried (rate limit, 5xx, connection)."""
+
+
+class ContextOverflowError(ModelError):
+    """The request was larger than the model's context window."""
+
+
+class CompactionError(PiCompactError):
+    """Compaction could not produce a result (nothing to compact, already compacted...)."""
+
+
+class Cancelled(PiCompactError):
+    """The user cancelled the running operation; nothing was written."""
+
+    def __init__(self, message: str = "Cancelled.") -> None:
+        super().__init__(message)
