@@ -1,0 +1,185 @@
+"""The one compaction pipeline: plan, let extensions intervene, summarize, append, report.
+
+Manual ``/compact``, the threshold check and overflow recovery all call ``run_compaction``. It emits
+exactly one ``CompactionStart`` and exactly one ``CompactionEnd`` for it, whatever happens. The
+session file changes only by one appended compaction entry, and only after the summary is complete:
+a cancel or an error leaves it byte-identical.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, SessionEvent
+from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
+from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, estimated_tokens_after, summarize
+from pi_compact.errors import Cancelled, CompactionError, PiCompactError
+from pi_compact.llm.protocol import CancelToken, ChatModel
+from pi_compact.session.entries import Entry
+from pi_compact.session.store import SessionStore
+from pi_compact.settings import Settings
+
+
+@dataclass(frozen=True)
+class BeforeCompactEvent:
+    """What a ``session_before_compact`` hook sees."""
+
+    reason: CompactionReason
+    plan: CompactionPlan
+    branch_entries: list[Entry] = field(hash=False)
+    instructions: str | None
+    cancel: CancelToken
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """A hook's answer: cancel the compaction, or supply the result itself."""
+
+    cancel: bool = False
+    result: CompactionResult | None = None
+
+
+class CompactionHooks(Protocol):
+    """Extension points around a compaction (pi's session_before_compact / session_compact)."""
+
+    def before_compact(self, event: BeforeCompactEvent) -> HookDecision | None: ...
+
+    def after_compact(self, entry: Entry, from_extension: bool) -> None: ...
+
+
+def result_json(result: CompactionResult) -> dict[str, Any]:
+    """The ``result`` object of a compaction_end event (pi's field names)."""
+    return {
+        "summary": result.summary,
+        "firstKeptEntryId": result.first_kept_entry_id,
+        "tokensBefore": result.tokens_before,
+        "estimatedTokensAfter": result.estimated_tokens_after,
+        "details": result.details,
+    }
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def compaction_entry_fields(result: CompactionResult, plan: CompactionPlan, retain_tail: bool) -> dict[str, Any]:
+    """The compaction entry pi writes, plus our self-contained ``retainedTail`` checkpoint."""
+    fields: dict[str, Any] = {
+        "type": "compaction",
+        "summary": result.summary,
+        "firstKeptEntryId": result.first_kept_entry_id,
+        "tokensBefore": result.tokens_before,
+        "details": result.details,
+        "fromHook": result.source == "extension",
+    }
+    if retain_tail and result.first_kept_entry_id == plan.first_kept_entry_id:
+        fields["retainedTail"] = [dict(m) for m in plan.kept_messages]
+    return fields
+
+
+@dataclass
+class Compactor:
+    """Runs compactions of one session with one model; reports through ``emit``."""
+
+    store: SessionStore
+    model: ChatModel
+    settings: Settings
+    emit: Callable[[SessionEvent], None]
+    hooks: CompactionHooks | None = None
+    reasoning: str | None = None
+    now_ms: Callable[[], int] = _now_ms
+
+    def run(
+        self,
+        reason: CompactionReason,
+        *,
+        instructions: str | None = None,
+        cancel: CancelToken | None = None,
+        will_retry: bool = False,
+        context_percent: float | None = None,
+    ) -> CompactionResult | None:
+        """Compact now. Returns the result, or None when nothing was written (see the end event)."""
+        token = cancel or CancelToken()
+        self.emit(CompactionStart(reason, context_percent))
+        try:
+            result, entry = self._compact(reason, instructions, token)
+        except (Cancelled, KeyboardInterrupt):
+            self.emit(CompactionEnd(reason, None, aborted=True))
+            return None
+        except _Skip as skip:
+            self.emit(CompactionEnd(reason, None, error_message=skip.message))
+            return None
+        except PiCompactError as exc:
+            self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, str(exc))))
+            return None
+        if self.hooks is not None:
+            self.hooks.after_compact(entry, result.source == "extension")
+        self.emit(CompactionEnd(reason, result_json(result), will_retry=will_retry))
+        return result
+
+    def _compact(
+        self, reason: CompactionReason, instructions: str | None, cancel: CancelToken
+    ) -> tuple[CompactionResult, Entry]:
+        branch = self.store.branch()
+        plan = prepare_compaction(branch, self.settings.compaction)
+        if plan is None:
+            raise _Skip("Already compacted: the session ends with a compaction." if branch else
+                        "Nothing to compact (no messages yet).")
+        if plan.is_empty:
+            raise _Skip("Nothing to compact (session too small).")
+        result: CompactionResult | None = None
+        if self.hooks is not None:
+            decision = self.hooks.before_compact(BeforeCompactEvent(reason, plan, branch, instructions, cancel))
+            if decision is not None and decision.cancel:
+                raise Cancelled("Compaction cancelled by an extension.")
+            if decision is not None and decision.result is not None:
+                result = _from_extension(decision.result)
+        if result is None:
+            info = self.model.info
+            budget = SummaryBudget.for_model(
+                info.context_window, info.max_output_tokens, self.settings.compaction.reserve_tokens
+            )
+            result = summarize(plan, self.model, budget, instructions=instructions, cancel=cancel,
+                               reasoning=self.reasoning)
+        if cancel.cancelled:
+            raise Cancelled("Compaction cancelled; nothing was written.")
+        fields = compaction_entry_fields(result, plan, self.settings.compaction.retain_tail)
+        entry = self.store.append(fields, self.now_ms())
+        return result, entry
+
+
+class _Skip(CompactionError):
+    """Nothing to do; reported on the end event with this text."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _from_extension(result: CompactionResult) -> CompactionResult:
+    if result.estimated_tokens_after:
+        return CompactionResult(**{**vars(result), "source": "extension"})
+    after = estimated_tokens_after(result.summary, ())
+    return CompactionResult(**{**vars(result), "source": "extension", "estimated_tokens_after": after})
+
+
+def _failure_text(reason: CompactionReason, message: str) -> str:
+    if reason == "overflow":
+        return f"Context overflow recovery failed: {message}"
+    if reason == "threshold":
+        return f"Auto-compaction failed: {message}"
+    return f"Compaction failed: {message}"
+
+
+__all__ = [
+    "BeforeCompactEvent",
+    "CompactionHooks",
+    "Compactor",
+    "HookDecision",
+    "compaction_entry_fields",
+    "result_json",
+]
+

@@ -1,0 +1,169 @@
+"""Streamed chat-completion chunks -> stream events and one pi-shaped assistant message.
+
+``MessageAssembler.feed(chunk)`` reads one litellm ``ModelResponseStream`` chunk (duck-typed: plain
+dicts work too, which keeps this module free of litellm) and yields ``TextDelta`` /
+``ThinkingDelta`` / ``ToolCallDelta``. ``finish()`` returns the assistant message:
+
+- content blocks in arrival order; consecutive text (or thinking) deltas extend one block;
+  tool calls are assembled per ``index`` and their JSON arguments parsed at the end (text that is not
+  a JSON object is kept as ``{"_raw": text}`` so nothing the model wrote is lost);
+- usage in pi's shape: ``input`` excludes cache reads and writes (litellm folds both into
+  ``prompt_tokens``), cost from per-token prices when known, else zeros;
+- stopReason: stop -> "stop" ("toolUse" when tool calls were made), length -> "length",
+  tool_calls -> "toolUse"; any other finish reason becomes an error whose text names it, as pi does
+  (z.ai reports overflow as finish reason ``model_context_window_exceeded``).
+Pure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pi_compact.llm.protocol import (
+    ModelInfo,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    assistant_message,
+    empty_usage,
+)
+
+_STOP_REASONS = {"stop": "stop", "end_turn": "stop", "length": "length", "max_tokens": "length"}
+_TOOL_REASONS = frozenset({"tool_calls", "function_call", "tool_use"})
+
+
+def _get(obj: Any, name: str) -> Any:
+    """Field ``name`` of a litellm object or a plain dict (None when absent)."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class MessageAssembler:
+    """Accumulates one streamed reply; ``started`` turns True with the first non-empty delta."""
+
+    def __init__(self, info: ModelInfo, timestamp: int, costs: Mapping[str, float] | None = None) -> None:
+        self._info = info
+        self._timestamp = timestamp
+        self._costs = dict(costs or {})
+        self._blocks: list[dict[str, Any]] = []
+        self._calls: dict[int, dict[str, Any]] = {}  # tool call index -> its block
+        self._raw_args: dict[int, str] = {}
+        self._usage: dict[str, Any] | None = None
+        self._finish_reason: str | None = None
+        self.started = False
+
+    def feed(self, chunk: Any) -> Iterator[StreamEvent]:
+        usage = _get(chunk, "usage")
+        if usage is not None:
+            self._usage = self._pi_usage(usage)
+        for choice in _get(chunk, "choices") or ():
+            if _int(_get(choice, "index")) != 0:
+                continue  # we ask for one choice; ignore any extras
+            delta = _get(choice, "delta")
+            thinking = _get(delta, "reasoning_content")
+            if isinstance(thinking, str) and thinking:
+                self._append("thinking", thinking)
+                yield ThinkingDelta(thinking)
+            text = _get(delta, "content")
+            if isinstance(text, str) and text:
+                self._append("text", text)
+                yield TextDelta(text)
+            for position, call in enumerate(_get(delta, "tool_calls") or ()):
+                yield self._tool_delta(position, call)
+            reason = _get(choice, "finish_reason")
+            if isinstance(reason, str) and reason:
+                self._finish_reason = reason
+
+    def content(self) -> list[dict[str, Any]]:
+        """The content blocks so far, tool call arguments parsed."""
+        for index, block in self._calls.items():
+            block["arguments"] = _parse_arguments(self._raw_args.get(index, ""))
+        return [dict(block) for block in self._blocks]
+
+    def finish(self, error: str | None = None) -> dict[str, Any]:
+        """The assistant message; with ``error`` it reports a failed call (partial content kept)."""
+        content = self.content()
+        stop_reason, reason_error = self._stop_reason()
+        error = error or reason_error
+        return assistant_message(
+            self._info,
+            content,
+            stop_reason="error" if error else stop_reason,
+            usage=self._usage or empty_usage(),
+            error=error,
+            timestamp=self._timestamp,
+        )
+
+    def _stop_reason(self) -> tuple[str, str | None]:
+        reason = self._finish_reason
+        if reason in _TOOL_REASONS or (self._calls and reason in (None, "stop")):
+            return "toolUse", None
+        if reason is None:
+            return "stop", None
+        if reason in _STOP_REASONS:
+            return _STOP_REASONS[reason], None
+        if reason == "content_filter":
+            return "error", "The provider's content filter stopped the reply"
+        return "error", f"Unhandled stop reason: {reason}"
+
+    def _append(self, kind: str, text: str) -> None:
+        self.started = True
+        key = "thinking" if kind == "thinking" else "text"
+        if self._blocks and self._blocks[-1]["type"] == kind:
+            self._blocks[-1][key] += text
+        else:
+            self._blocks.append({"type": kind, key: text})
+
+    def _tool_delta(self, position: int, call: Any) -> ToolCallDelta:
+        self.started = True
+        index = _get(call, "index")
+        index = index if isinstance(index, int) else position
+        function = _get(call, "function")
+        block = self._calls.get(index)
+        if block is None:
+            block = {"type": "toolCall", "id": "", "name": "", "arguments": {}}
+            self._calls[index] = block
+            self._blocks.append(block)
+        if _get(call, "id"):
+            block["id"] = str(_get(call, "id"))
+        if _get(function, "name"):
+            block["name"] = str(_get(function, "name"))
+        fragment = _get(function, "arguments")
+        fragment = fragment if isinstance(fragment, str) else ""
+        self._raw_args[index] = self._raw_args.get(index, "") + fragment
+        if not block["id"]:
+            block["id"] = f"call_{self._timestamp}_{index}"  # some servers omit ids; keep calls pairable
+        return ToolCallDelta(index, block["id"], block["name"], fragment)
+
+    def _pi_usage(self, usage: Any) -> dict[str, Any]:
+        prompt = _int(_get(usage, "prompt_tokens"))
+        output = _int(_get(usage, "completion_tokens"))
+        cache_read = _int(_get(_get(usage, "prompt_tokens_details"), "cached_tokens")) or _int(
+            _get(usage, "cache_read_input_tokens")
+        )
+        cache_write = _int(_get(usage, "cache_creation_input_tokens"))
+        fresh_input = max(0, prompt - cache_read - cache_write)
+        counts = {"input": fresh_input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write}
+        cost = {key: counts[key] * self._costs.get(key, 0.0) for key in counts}
+        cost["total"] = sum(cost.values())
+        return {**counts, "totalTokens": fresh_input + output + cache_read + cache_write, "cost": cost}
+
+
+def _parse_arguments(raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return {"_raw": raw}
+    return parsed if isinstance(parsed, dict) else {"_raw": raw}

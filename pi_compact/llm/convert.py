@@ -1,0 +1,167 @@
+"""pi-shaped messages and tools -> OpenAI chat-completions messages (the format litellm accepts).
+
+Rules (pi-ai's provider-side transform, plus what the chat-completions format needs):
+- The system prompt comes first (omitted when empty).
+- Agent-only roles are converted with ``pi_compact.messages.convert_to_llm`` first (idempotent).
+- User text/image blocks become content parts; images become ``data:`` URIs.
+- Assistant messages whose ``stopReason`` is "error" or "aborted" are skipped, as pi does: they are
+  failed attempts, not conversation. Thinking blocks are never sent back. Text blocks are joined and
+  toolCall blocks become ``tool_calls`` with JSON-string arguments.
+- A tool call that still has no result when the next user or assistant message starts gets a
+  synthetic error result "No result provided" (providers reject unanswered tool calls).
+- Tool results become ``role: "tool"`` messages. A result that answers no open call of the
+  preceding assistant message (its assistant message was skipped, or it is a duplicate) is dropped:
+  providers reject a tool message that does not follow its call.
+  Images in tool results cannot go in a tool message, so they follow in one user message.
+- Tool call ids are reduced to ``[A-Za-z0-9_-]{1,64}`` (Anthropic's rule; ids written by other pi
+  providers may contain ``|``), consistently for calls and results so the pairing survives.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pi_compact.llm.protocol import ToolSpec
+from pi_compact.messages import Message, convert_to_llm
+
+NO_RESULT_TEXT = "No result provided"
+EMPTY_RESULT_TEXT = "(empty result)"
+IMAGE_ONLY_RESULT_TEXT = "(the result is the image attached below)"
+TOOL_IMAGES_INTRO = "Images returned by the tool calls above:"
+
+_SKIPPED_STOP_REASONS = frozenset({"error", "aborted"})
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool specs in the chat-completions ``tools`` shape."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)},
+        }
+        for t in tools
+    ]
+
+
+def to_openai_messages(system: str, messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """The full ``messages`` list for one request: system prompt, then the converted history."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    pending: dict[str, str] = {}  # tool call id -> tool name, still waiting for a result
+    images: list[dict[str, Any]] = []  # tool-result images waiting for the tool messages to end
+
+    def flush_images() -> None:
+        if images:
+            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]})
+            images.clear()
+
+    def answer_pending() -> None:
+        for call_id in list(pending):
+            out.append({"role": "tool", "tool_call_id": call_id, "content": NO_RESULT_TEXT})
+        pending.clear()
+
+    for message in convert_to_llm(messages):
+        role = message.get("role")
+        if role == "toolResult":
+            call_id = safe_tool_call_id(str(message.get("toolCallId", "")))
+            if pending.pop(call_id, None) is None:
+                continue  # its call was skipped, already answered, or never made
+            text, result_images = _tool_result_parts(message.get("content"))
+            out.append({"role": "tool", "tool_call_id": call_id, "content": text})
+            images.extend(result_images)
+            continue
+        if role == "assistant" and message.get("stopReason") in _SKIPPED_STOP_REASONS:
+            continue
+        answer_pending()
+        flush_images()
+        if role == "user":
+            converted = _user_message(message)
+        elif role == "assistant":
+            converted = _assistant_message(message)
+        else:
+            converted = None
+        if converted is None:
+            continue
+        out.append(converted)
+        for call in converted.get("tool_calls", ()):
+            pending[call["id"]] = call["function"]["name"]
+    flush_images()
+    return out
+
+
+def safe_tool_call_id(call_id: str) -> str:
+    """A tool call id every provider accepts (same input -> same output)."""
+    cleaned = _ID_UNSAFE.sub("_", call_id)[:64]
+    return cleaned or "call"
+
+
+def _image_part(block: Mapping[str, Any]) -> dict[str, Any]:
+    mime = block.get("mimeType") or "image/png"
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{block.get('data', '')}"}}
+
+
+def _user_message(message: Message) -> dict[str, Any] | None:
+    content = message.get("content")
+    if isinstance(content, str):
+        return {"role": "user", "content": content} if content else None
+    parts: list[dict[str, Any]] = []
+    for block in content if isinstance(content, Sequence) else ():
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            parts.append({"type": "text", "text": block["text"]})
+        elif block.get("type") == "image":
+            parts.append(_image_part(block))
+    return {"role": "user", "content": parts} if parts else None
+
+
+def _assistant_message(message: Message) -> dict[str, Any] | None:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    content = message.get("content")
+    for block in content if isinstance(content, Sequence) and not isinstance(content, str) else ():
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            texts.append(str(block["text"]))
+        elif block.get("type") == "toolCall":
+            arguments = block.get("arguments")
+            calls.append(
+                {
+                    "id": safe_tool_call_id(str(block.get("id", ""))),
+                    "type": "function",
+                    "function": {
+                        "name": str(block.get("name", "")),
+                        "arguments": json.dumps(arguments if arguments is not None else {}),
+                    },
+                }
+            )
+    if isinstance(content, str) and content:
+        texts.append(content)
+    if not texts and not calls:
+        return None  # nothing a provider would accept (e.g. a thinking-only reply)
+    converted: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if calls:
+        converted["tool_calls"] = calls
+    return converted
+
+
+def _tool_result_parts(content: Any) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(content, str):
+        return (content or EMPTY_RESULT_TEXT), []
+    texts: list[str] = []
+    images: list[dict[str, Any]] = []
+    for block in content if isinstance(content, Sequence) else ():
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            texts.append(str(block["text"]))
+        elif block.get("type") == "image":
+            images.append(_image_part(block))
+    if texts:
+        return "\n".join(texts), images
+    return (IMAGE_ONLY_RESULT_TEXT if images else EMPTY_RESULT_TEXT), images

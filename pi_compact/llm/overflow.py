@@ -1,0 +1,97 @@
+"""Does an assistant message say "the request did not fit the context window"? (pi-ai 0.73.1 rules)
+
+Providers report overflow in many ways, so detection is by error text plus two usage-based cases:
+
+1. ``stopReason == "error"``: the error text matches one of ``OVERFLOW_PATTERNS`` (searched
+   case-insensitively anywhere, except the Cerebras one which is anchored at the start), unless it
+   is one of the throttling / rate-limit texts in ``_NOT_OVERFLOW`` (those are retryable, never
+   overflow, even when they mention "too many tokens").
+2. Silent overflow (z.ai style): ``stopReason == "stop"`` but ``input + cacheRead`` exceeds the window.
+3. Length stop with nothing produced (Xiaomi MiMo style): ``stopReason == "length"``, zero output
+   tokens and ``input + cacheRead`` at 99 % of the window or more.
+
+Cases 2 and 3 need the context window; without it only case 1 applies. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+# (provider the wording comes from, pattern). Order matches pi's list; the first hit wins, though
+# the order only matters for readability since any hit means overflow.
+_TABLE: tuple[tuple[str, str], ...] = (
+    ("Anthropic, token count", r"prompt is too long"),
+    ("Anthropic, request bytes (HTTP 413)", r"request_too_large"),
+    ("Amazon Bedrock", r"input is too long for requested model"),
+    ("OpenAI Completions and Responses", r"exceeds the context window"),
+    ("Google Gemini", r"input token count.*exceeds the maximum"),
+    ("xAI", r"maximum prompt length is \d+"),
+    ("Groq", r"reduce the length of the messages"),
+    ("OpenRouter", r"maximum context length is \d+ tokens"),
+    ("GitHub Copilot", r"exceeds the limit of \d+"),
+    ("llama.cpp server", r"exceeds the available context size"),
+    ("LM Studio", r"greater than the context length"),
+    ("MiniMax", r"context window exceeds limit"),
+    ("Kimi For Coding", r"exceeded model token limit"),
+    ("Mistral", r"too large for model with \d+ maximum context length"),
+    ("z.ai (unknown finish reason surfaced as error)", r"model_context_window_exceeded"),
+    ("Ollama, explicit error", r"prompt too long; exceeded (?:max )?context length"),
+    ("generic", r"context[_ ]length[_ ]exceeded"),
+    ("generic", r"too many tokens"),
+    ("generic", r"token limit exceeded"),
+    # Cerebras answers 400/413 with an empty body; SDKs render that as "400 status code (no body)".
+    # 429 is left out on purpose: it is a rate limit.
+    ("Cerebras", r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)"),
+)
+
+OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for _, p in _TABLE)
+
+# Texts that look like overflow ("too many tokens") but are throttling. The two prefixes are what
+# pi-ai's Bedrock formatter writes; a raw "ThrottlingException: Too many tokens" is still overflow.
+_NOT_OVERFLOW: tuple[re.Pattern[str], ...] = (
+    re.compile(r"^(?:throttling error|service unavailable):", re.IGNORECASE),
+    re.compile(r"rate limit", re.IGNORECASE),
+    re.compile(r"too many requests", re.IGNORECASE),
+)
+
+# Case 3 fires when the prompt alone used at least this share of the window.
+_LENGTH_STOP_SHARE = 0.99
+
+
+def overflow_patterns() -> list[re.Pattern[str]]:
+    """A copy of the error-text patterns, in order (for tests and diagnostics)."""
+    return list(OVERFLOW_PATTERNS)
+
+
+def is_overflow_error_text(text: str) -> bool:
+    """Case 1 alone: is this provider error text a context overflow?"""
+    if not text or any(p.search(text) for p in _NOT_OVERFLOW):
+        return False
+    return any(p.search(text) for p in OVERFLOW_PATTERNS)
+
+
+def is_context_overflow(message: Mapping[str, Any], context_window: int | None = None) -> bool:
+    """True when the assistant ``message`` shows the request overflowed the context window."""
+    stop_reason = message.get("stopReason")
+    if stop_reason == "error":
+        text = message.get("errorMessage")
+        if isinstance(text, str) and is_overflow_error_text(text):
+            return True
+    if not context_window:
+        return False
+    usage = message.get("usage")
+    if not isinstance(usage, Mapping):
+        return False
+    prompt_tokens = _count(usage, "input") + _count(usage, "cacheRead")
+    if stop_reason == "stop":
+        return prompt_tokens > context_window
+    if stop_reason == "length":
+        return _count(usage, "output") == 0 and prompt_tokens >= _LENGTH_STOP_SHARE * context_window
+    return False
+
+
+def _count(usage: Mapping[str, Any], key: str) -> float:
+    value = usage.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

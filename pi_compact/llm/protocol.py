@@ -1,0 +1,191 @@
+"""The one seam between pi_compact and language models: values, stream events and ``ChatModel``.
+
+Contract (mirrors pi-ai): ``ChatModel.stream(request)`` yields deltas and always ends with exactly one
+``Done(message)`` whose ``message`` is a pi-shaped assistant dict. Provider failures do not raise:
+they end the stream with ``stopReason`` ``"error"`` (``errorMessage`` holds the provider's text) or
+``"aborted"`` (the ``CancelToken`` fired). Callers inspect that message, e.g. with
+``pi_compact.llm.overflow.is_context_overflow``. Only problems no retry can fix before anything is sent
+(a missing API key: ``AuthError``) raise, and they raise from the ``stream()`` call itself.
+
+Pure: no litellm, no I/O.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Union
+
+from pi_compact.messages import Message
+
+ABORTED_MESSAGE = "Request was aborted"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the agent needs to know about a model. ``model`` is the litellm model string."""
+
+    model: str
+    provider: str
+    context_window: int
+    max_output_tokens: int | None
+    reasoning: bool = False
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model; ``parameters`` is a JSON schema object."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One model call. ``messages`` are pi-shaped LLM messages (user / assistant / toolResult).
+
+    ``reasoning`` ("minimal" | "low" | "medium" | "high") asks a reasoning model to think; None sends
+    nothing, so the provider's default applies.
+    """
+
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    max_tokens: int | None = None
+    reasoning: str | None = None
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """A piece of tool call ``index``; ``id`` and ``name`` are the values known so far."""
+
+    index: int
+    id: str
+    name: str
+    arguments_fragment: str
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A transient failure (rate limit, 5xx, connection) will be retried after ``delay_ms``.
+
+    Emitted before anything else of the attempt that follows; the previous attempt produced no
+    deltas (retries happen only before the first delta).
+    """
+
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The final assistant message (pi shape); always the last event of a stream."""
+
+    message: dict[str, Any] = field(hash=False)
+
+
+StreamEvent = Union[TextDelta, ThinkingDelta, ToolCallDelta, Retrying, Done]
+
+
+class CancelToken:
+    """A one-way cancel flag shared between the UI thread and a running model call."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleep up to ``timeout`` seconds; returns True (early) once cancelled."""
+        return self._event.wait(timeout)
+
+
+class ChatModel(Protocol):
+    """Anything that can stream one assistant reply. Implemented by ``LiteLLMModel`` and test fakes."""
+
+    @property
+    def info(self) -> ModelInfo: ...
+
+    def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]: ...
+
+
+def complete(model: ChatModel, request: ChatRequest, cancel: CancelToken | None = None) -> dict[str, Any]:
+    """Drain a stream and return its final assistant message."""
+    final: dict[str, Any] | None = None
+    for event in model.stream(request, cancel):
+        if isinstance(event, Done):
+            final = event.message
+    if final is None:  # a ChatModel that breaks the contract; say so instead of returning garbage
+        return error_message(model.info, "The model stream ended without a final message")
+    return final
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def empty_usage() -> dict[str, Any]:
+    """pi's usage shape with every count and cost at zero."""
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0},
+    }
+
+
+def assistant_message(
+    info: ModelInfo,
+    content: list[dict[str, Any]],
+    *,
+    stop_reason: str,
+    usage: dict[str, Any] | None = None,
+    error: str | None = None,
+    timestamp: int | None = None,
+) -> dict[str, Any]:
+    """Build a pi-shaped assistant message (``errorMessage`` only when ``error`` is given)."""
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content,
+        "api": "openai-completions",
+        "provider": info.provider,
+        "model": info.model,
+        "usage": usage if usage is not None else empty_usage(),
+        "stopReason": stop_reason,
+        "timestamp": timestamp if timestamp is not None else now_ms(),
+    }
+    if error is not None:
+        message["errorMessage"] = error
+    return message
+
+
+def error_message(info: ModelInfo, text: str, content: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An assistant message that reports a failed call (``stopReason`` "error")."""
+    return assistant_message(info, content or [], stop_reason="error", error=text)
+
+
+def aborted_message(info: ModelInfo, content: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An assistant message for a cancelled call (``stopReason`` "aborted")."""
+    return assistant_message(info, content or [], stop_reason="aborted", error=ABORTED_MESSAGE)

@@ -1,0 +1,409 @@
+"""Settings values: the single source of every default, and the pure rules that read pi's JSON layout.
+
+Contract:
+- The frozen dataclasses below hold every default; nothing else in the package repeats them.
+- ``KEYS`` is the table of scalar keys a settings file may set (pi's nested camelCase layout, e.g.
+  ``compaction.reserveTokens``); ``models`` is handled separately because its keys are model strings.
+- ``check_settings`` migrates pi's legacy keys and drops every value of the wrong type or range,
+  reporting each as a ``SettingProblem``; ``merge_settings`` is pi's two-level merge;
+  ``parse_settings`` turns a merged mapping into ``Settings``.
+- No I/O, no environment reads: reading files lives in ``pi_compact.settings_files``.
+
+A JSON ``null`` is treated as "not set" everywhere, so a project file can never null out a global value.
+Unknown keys are ignored silently because pi's files carry many keys this port does not use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+TokenEstimator = Literal["auto", "chars4"]
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """pi's ``compaction.*`` keys plus ours (``tokenEstimator``, ``retainTail``)."""
+
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+    token_estimator: TokenEstimator = "auto"
+    retain_tail: bool = True
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """pi's ``retry.*`` keys: transient provider errors are retried with exponential backoff.
+
+    ``max_delay_ms`` is ``retry.provider.maxRetryDelayMs`` (formerly ``retry.maxDelayMs``).
+    """
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    max_delay_ms: int = 60000
+
+
+@dataclass(frozen=True)
+class ModelOverride:
+    """One entry of the ``models`` map: per-model corrections to what litellm knows."""
+
+    context_window: int | None = None
+    max_tokens: int | None = None
+    api_base: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every effective setting. Built by ``parse_settings``; defaults live only here."""
+
+    compaction: CompactionSettings = CompactionSettings()
+    retry: RetrySettings = RetrySettings()
+    default_provider: str | None = None
+    default_model: str | None = None
+    models: tuple[tuple[str, ModelOverride], ...] = ()
+    show_thinking: bool = True
+    session_dir: str | None = None
+
+    def model_override(self, model: str) -> ModelOverride | None:
+        """The ``models`` entry for a model string, if the user configured one."""
+        for name, override in self.models:
+            if name == model:
+                return override
+        return None
+
+
+# --- the key table ------------------------------------------------------------------------------------
+
+
+Accepts = Callable[[Any], bool]
+
+
+def _whole(minimum: int) -> Accepts:
+    # JSON has one number type: 2000.0 is the same setting as 2000, but 2.5 or true are not.
+    return lambda v: (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() and v >= minimum
+    )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a key accepts: the phrase used in warnings and the predicate that enforces it."""
+
+    expected: str
+    accepts: Accepts = field(repr=False, compare=False)
+
+
+_WHOLE = Rule("a whole number >= 0", _whole(0))
+_POSITIVE = Rule("a whole number > 0", _whole(1))
+_BOOL = Rule("true or false", lambda v: isinstance(v, bool))
+_TEXT = Rule("a non-empty string", lambda v: isinstance(v, str) and bool(v.strip()))
+_ESTIMATOR = Rule('"auto" or "chars4"', lambda v: v in ("auto", "chars4"))
+
+
+@dataclass(frozen=True)
+class SettingKey:
+    """One scalar key: its dotted JSON path, the dotted ``Settings`` attribute it fills, what it accepts."""
+
+    dotted: str
+    attr: str
+    rule: Rule
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(self.dotted.split("."))
+
+    @property
+    def expected(self) -> str:
+        return self.rule.expected
+
+
+KEYS: tuple[SettingKey, ...] = (
+    SettingKey("compaction.enabled", "compaction.enabled", _BOOL),
+    SettingKey("compaction.reserveTokens", "compaction.reserve_tokens", _WHOLE),
+    SettingKey("compaction.keepRecentTokens", "compaction.keep_recent_tokens", _POSITIVE),
+    SettingKey("compaction.tokenEstimator", "compaction.token_estimator", _ESTIMATOR),
+    SettingKey("compaction.retainTail", "compaction.retain_tail", _BOOL),
+    SettingKey("retry.enabled", "retry.enabled", _BOOL),
+    SettingKey("retry.maxRetries", "retry.max_retries", _WHOLE),
+    SettingKey("retry.baseDelayMs", "retry.base_delay_ms", _WHOLE),
+    SettingKey("retry.provider.maxRetryDelayMs", "retry.max_delay_ms", _WHOLE),
+    SettingKey("defaultProvider", "default_provider", _TEXT),
+    SettingKey("defaultModel", "default_model", _TEXT),
+    SettingKey("showThinking", "show_thinking", _BOOL),
+    SettingKey("sessionDir", "session_dir", _TEXT),
+)
+
+KEYS_BY_NAME: Mapping[str, SettingKey] = {key.dotted: key for key in KEYS}
+
+# Fields of one ``models`` entry: (JSON name, ModelOverride attribute, rule).
+_MODEL_FIELDS: tuple[tuple[str, str, Rule], ...] = (
+    ("contextWindow", "context_window", _POSITIVE),
+    ("maxTokens", "max_tokens", _POSITIVE),
+    ("apiBase", "api_base", _TEXT),
+)
+
+
+def model_key(name: str) -> str:
+    """How a ``models`` entry is named in warnings, sources and ``/settings`` (model strings contain dots)."""
+    return f"models[{json.dumps(name)}]"
+
+
+# --- checking -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SettingProblem:
+    """A value that was ignored: ``key`` is the dotted path, ``got`` a short JSON rendering of the value."""
+
+    key: str
+    expected: str
+    got: str
+
+    def __str__(self) -> str:
+        return f"Ignoring {self.key}: expected {self.expected}, got {self.got}."
+
+
+def show_value(value: Any) -> str:
+    """A short JSON-ish rendering of a bad value for a one-line warning."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_value(key: SettingKey, value: Any) -> Any:
+    """The normalised value for ``key``, or ``SettingProblem`` if it is of the wrong type or range."""
+    if key.rule.accepts(value):
+        return int(value) if isinstance(value, float) else value
+    return SettingProblem(key.dotted, key.expected, show_value(value))
+
+
+def _check_leaf(node: dict[str, Any], leaf: str, rule: Rule, name: str, problems: list[SettingProblem]) -> None:
+    """Keep a valid value (normalised); drop a null one silently and an invalid one with a problem."""
+    if leaf not in node:
+        return
+    value = node[leaf]
+    if value is None:
+        del node[leaf]
+    elif rule.accepts(value):
+        node[leaf] = int(value) if isinstance(value, float) else value
+    else:
+        problems.append(SettingProblem(name, rule.expected, show_value(value)))
+        del node[leaf]
+
+
+def _copy_objects(value: Any) -> Any:
+    """Copy nested dicts so checking can delete entries without touching the caller's mapping."""
+    if isinstance(value, Mapping):
+        return {str(k): _copy_objects(v) for k, v in value.items()}
+    return value
+
+
+def _migrate_legacy(tree: dict[str, Any], problems: list[SettingProblem]) -> None:
+    """pi's load-time renames, applied per file so each file's legacy key competes at its own scope."""
+    retry = tree.get("retry")
+    if isinstance(retry, dict) and "maxDelayMs" in retry:
+        legacy = retry.pop("maxDelayMs")
+        provider = retry["provider"] if isinstance(retry.get("provider"), dict) else {}
+        if legacy is not None and provider.get("maxRetryDelayMs") is None:
+            if _WHOLE.accepts(legacy):
+                retry["provider"] = {**provider, "maxRetryDelayMs": int(legacy)}
+            else:
+                problems.append(SettingProblem("retry.maxDelayMs", _WHOLE.expected, show_value(legacy)))
+    # pi's own key for the same toggle; honoured so a shared pi settings file behaves the same here.
+    hide = tree.get("hideThinkingBlock")
+    if hide is not None and tree.get("showThinking") is None:
+        if isinstance(hide, bool):
+            tree["showThinking"] = not hide
+        else:
+            problems.append(SettingProblem("hideThinkingBlock", _BOOL.expected, show_value(hide)))
+
+
+def _container(tree: dict[str, Any], path: tuple[str, ...], problems: list[SettingProblem]) -> Any:
+    """Walk to the object holding the last part of ``path``; drop a non-object container (once)."""
+    node = tree
+    for depth, part in enumerate(path[:-1]):
+        child = node.get(part)
+        if child is None:
+            node.pop(part, None)
+            return None
+        if not isinstance(child, dict):
+            problems.append(SettingProblem(".".join(path[: depth + 1]), "an object", show_value(child)))
+            del node[part]
+            return None
+        node = child
+    return node
+
+
+def _check_models(tree: dict[str, Any], problems: list[SettingProblem]) -> None:
+    models = tree.get("models")
+    if models is None:
+        tree.pop("models", None)
+        return
+    if not isinstance(models, dict):
+        problems.append(SettingProblem("models", "an object keyed by model string", show_value(models)))
+        del tree["models"]
+        return
+    for name in list(models):
+        entry = models[name]
+        if not isinstance(entry, dict):
+            expected = "an object with contextWindow, maxTokens or apiBase"
+            problems.append(SettingProblem(model_key(name), expected, show_value(entry)))
+            del models[name]
+            continue
+        for json_name, _attr, rule in _MODEL_FIELDS:
+            _check_leaf(entry, json_name, rule, f"{model_key(name)}.{json_name}", problems)
+
+
+def check_settings(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[SettingProblem]]:
+    """A copy of one settings mapping with legacy keys migrated and every invalid known value removed.
+
+    Removing (rather than defaulting) a bad value lets the same key from a lower-precedence file apply.
+    """
+    tree: dict[str, Any] = _copy_objects(raw)
+    problems: list[SettingProblem] = []
+    _migrate_legacy(tree, problems)
+    for key in KEYS:
+        node = _container(tree, key.path, problems)
+        if node is not None:
+            _check_leaf(node, key.path[-1], key.rule, key.dotted, problems)
+    _check_models(tree, problems)
+    return tree, problems
+
+
+# --- merging and building -----------------------------------------------------------------------------
+
+
+def merge_settings(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """pi 0.73.1's ``deepMergeSettings``: ``override`` wins, and only two levels are merged.
+
+    For each top-level key of ``override`` (null or absent ones are skipped), two objects become the
+    shallow spread ``{**base[key], **override[key]}``; anything else (numbers, strings, arrays) replaces.
+    So ``retry.provider`` from a project file replaces the global ``retry.provider`` object entirely.
+    """
+    result = dict(base)
+    for key, value in override.items():
+        if value is None:
+            continue
+        current = result.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            result[key] = {**current, **value}
+        else:
+            result[key] = value
+    return result
+
+
+def _lookup(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = tree
+    for part in path:
+        if not isinstance(node, Mapping) or node.get(part) is None:
+            return None
+        node = node[part]
+    return node
+
+
+def _build(clean: Mapping[str, Any]) -> Settings:
+    """Settings from an already-checked mapping: present keys replace the dataclass defaults."""
+    sections: dict[str, dict[str, Any]] = {"compaction": {}, "retry": {}}
+    top: dict[str, Any] = {}
+    for key in KEYS:
+        value = _lookup(clean, key.path)
+        if value is None:
+            continue
+        section, _, attr = key.attr.rpartition(".")
+        (sections[section] if section else top)[attr] = value
+    models: list[tuple[str, ModelOverride]] = []
+    for name, entry in (clean.get("models") or {}).items():
+        values = {attr: entry[json_name] for json_name, attr, _rule in _MODEL_FIELDS if json_name in entry}
+        models.append((name, ModelOverride(**values)))
+    defaults = Settings()
+    return replace(
+        defaults,
+        compaction=replace(defaults.compaction, **sections["compaction"]),
+        retry=replace(defaults.retry, **sections["retry"]),
+        models=tuple(models),
+        **top,
+    )
+
+
+def parse_settings(merged: Mapping[str, Any]) -> tuple[Settings, list[str]]:
+    """Settings from a merged settings mapping, plus one warning per ignored value (pure, no I/O).
+
+    Invalid values fall back to their defaults; unknown keys are ignored silently.
+    """
+    clean, problems = check_settings(merged)
+    return _build(clean), [str(problem) for problem in problems]
+
+
+# --- reading values back ------------------------------------------------------------------------------
+
+
+def effective_value(settings: Settings, key: SettingKey) -> Any:
+    """The value ``settings`` holds for ``key``."""
+    value: Any = settings
+    for attr in key.attr.split("."):
+        value = getattr(value, attr)
+    return value
+
+
+def _model_json(override: ModelOverride) -> dict[str, Any]:
+    return {
+        json_name: getattr(override, attr)
+        for json_name, attr, _rule in _MODEL_FIELDS
+        if getattr(override, attr) is not None
+    }
+
+
+def settings_items(settings: Settings) -> list[tuple[str, Any]]:
+    """Every effective key as (dotted key, value), in a stable order: ``KEYS`` order, then models by name.
+
+    With no models configured a single ``("models", {})`` row stands for the empty map.
+    """
+    items: list[tuple[str, Any]] = [(key.dotted, effective_value(settings, key)) for key in KEYS]
+    if not settings.models:
+        items.append(("models", {}))
+    for name, override in sorted(settings.models, key=lambda item: item[0]):
+        items.append((model_key(name), _model_json(override)))
+    return items
+
+
+def settings_as_json(settings: Settings) -> dict[str, Any]:
+    """The settings in pi's nested camelCase layout (unset optional strings become null)."""
+    tree: dict[str, Any] = {}
+    for key in KEYS:
+        node = tree
+        for part in key.path[:-1]:
+            node = node.setdefault(part, {})
+        node[key.path[-1]] = effective_value(settings, key)
+    tree["models"] = {name: _model_json(override) for name, override in settings.models}
+    return tree
+
+
+def validate_against_window(settings: Settings, context_window: int) -> list[str]:
+    """Warnings for compaction budgets that cannot work with a model's context window (0 = unknown).
+
+    Auto-compaction triggers above ``window - reserveTokens`` and keeps about ``keepRecentTokens``
+    verbatim, so the kept part alone must fit under that threshold or every turn would compact again.
+    """
+    if context_window <= 0:
+        return []
+    reserve = settings.compaction.reserve_tokens
+    keep = settings.compaction.keep_recent_tokens
+    if reserve >= context_window:
+        return [
+            f"compaction.reserveTokens ({reserve}) is not smaller than the model's {context_window}-token "
+            "context window, so auto-compaction would run before every turn; lower it."
+        ]
+    usable = context_window - reserve
+    if keep >= usable:
+        return [
+            f"compaction.keepRecentTokens ({keep}) is not smaller than the {usable} tokens left by the "
+            f"{context_window}-token context window minus compaction.reserveTokens ({reserve}), so "
+            "compaction could not bring the context under its threshold; lower either setting."
+        ]
+    return []

@@ -1,0 +1,1 @@
+"""Terminal presentation: rich rendering and prompt_toolkit input. Never imports litellm."""

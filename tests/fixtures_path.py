@@ -1,0 +1,19 @@
+"""Where the shared reference fixtures live (``../shared/fixtures``), and the skip used without them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+PARITY = FIXTURES / "parity"
+
+needs_fixtures = pytest.mark.skipif(
+    not PARITY.is_dir(), reason=f"shared reference fixtures not present at {FIXTURES} (only in the team's workspace)"
+)
+
+
+def parity_sessions() -> list[Path]:
+    """Every reference session, or none when the fixtures are absent."""
+    return sorted(PARITY.glob("*.jsonl")) if PARITY.is_dir() else []

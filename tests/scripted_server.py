@@ -1,0 +1,285 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for tests (stdlib only).
+
+It speaks ``POST /v1/chat/completions`` (streaming SSE and plain JSON), replays a queue of scripted
+``Reply`` values in order and records every request body, so a test can drive the real litellm HTTP path
+and then assert both on what came back and on what was sent.
+
+    server = ScriptedServer().start()
+    server.enqueue(Reply(text="hi", prompt_tokens=120))
+    ... LiteLLMModel(..., api_base=server.base_url, api_key="test") ...
+    assert server.requests[0]["messages"][0]["role"] == "system"
+    server.stop()
+
+The server uses HTTP/1.0, so a streamed response ends when the connection closes (no chunked encoding
+to get right). With an empty queue it answers with the text ``(no scripted reply)``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+NO_SCRIPTED_REPLY = "(no scripted reply)"
+
+
+@dataclass(frozen=True)
+class ToolCallReply:
+    """One tool call the scripted assistant makes; its JSON arguments are streamed in fragments."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer to one request.
+
+    With ``status`` != 200 the server sends ``error_body`` as JSON with that status and nothing else.
+    ``repeat=True`` keeps the reply at the head of the queue forever (e.g. "500 forever").
+    Usage is sent only when the request asked for it (``stream_options.include_usage``), as OpenAI does.
+    """
+
+    text: str = ""
+    thinking: str = ""
+    tool_calls: tuple[ToolCallReply, ...] = ()
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+    cached_tokens: int = 0
+    finish_reason: str | None = None  # default: "tool_calls" when tool_calls, else "stop"
+    delay_s: float = 0.0  # before the first byte
+    chunk_delay_s: float = 0.0  # between streamed chunks
+    status: int = 200
+    error_body: Mapping[str, Any] | None = None
+    repeat: bool = False
+
+    @property
+    def effective_finish_reason(self) -> str:
+        if self.finish_reason is not None:
+            return self.finish_reason
+        return "tool_calls" if self.tool_calls else "stop"
+
+
+def error_reply(status: int, message: str, *, code: str | None = None, repeat: bool = False) -> Reply:
+    """An OpenAI-shaped error body ``{"error": {"message", "type", "code"}}`` with the given status."""
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
+    return Reply(status=status, error_body=body, repeat=repeat)
+
+
+def openai_context_overflow_reply(window: int = 128000, requested: int = 130000) -> Reply:
+    """HTTP 400 as OpenAI sends it when the prompt is larger than the context window."""
+    return error_reply(
+        400,
+        f"This model's maximum context length is {window} tokens. However, your messages resulted in "
+        f"{requested} tokens. Please reduce the length of the messages.",
+        code="context_length_exceeded",
+    )
+
+
+def anthropic_prompt_too_long_reply(tokens: int = 210000, maximum: int = 200000) -> Reply:
+    """HTTP 400 with Anthropic's body for an oversized prompt (as a proxy would pass it through)."""
+    body = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": f"prompt is too long: {tokens} tokens > {maximum} maximum"},
+    }
+    return Reply(status=400, error_body=body)
+
+
+def rate_limit_reply(repeat: bool = False) -> Reply:
+    """HTTP 429 whose text mentions "too many tokens": a rate limit, never a context overflow."""
+    return error_reply(429, "Rate limit reached: too many tokens per min", code="rate_limit_exceeded", repeat=repeat)
+
+
+def server_error_reply(status: int = 500, repeat: bool = False) -> Reply:
+    """A 5xx error (repeat=True for "fails forever")."""
+    return error_reply(status, f"The server had an error while processing your request ({status})", repeat=repeat)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # the response ends when the connection closes: simplest SSE framing
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature is the stdlib's
+        pass  # keep pytest output clean
+
+    def do_POST(self) -> None:  # noqa: N802 - name fixed by BaseHTTPRequestHandler
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body: dict[str, Any] = json.loads(raw or b"{}")
+        reply = self.server.owner._record_and_next(body, dict(self.headers.items()))
+        if reply.delay_s and self.server.owner._stopping.wait(reply.delay_s):
+            return  # server is stopping: drop the connection
+        if not self.path.endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no such endpoint {self.path}"}})
+        elif reply.status != 200:
+            self._json(reply.status, dict(reply.error_body or {"error": {"message": f"HTTP {reply.status}"}}))
+        elif body.get("stream"):
+            self._stream(body, reply)
+        else:
+            self._complete(body, reply)
+
+    def _json(self, status: int, obj: Mapping[str, Any]) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _complete(self, body: Mapping[str, Any], reply: Reply) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.thinking:
+            message["reasoning_content"] = reply.thinking
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id or f"call_{i}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))},
+                }
+                for i, call in enumerate(reply.tool_calls)
+            ]
+        choice = {"index": 0, "message": message, "finish_reason": reply.effective_finish_reason}
+        self._json(200, {**_envelope(body, "chat.completion"), "choices": [choice], "usage": _usage(reply)})
+
+    def _stream(self, body: Mapping[str, Any], reply: Reply) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        base = _envelope(body, "chat.completion.chunk")
+        for i, delta in enumerate(_deltas(reply)):
+            if i and reply.chunk_delay_s and self.server.owner._stopping.wait(reply.chunk_delay_s):
+                return
+            self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.effective_finish_reason}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            self._event({**base, "choices": [], "usage": _usage(reply)})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+    def _event(self, obj: Mapping[str, Any]) -> None:
+        self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
+        self.wfile.flush()
+
+
+def _envelope(body: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-" + uuid.uuid4().hex[:12],
+        "object": kind,
+        "created": int(time.time()),
+        "model": body.get("model", "scripted"),
+    }
+
+
+def _usage(reply: Reply) -> dict[str, Any]:
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
+    }
+
+
+def _pieces(text: str, parts: int = 3) -> list[str]:
+    """Split text into up to ``parts`` non-empty pieces so clients must concatenate deltas."""
+    if not text:
+        return []
+    size = max(1, -(-len(text) // parts))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _deltas(reply: Reply) -> Iterator[dict[str, Any]]:
+    yield {"role": "assistant", "content": ""}
+    for piece in _pieces(reply.thinking):
+        yield {"reasoning_content": piece}
+    for piece in _pieces(reply.text):
+        yield {"content": piece}
+    for index, call in enumerate(reply.tool_calls):
+        # Like OpenAI: only the first delta of a call carries its id and name.
+        head = {"index": index, "id": call.id or f"call_{index}", "type": "function"}
+        yield {"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]}
+        for piece in _pieces(json.dumps(dict(call.arguments))):
+            yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: ScriptedServer) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.owner = owner
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients that hang up early (cancel tests) cause harmless broken pipes
+
+
+class ScriptedServer:
+    """Replays queued replies to OpenAI chat requests and records each request body."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: list[Reply] = []
+        self._requests: list[dict[str, Any]] = []
+        self._headers: list[dict[str, str]] = []
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ScriptedServer:
+        self._httpd = _Server(self)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "start() the server first"
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as ``api_base`` (it includes ``/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def enqueue(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The JSON bodies received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def request_headers(self) -> list[dict[str, str]]:
+        with self._lock:
+            return list(self._headers)
+
+    @property
+    def pending(self) -> int:
+        """How many queued replies have not been used yet."""
+        with self._lock:
+            return len(self._queue)
+
+    def _record_and_next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self._requests.append(body)
+            self._headers.append(headers)
+            if not self._queue:
+                return Reply(text=NO_SCRIPTED_REPLY)
+            return self._queue[0] if self._queue[0].repeat else self._queue.pop(0)
