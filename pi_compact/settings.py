@@ -183,7 +183,9 @@ def check_value(key: SettingKey, value: Any) -> Any:
     return SettingProblem(key.dotted, key.expected, show_value(value))
 
 
-def _check_leaf(node: dict[str, Any], leaf: str, rule: Rule, name: str, problems: list[SettingProblem]) -> None:
+def _check_leaf(
+    node: dict[str, Any], leaf: str, rule: Rule, name: str, problems: list[SettingProblem]
+) -> None:
     """Keep a valid value (normalised); drop a null one silently and an invalid one with a problem."""
     if leaf not in node:
         return
@@ -298,7 +300,8 @@ def merge_settings(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict
     return result
 
 
-def _lookup(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+def lookup(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in nested mappings, or None when any part is missing or null."""
     node: Any = tree
     for part in path:
         if not isinstance(node, Mapping) or node.get(part) is None:
@@ -312,7 +315,7 @@ def _build(clean: Mapping[str, Any]) -> Settings:
     sections: dict[str, dict[str, Any]] = {"compaction": {}, "retry": {}}
     top: dict[str, Any] = {}
     for key in KEYS:
-        value = _lookup(clean, key.path)
+        value = lookup(clean, key.path)
         if value is None:
             continue
         section, _, attr = key.attr.rpartition(".")

@@ -29,6 +29,7 @@ from pi_compact.settings import (
     Settings,
     check_settings,
     check_value,
+    lookup,
     merge_settings,
     model_key,
     parse_settings,
@@ -159,15 +160,6 @@ def load_settings(cwd: PathLike, cli_overrides: Mapping[str, Any] | None = None)
     return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources))
 
 
-def _is_set(tree: Mapping[str, Any], path: tuple[str, ...]) -> bool:
-    node: Any = tree
-    for part in path:
-        if not isinstance(node, Mapping) or node.get(part) is None:
-            return False
-        node = node[part]
-    return True
-
-
 def _sources(
     settings: Settings, merged: Mapping[str, Any], labels: Mapping[str, Any], overrides: Mapping[str, Any]
 ) -> dict[str, str]:
@@ -175,7 +167,7 @@ def _sources(
     for key in KEYS:
         if key.dotted in overrides:
             sources[key.dotted] = CLI_SOURCE
-        elif _is_set(merged, key.path):
+        elif lookup(merged, key.path) is not None:
             sources[key.dotted] = _source_of(labels, key.path)
         else:
             sources[key.dotted] = DEFAULT_SOURCE

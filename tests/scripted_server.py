@@ -41,7 +41,8 @@ class ToolCallReply:
 class Reply:
     """One scripted answer to one request.
 
-    With ``status`` != 200 the server sends ``error_body`` as JSON with that status and nothing else.
+    With ``status`` != 200 the server sends ``error_body`` as JSON (or ``raw_error_body`` verbatim)
+    with that status and nothing else.
     ``repeat=True`` keeps the reply at the head of the queue forever (e.g. "500 forever").
     Usage is sent only when the request asked for it (``stream_options.include_usage``), as OpenAI does.
     """
@@ -57,6 +58,7 @@ class Reply:
     chunk_delay_s: float = 0.0  # between streamed chunks
     status: int = 200
     error_body: Mapping[str, Any] | None = None
+    raw_error_body: str | None = None  # sent verbatim instead of error_body (may be empty)
     repeat: bool = False
 
     @property
@@ -86,19 +88,26 @@ def anthropic_prompt_too_long_reply(tokens: int = 210000, maximum: int = 200000)
     """HTTP 400 with Anthropic's body for an oversized prompt (as a proxy would pass it through)."""
     body = {
         "type": "error",
-        "error": {"type": "invalid_request_error", "message": f"prompt is too long: {tokens} tokens > {maximum} maximum"},
+        "error": {
+            "type": "invalid_request_error",
+            "message": f"prompt is too long: {tokens} tokens > {maximum} maximum",
+        },
     }
     return Reply(status=400, error_body=body)
 
 
 def rate_limit_reply(repeat: bool = False) -> Reply:
     """HTTP 429 whose text mentions "too many tokens": a rate limit, never a context overflow."""
-    return error_reply(429, "Rate limit reached: too many tokens per min", code="rate_limit_exceeded", repeat=repeat)
+    return error_reply(
+        429, "Rate limit reached: too many tokens per min", code="rate_limit_exceeded", repeat=repeat
+    )
 
 
 def server_error_reply(status: int = 500, repeat: bool = False) -> Reply:
     """A 5xx error (repeat=True for "fails forever")."""
-    return error_reply(status, f"The server had an error while processing your request ({status})", repeat=repeat)
+    return error_reply(
+        status, f"The server had an error while processing your request ({status})", repeat=repeat
+    )
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -111,11 +120,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - name fixed by BaseHTTPRequestHandler
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         body: dict[str, Any] = json.loads(raw or b"{}")
-        reply = self.server.owner._record_and_next(body, dict(self.headers.items()))
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        reply = self.server.owner._record_and_next(body, headers)
         if reply.delay_s and self.server.owner._stopping.wait(reply.delay_s):
             return  # server is stopping: drop the connection
         if not self.path.endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no such endpoint {self.path}"}})
+        elif reply.status != 200 and reply.raw_error_body is not None:
+            self._raw(reply.status, reply.raw_error_body)
         elif reply.status != 200:
             self._json(reply.status, dict(reply.error_body or {"error": {"message": f"HTTP {reply.status}"}}))
         elif body.get("stream"):
@@ -127,6 +139,13 @@ class _Handler(BaseHTTPRequestHandler):
         data = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _raw(self, status: int, text: str) -> None:
+        data = text.encode()
+        self.send_response(status)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -157,7 +176,9 @@ class _Handler(BaseHTTPRequestHandler):
             if i and reply.chunk_delay_s and self.server.owner._stopping.wait(reply.chunk_delay_s):
                 return
             self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-        self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.effective_finish_reason}]})
+        self._event(
+            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.effective_finish_reason}]}
+        )
         if (body.get("stream_options") or {}).get("include_usage"):
             self._event({**base, "choices": [], "usage": _usage(reply)})
         self.wfile.write(b"data: [DONE]\n\n")
@@ -233,7 +254,10 @@ class ScriptedServer:
 
     def start(self) -> ScriptedServer:
         self._httpd = _Server(self)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-llm", daemon=True)
+        # A short poll interval keeps stop() fast (shutdown waits for the serve loop to notice).
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="scripted-llm", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -267,6 +291,7 @@ class ScriptedServer:
 
     @property
     def request_headers(self) -> list[dict[str, str]]:
+        """The headers of each request (names lower-cased), oldest first."""
         with self._lock:
             return list(self._headers)
 

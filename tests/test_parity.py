@@ -12,8 +12,9 @@ import pytest
 
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.messages import to_llm_message
+from pi_compact.session.entries import message_of_entry
 from pi_compact.session.store import SessionStore
-from tests.fixtures_path import needs_fixtures, parity_sessions
+from fixtures_path import needs_fixtures, parity_sessions
 
 SETTINGS = {
     "keep20000": ("20000", "16384", "200000"),
@@ -99,8 +100,6 @@ def test_dry_run_json_matches_pi(session: Path, setting: str) -> None:
     by_id = store.by_id
     for key, ids_key in (("serialized_history", "summarize_entry_ids"),
                          ("serialized_turn_prefix", "turn_prefix_entry_ids")):
-        from pi_compact.session.entries import message_of_entry
-
         messages = [message_of_entry(by_id[i]) for i in ours["plan"][ids_key]]
         blocks = _blocks(messages)
         assert_same_serialization(expected["plan"][key], blocks)

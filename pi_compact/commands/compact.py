@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from pathlib import Path
 
 from pi_compact.compaction.preview import dry_run
 from pi_compact.errors import UsageError
+from pi_compact.jstext import dumps_json
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 
@@ -61,7 +61,7 @@ def _dry_run(options: CompactOptions, settings: Settings, store: SessionStore) -
     window = _window(options, settings)
     report, _ = dry_run(store.branch(), settings.compaction, window)
     if options.as_json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.write(dumps_json(report) + "\n")
         return 0
     from rich.console import Console
 

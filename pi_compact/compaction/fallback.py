@@ -12,8 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pi_compact.compaction.serialize import js_slice
-from pi_compact.compaction.tokens import js_len
+from pi_compact.jstext import js_len, js_slice
 from pi_compact.messages import Message, text_of
 
 _MAX_ITEM = 300

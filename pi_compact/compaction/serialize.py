@@ -11,17 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pi_compact.compaction.tokens import js_json, js_key_order, js_len
+from pi_compact.jstext import js_json, js_key_order, js_len, js_slice
 from pi_compact.messages import Message, text_of
 
 TOOL_RESULT_MAX_CHARS = 2000
-
-
-def js_slice(text: str, limit: int) -> str:
-    """The first ``limit`` UTF-16 code units of ``text`` (a split surrogate pair stays split, as in JS)."""
-    if text.isascii():
-        return text[:limit]
-    return text.encode("utf-16-le", "surrogatepass")[: 2 * limit].decode("utf-16-le", "surrogatepass")
 
 
 def truncate_tool_result(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:

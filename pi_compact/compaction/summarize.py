@@ -29,9 +29,10 @@ from pi_compact.compaction.prompts import (
     missing_headings,
     turn_prefix_request_text,
 )
-from pi_compact.compaction.serialize import js_slice, serialize_message
+from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import Cancelled, CompactionError, ModelError
+from pi_compact.jstext import js_slice
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, complete
 from pi_compact.messages import Message, compaction_summary_message, convert_to_llm, text_of

@@ -9,13 +9,13 @@ Two estimators, both pure and cheap:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.jstext import js_json, js_len
 from pi_compact.messages import Message
 from pi_compact.settings import CompactionSettings, TokenEstimator
 
@@ -30,46 +30,6 @@ _WIDE = re.compile(
     "\u3200-\u32ff\u3300-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
     "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f]"
 )
-
-
-def js_len(text: str) -> int:
-    """Length in UTF-16 code units, as JavaScript's ``String.length`` counts it."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _js_number(value: float) -> Any:
-    # JSON.stringify writes 1.0 as 1; Python would write 1.0.
-    if value.is_integer() and abs(value) < 1e21:
-        return int(value)
-    return value
-
-
-def _js_value(value: Any) -> Any:
-    """Reorder/normalise a JSON value so Python's json.dumps prints what JSON.stringify prints."""
-    if isinstance(value, float):
-        return _js_number(value)
-    if isinstance(value, dict):
-        return {key: _js_value(value[key]) for key in js_key_order(value)}
-    if isinstance(value, list):
-        return [_js_value(item) for item in value]
-    return value
-
-
-def js_key_order(obj: Mapping[str, Any]) -> list[str]:
-    """Keys in JavaScript's own-property order: array-index-like keys ascending, then the rest."""
-    keys = list(obj)
-    numeric = [k for k in keys if k.isdigit() and (k == "0" or not k.startswith("0")) and int(k) < 2**32 - 1]
-    if not numeric:
-        return keys
-    rest = [k for k in keys if k not in set(numeric)]
-    return sorted(numeric, key=int) + rest
-
-
-def js_json(value: Any) -> str:
-    """``JSON.stringify(value)``: compact, non-ASCII kept, JavaScript key order and numbers."""
-    return json.dumps(_js_value(value), separators=(",", ":"), ensure_ascii=False)
 
 
 def _chars4(chars: int) -> int:

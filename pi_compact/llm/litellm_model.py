@@ -19,6 +19,7 @@ import logging
 import os
 import queue
 import threading
+import warnings
 from collections.abc import Generator, Iterator
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -40,11 +41,14 @@ from pi_compact.llm.retry import backoff_delay_ms, describe_failure
 from pi_compact.settings import RetrySettings
 
 # Providers that authenticate without an API key variable (cloud credential chains, local servers).
-_AMBIENT_AUTH_PROVIDERS = frozenset({"bedrock", "sagemaker", "vertex_ai", "vertex_ai_beta", "ollama", "ollama_chat"})
+_AMBIENT_AUTH_PROVIDERS = frozenset(
+    {"bedrock", "sagemaker", "vertex_ai", "vertex_ai_beta", "ollama", "ollama_chat"}
+)
 # Sent when the user points at their own server (api_base) without a key: the OpenAI SDK insists on one.
 _PLACEHOLDER_KEY = "no-key"
 _POLL_S = 0.05  # how often a waiting stream looks at its cancel token
 _import_lock = threading.Lock()
+_loaded: ModuleType | None = None
 
 
 class ModelLookup(NamedTuple):
@@ -57,20 +61,25 @@ class ModelLookup(NamedTuple):
 
 
 def _litellm() -> ModuleType:
-    """Import litellm once, offline and silent."""
+    """Import litellm once, offline and silent (thread-safe; later calls are a dict lookup)."""
+    global _loaded
     with _import_lock:
+        if _loaded is not None:
+            return _loaded
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
         import litellm
 
         litellm.suppress_debug_info = True  # otherwise it prints provider-list banners to stdout
-        litellm.set_verbose = False
+        # Its pydantic deprecation warnings would land on stderr, under the UI.
+        warnings.filterwarnings("ignore", module=r"litellm(\.|$)")
         for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
             logger = logging.getLogger(name)
             logger.setLevel(logging.CRITICAL + 1)
             logger.propagate = False
             for handler in list(logger.handlers):
                 logger.removeHandler(handler)
+        _loaded = litellm
         return litellm
 
 
@@ -136,12 +145,12 @@ class LiteLLMModel:
         info: ModelInfo,
         api_base: str | None = None,
         api_key: str | None = None,
-        retry: RetrySettings = RetrySettings(),
+        retry: RetrySettings | None = None,
     ) -> None:
         self._info = info
         self._api_base = api_base
         self._api_key = api_key
-        self._retry = retry
+        self._retry = retry if retry is not None else RetrySettings()
 
     @property
     def info(self) -> ModelInfo:
@@ -192,7 +201,9 @@ class LiteLLMModel:
             kwargs["api_key"] = api_key
         return kwargs
 
-    def _events(self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken) -> Iterator[StreamEvent]:
+    def _events(
+        self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken
+    ) -> Iterator[StreamEvent]:
         timestamp = now_ms()
         costs = _model_costs(litellm, self._info.model)
         max_attempts = self._retry.max_retries + 1 if self._retry.enabled else 1
@@ -235,7 +246,7 @@ class LiteLLMModel:
                         break
                     inbox.put(("chunk", chunk))
                 inbox.put(("end", None))
-            except BaseException as exc:  # noqa: BLE001 - every failure is data for the caller
+            except BaseException as exc:  # every failure is data for the caller, never a crash
                 inbox.put(("error", exc))
             finally:
                 if stop.is_set():

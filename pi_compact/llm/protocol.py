@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 from pi_compact.messages import Message
 
@@ -99,7 +99,7 @@ class Done:
     message: dict[str, Any] = field(hash=False)
 
 
-StreamEvent = Union[TextDelta, ThinkingDelta, ToolCallDelta, Retrying, Done]
+StreamEvent = TextDelta | ThinkingDelta | ToolCallDelta | Retrying | Done
 
 
 class CancelToken:
@@ -114,6 +114,11 @@ class CancelToken:
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
+
+    @property
+    def event(self) -> threading.Event:
+        """The underlying event, for code that waits on a plain ``threading.Event`` (tool runners)."""
+        return self._event
 
     def wait(self, timeout: float | None = None) -> bool:
         """Sleep up to ``timeout`` seconds; returns True (early) once cancelled."""

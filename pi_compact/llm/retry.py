@@ -30,9 +30,16 @@ CONTEXT_EXCEEDED_PREFIX = "context length exceeded: "
 _CONNECTION_NAMES = frozenset(
     {"APIConnectionError", "ConnectError", "ConnectionError", "RemoteProtocolError", "ReadError"}
 )
-_TIMEOUT_NAMES = frozenset({"Timeout", "APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout"})
+_TIMEOUT_NAMES = frozenset(
+    {"Timeout", "APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout"}
+)
 # litellm prefixes its messages with its own class names: "litellm.BadRequestError: OpenAIException - ..."
 _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception)(?::\s*|\s+-\s+))+")
+
+
+# What the Python OpenAI SDK says when an error response has no body.
+_BARE_STATUS = re.compile(r"Error code: \d+")
+_GENERIC_ERROR_TYPES = frozenset({"invalid_request_error", "error", "api_error"})
 
 
 @dataclass(frozen=True)
@@ -111,20 +118,29 @@ def _provider_text(exc: BaseException, body: str, status: int | None) -> str:
         return message if message else body.strip()
     message = str(getattr(exc, "message", "") or exc)
     stripped = _LITELLM_PREFIX.sub("", message).strip()
-    if not stripped and status is not None:
-        return "status code (no body)"  # how the OpenAI SDKs word an empty error body
+    if status is not None and (not stripped or _BARE_STATUS.fullmatch(stripped)):
+        # No body at all. Say it the way pi's (JavaScript) SDK does, which its overflow rules expect.
+        return "status code (no body)"
     return stripped
 
 
 def _json_error_message(parsed: object) -> str | None:
-    """``error.message`` (OpenAI, Anthropic) or a top-level ``message``/``detail``."""
+    """``error.message`` (OpenAI, Anthropic) or a top-level ``message``/``detail``.
+
+    The error's ``code`` or ``type`` is appended when it adds something: Anthropic's 413 says
+    "request_too_large" only there, and "overloaded_error" tells a retry classifier what happened.
+    """
     if not isinstance(parsed, dict):
         return None
     error = parsed.get("error")
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return str(error["message"])
     if isinstance(error, str):
         return error
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        message = str(error["message"])
+        detail = error.get("code") if isinstance(error.get("code"), str) else error.get("type")
+        if isinstance(detail, str) and detail not in _GENERIC_ERROR_TYPES and detail not in message:
+            return f"{message} ({detail})"
+        return message
     for key in ("message", "detail"):
         if isinstance(parsed.get(key), str):
             return str(parsed[key])

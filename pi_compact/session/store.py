@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_compact.errors import SessionError
+from pi_compact.jstext import dumps_json
 from pi_compact.messages import Message
 from pi_compact.session.context import SessionContext, build_session_context, index_by_id, path_to
 from pi_compact.session.entries import CURRENT_VERSION, Entry, ms_to_iso, new_entry_id
@@ -33,10 +34,6 @@ class LoadedFile:
     entries: list[Entry]
     warnings: tuple[str, ...]
     ends_with_newline: bool
-
-
-def _dumps(entry: Mapping[str, Any]) -> str:
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
 
 
 def parse_session_text(text: str, name: str = "<session>") -> LoadedFile:
@@ -175,8 +172,8 @@ class SessionStore:
             return
         lines: list[str] = []
         if not self._header_on_disk:
-            lines.append(_dumps(self.header))
-        lines.extend(_dumps(entry) for entry in self.entries[self._persisted :])
+            lines.append(dumps_json(self.header))
+        lines.extend(dumps_json(entry) for entry in self.entries[self._persisted :])
         if not lines:
             return
         prefix = "\n" if self._needs_newline else ""
@@ -193,7 +190,7 @@ class SessionStore:
         assert self.path is not None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(self.path.name + ".tmp")
-        body = "\n".join(_dumps(e) for e in [self.header, *self.entries]) + "\n"
+        body = "\n".join(dumps_json(e) for e in [self.header, *self.entries]) + "\n"
         with open(temporary, "w", encoding="utf-8") as handle:
             handle.write(body)
             handle.flush()

@@ -1,0 +1,103 @@
+"""One step of the tool loop: stream an assistant reply, then run the tools it called, in order.
+
+No state of its own: the session decides what to send, persists what comes back and when to stop.
+A tool failure becomes a ``toolResult`` with ``isError: true`` that the model can read; it never
+escapes as an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pi_compact.agent.events import (
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    Retry,
+    SessionEvent,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+)
+from pi_compact.agent.tools import Tool, ToolContext, ToolOutput, run_tool, tool_result_message
+from pi_compact.llm.protocol import (
+    CancelToken,
+    ChatModel,
+    ChatRequest,
+    Done,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    aborted_message,
+)
+
+Emit = Callable[[SessionEvent], None]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def stream_reply(model: ChatModel, request: ChatRequest, cancel: CancelToken | None, emit: Emit) -> dict[str, Any]:
+    """Stream one assistant message, reporting deltas; returns the final pi-shaped message."""
+    emit(MessageStart("assistant"))
+    final: dict[str, Any] | None = None
+    try:
+        for event in model.stream(request, cancel):
+            if isinstance(event, TextDelta):
+                emit(MessageUpdate("text", event.text))
+            elif isinstance(event, ThinkingDelta):
+                emit(MessageUpdate("thinking", event.text))
+            elif isinstance(event, ToolCallDelta):
+                emit(MessageUpdate("toolCall", event.arguments_fragment))
+            elif isinstance(event, Retrying):
+                emit(Retry(event.attempt, event.max_attempts, event.delay_ms, event.error_message))
+            elif isinstance(event, Done):
+                final = event.message
+    except KeyboardInterrupt:
+        final = aborted_message(model.info)
+    if final is None:
+        final = aborted_message(model.info)
+    emit(MessageEnd(final))
+    return final
+
+
+def tool_calls(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The toolCall blocks of an assistant message, in order."""
+    return [
+        block for block in message.get("content") or ()
+        if isinstance(block, Mapping) and block.get("type") == "toolCall"
+    ]
+
+
+def run_tool_calls(
+    message: Mapping[str, Any],
+    tools: Sequence[Tool],
+    ctx: ToolContext,
+    emit: Emit,
+    on_result: Callable[[dict[str, Any]], None],
+) -> bool:
+    """Execute each tool call of ``message`` in order; False when cancelled part-way."""
+    by_name = {tool.name: tool for tool in tools}
+    for call in tool_calls(message):
+        call_id = str(call.get("id", ""))
+        name = str(call.get("name", ""))
+        raw_args = call.get("arguments")
+        args: dict[str, Any] = dict(raw_args) if isinstance(raw_args, Mapping) else {}
+        if ctx.cancelled:
+            output = ToolOutput("Not run: the user cancelled the turn.", is_error=True)
+        else:
+            emit(ToolExecutionStart(call_id, name, args))
+            tool = by_name.get(name)
+            if tool is None:
+                known = ", ".join(sorted(by_name))
+                output = ToolOutput(f"Unknown tool {name!r}; available tools: {known}.", is_error=True)
+            else:
+                output = run_tool(tool, args, ctx)
+        result = tool_result_message(call_id, name, output, _now_ms())
+        emit(ToolExecutionEnd(call_id, name, result, output.is_error))
+        emit(MessageEnd(result))
+        on_result(result)
+    return not ctx.cancelled

@@ -1,0 +1,228 @@
+"""AgentSession: one conversation with one model, its session file, and compaction at the right moments.
+
+Checks, in pi's order and beyond it:
+- after every model reply: a context overflow (same model, reply newer than the latest compaction)
+  drops the failed reply from the live context, compacts with reason ``overflow`` and retries once;
+  a second overflow in the same prompt ends with an error and no retry;
+- between tool-loop turns (beyond pi, #5512/#6879): past the threshold, compact before the next model
+  call and carry on with the task (pi would stop idle, #4274);
+- after the run and before a new prompt: threshold (or overflow left from an earlier run).
+All of them, and manual ``/compact``, go through the one ``Compactor`` pipeline. No UI imports.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pi_compact.agent.compactor import CompactionHooks, Compactor
+from pi_compact.agent.events import AgentEnd, AgentStart, CompactionEnd, CompactionReason, MessageEnd, SessionEvent
+from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
+from pi_compact.agent.tools import Tool, ToolContext
+from pi_compact.compaction.summarize import CompactionResult
+from pi_compact.compaction.tokens import assistant_usage, calculate_context_tokens, estimator_for, should_compact
+from pi_compact.llm.overflow import is_context_overflow
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ToolSpec
+from pi_compact.messages import Message, convert_to_llm
+from pi_compact.session.store import SessionStore
+from pi_compact.settings import Settings
+
+OVERFLOW_GIVE_UP = (
+    "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
+    "(e.g. /compact with instructions, or start a /new session) or switch to a model with a larger window."
+)
+MAX_TOOL_TURNS = 200
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """How full the context is now, for the status line and ``/context``."""
+
+    tokens: int
+    context_window: int
+    threshold: int
+    from_usage: bool  # anchored on a provider-reported usage (else all estimated)
+
+    @property
+    def percent(self) -> float:
+        return self.tokens / self.context_window * 100 if self.context_window else 0.0
+
+    @property
+    def tokens_left(self) -> int:
+        """Tokens before auto-compaction triggers."""
+        return max(0, self.threshold - self.tokens)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class AgentSession:
+    """Runs prompts through the tool loop, persisting every message and compacting when needed."""
+
+    def __init__(
+        self,
+        *,
+        store: SessionStore,
+        model: ChatModel,
+        settings: Settings,
+        tools: Sequence[Tool],
+        system_prompt: str,
+        cwd: Path,
+        emit: Callable[[SessionEvent], None],
+        hooks: CompactionHooks | None = None,
+        auto_compact: bool = True,
+        now_ms: Callable[[], int] = _now_ms,
+    ) -> None:
+        self.store = store
+        self.model = model
+        self.settings = settings
+        self.tools = list(tools)
+        self.system_prompt = system_prompt
+        self.cwd = cwd
+        self.auto_compact = auto_compact
+        self.hooks = hooks
+        self._emit = emit
+        self._now = now_ms
+        self.messages: list[Message] = []
+        self._fresh_from = 0  # messages before this index predate the latest compaction
+        self.compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
+        self._reload_context()
+
+    # ---- context -------------------------------------------------------------------------------
+
+    def _reload_context(self) -> None:
+        self.messages = list(self.store.context().messages)
+        has_compaction = any(e.get("type") == "compaction" for e in self.store.branch())
+        # After a compaction every kept message carries usage from before it: stale (pi #1860).
+        self._fresh_from = len(self.messages) if has_compaction else 0
+
+    def context_usage(self) -> ContextUsage:
+        """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
+        estimate = estimator_for(self.settings.compaction.token_estimator)
+        window = self.model.info.context_window
+        threshold = window - self.settings.compaction.reserve_tokens
+        for index in range(len(self.messages) - 1, self._fresh_from - 1, -1):
+            usage = assistant_usage(self.messages[index])
+            if usage is not None and calculate_context_tokens(usage) > 0:
+                trailing = sum(estimate(m) for m in self.messages[index + 1 :])
+                return ContextUsage(calculate_context_tokens(usage) + trailing, window, threshold, True)
+        return ContextUsage(sum(estimate(m) for m in self.messages), window, threshold, False)
+
+    def _append(self, message: Message) -> None:
+        self.store.append_message(message, self._now())
+        self.messages.append(message)
+
+    # ---- compaction ----------------------------------------------------------------------------
+
+    def _compactor(self) -> Compactor:
+        return Compactor(self.store, self.model, self.settings, self._emit, self.hooks, now_ms=self._now)
+
+    def compact(
+        self, instructions: str | None = None, cancel: CancelToken | None = None,
+        reason: CompactionReason = "manual", will_retry: bool = False,
+    ) -> CompactionResult | None:
+        """Compact now (``/compact``); the live context is rebuilt from the file right after."""
+        percent = self.context_usage().percent if reason == "threshold" else None
+        result = self._compactor().run(reason, instructions=instructions, cancel=cancel,
+                                       will_retry=will_retry, context_percent=percent)
+        if result is not None:
+            self.compactions += 1
+            self._reload_context()
+        return result
+
+    def _threshold_exceeded(self) -> bool:
+        if not self.auto_compact:
+            return False
+        usage = self.context_usage()
+        return should_compact(usage.tokens, usage.context_window, self.settings.compaction)
+
+    def _is_overflow(self, message: Mapping[str, Any]) -> bool:
+        if message.get("model") not in (None, self.model.info.model):
+            return False  # an error from another model says nothing about this one's window
+        return is_context_overflow(message, self.model.info.context_window)
+
+    def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
+        """pi's pre-prompt check: compact if the last fresh reply overflowed or the threshold is passed."""
+        last = next((m for m in reversed(self.messages[self._fresh_from :]) if m.get("role") == "assistant"), None)
+        if last is not None and self.auto_compact and self._is_overflow(last):
+            self.compact(cancel=cancel, reason="overflow")
+        elif self._threshold_exceeded():
+            self.compact(cancel=cancel, reason="threshold")
+
+    # ---- prompting -----------------------------------------------------------------------------
+
+    def _request(self) -> ChatRequest:
+        specs = [ToolSpec(t.name, t.description, t.parameters) for t in self.tools]
+        return ChatRequest(self.system_prompt, convert_to_llm(self.messages), specs, None)
+
+    def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
+        """Run one user prompt to completion; returns the final assistant message."""
+        token = cancel or CancelToken()
+        self.check_before_prompt(token)
+        if token.cancelled:
+            return None
+        self._emit(AgentStart())
+        user = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()}
+        self._emit(MessageEnd(user))
+        self._append(user)
+        final = self._run(token)
+        error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
+        self._emit(AgentEnd(str(error) if error else None))
+        if final is not None and final.get("stopReason") not in ("aborted", "error") and self._threshold_exceeded():
+            self.compact(cancel=token, reason="threshold")
+        return final
+
+    def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
+        overflow_retried = False
+        final: dict[str, Any] | None = None
+        for _turn in range(MAX_TOOL_TURNS):
+            reply = stream_reply(self.model, self._request(), cancel, self._emit)
+            self._append(reply)
+            final = reply
+            stop = reply.get("stopReason")
+            if stop == "aborted" or cancel.cancelled:
+                return reply
+            if self._is_overflow(reply) and self.auto_compact:
+                if overflow_retried:
+                    self._emit(CompactionEnd("overflow", None, error_message=OVERFLOW_GIVE_UP))
+                    return reply
+                overflow_retried = True
+                self.messages.pop()  # the failed reply stays in the file but leaves the live context
+                if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
+                    return reply
+                continue
+            if stop == "error":
+                return reply
+            if not tool_calls(reply):
+                return reply
+            ctx = ToolContext(self.cwd, cancel.event)
+            if not run_tool_calls(reply, self.tools, ctx, self._emit, self._append):
+                return reply
+            if self._threshold_exceeded():
+                # Beyond pi: compact between tool turns, then continue the task with summary + tail.
+                self.compact(cancel=cancel, reason="threshold")
+                if cancel.cancelled:
+                    return reply
+        return final
+
+    # ---- settings ------------------------------------------------------------------------------
+
+    def set_model(self, model: ChatModel, cancel: CancelToken | None = None) -> None:
+        """Switch models; compact first when the context would not fit the new window's threshold."""
+        self.model = model
+        self.store.append(
+            {"type": "model_change", "provider": model.info.provider, "modelId": model.info.model}, self._now()
+        )
+        if self._threshold_exceeded():
+            self.compact(cancel=cancel, reason="threshold")
+
+    def set_settings(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def set_auto_compaction(self, enabled: bool) -> None:
+        self.auto_compact = enabled
+        self.settings = replace(self.settings, compaction=replace(self.settings.compaction, enabled=enabled))

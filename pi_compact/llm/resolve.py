@@ -1,0 +1,87 @@
+"""Which model to talk to, and what we know about it (``ModelInfo``).
+
+Model string: the explicit one (``--model``) > settings ``defaultProvider``/``defaultModel`` (joined as
+"provider/model" unless the model already has a "/") > a ``ConfigError``.
+Context window: explicit (``--context-window``) > the ``models.<name>.contextWindow`` override >
+litellm's bundled map (``max_input_tokens``; not ``get_max_tokens``, which is the *output* limit) >
+a ``ConfigError`` asking for one. Max output tokens: override ``maxTokens`` > the map > None.
+
+This module does not import litellm at import time; the map lookup (which imports it, ~5 s the
+first time) happens inside ``resolve_model``.
+"""
+
+from __future__ import annotations
+
+from pi_compact.errors import ConfigError
+from pi_compact.llm.protocol import ChatModel, ModelInfo
+from pi_compact.settings import ModelOverride, Settings
+
+SETTINGS_PATH_HINT = "~/.pi/agent/settings.json"
+
+
+def model_string(model: str | None, settings: Settings) -> str:
+    """The litellm model string to use, by the precedence above."""
+    if model:
+        return model
+    if settings.default_model:
+        if "/" in settings.default_model or not settings.default_provider:
+            return settings.default_model
+        return f"{settings.default_provider}/{settings.default_model}"
+    raise ConfigError(f"No model configured: pass --model or set defaultModel in {SETTINGS_PATH_HINT}.")
+
+
+def model_override(model: str, settings: Settings) -> ModelOverride | None:
+    """The ``models`` entry for ``model``: by the full string, else by the name after the provider."""
+    override = settings.model_override(model)
+    if override is None and "/" in model:
+        override = settings.model_override(model.split("/", 1)[1])
+    return override
+
+
+def resolve_model(
+    model: str | None,
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    context_window: int | None = None,
+    settings: Settings,
+) -> ModelInfo:
+    """Everything the agent needs to know about the model it will use.
+
+    ``api_base`` and ``api_key`` do not change what is known about the model; they are accepted so
+    callers can pass their whole model configuration in one place.
+    """
+    from pi_compact.llm.litellm_model import lookup_model_info  # imports litellm: keep it lazy
+
+    name = model_string(model, settings)
+    override = model_override(name, settings)
+    looked_up = lookup_model_info(name)
+    window = context_window or (override.context_window if override else None) or looked_up.context_window
+    if not window:
+        raise ConfigError(
+            f"The context window of model {name} is unknown: pass --context-window or set "
+            f"models.{name}.contextWindow in {SETTINGS_PATH_HINT}."
+        )
+    max_output = (override.max_tokens if override else None) or looked_up.max_output_tokens
+    provider = name.split("/", 1)[0] if "/" in name else (looked_up.provider or "openai")
+    return ModelInfo(
+        model=name,
+        provider=provider,
+        context_window=window,
+        max_output_tokens=max_output,
+        reasoning=looked_up.reasoning,
+    )
+
+
+def create_model(
+    info: ModelInfo, *, api_base: str | None = None, api_key: str | None = None, settings: Settings
+) -> ChatModel:
+    """The ``ChatModel`` for ``info``: explicit ``api_base`` > the ``models.<name>.apiBase`` override.
+
+    Cheap: litellm itself is imported on the first ``stream()`` (or by ``preload_litellm``).
+    """
+    from pi_compact.llm.litellm_model import LiteLLMModel
+
+    override = model_override(info.model, settings)
+    base = api_base or (override.api_base if override else None)
+    return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry)

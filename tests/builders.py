@@ -1,0 +1,287 @@
+"""Small builders for messages and session entries in pi's JSON shape, for the deterministic tests.
+
+Messages are plain dicts (``user``, ``assistant``, ``tool_result``, ``bash_execution``...). Entry
+builders return dicts without ``id``/``parentId`` unless given; ``chain`` then numbers them
+``test-id-0``, ``test-id-1``... (like pi's own compaction tests) and links each to the one before.
+A bare message passed to ``chain`` is wrapped in a ``message`` entry. Sizes are easy to control:
+``sized(n_tokens)`` is text whose chars4 estimate is exactly ``n_tokens``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+Entry = dict[str, Any]
+
+PROVIDER = "anthropic"
+MODEL = "claude-sonnet-4-5"
+TIMESTAMP = "2025-01-01T00:00:00.000Z"
+TIMESTAMP_MS = 1735689600000  # TIMESTAMP as epoch milliseconds
+
+_KEEP = object()  # "leave this key to chain()"
+
+
+def sized(tokens: int, char: str = "x") -> str:
+    """ASCII text whose chars/4 estimate is exactly ``tokens``."""
+    return char * (4 * tokens)
+
+
+# ---- messages ------------------------------------------------------------------------------------
+
+
+def usage(
+    input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0, total: int | None = None
+) -> dict[str, Any]:
+    """A usage record; ``totalTokens`` is the sum of the parts unless given (as pi's tests do)."""
+    total_tokens = input + output + cache_read + cache_write if total is None else total
+    return {
+        "input": input,
+        "output": output,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "totalTokens": total_tokens,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+def user(text: str, *, timestamp: int = TIMESTAMP_MS) -> dict[str, Any]:
+    """A user message with string content."""
+    return {"role": "user", "content": text, "timestamp": timestamp}
+
+
+def user_blocks(*blocks: Mapping[str, Any], timestamp: int = TIMESTAMP_MS) -> dict[str, Any]:
+    """A user message with block content (see ``text_block`` / ``image_block``)."""
+    return {"role": "user", "content": [dict(b) for b in blocks], "timestamp": timestamp}
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def image_block(data: str = "iVBORw0KGgo=", mime_type: str = "image/png") -> dict[str, Any]:
+    return {"type": "image", "data": data, "mimeType": mime_type}
+
+
+def thinking_block(text: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": text}
+
+
+def tool_call(name: str, arguments: Mapping[str, Any], call_id: str = "call-1") -> dict[str, Any]:
+    """A toolCall content block."""
+    return {"type": "toolCall", "id": call_id, "name": name, "arguments": dict(arguments)}
+
+
+def assistant(
+    text: str = "",
+    *,
+    usage: Mapping[str, Any] | None = None,
+    stop_reason: str = "stop",
+    tool_calls: Iterable[Mapping[str, Any]] = (),
+    thinking: str | None = None,
+    content: Sequence[Mapping[str, Any]] | None = None,
+    provider: str = PROVIDER,
+    model: str = MODEL,
+    timestamp: int = TIMESTAMP_MS,
+) -> dict[str, Any]:
+    """An assistant message: [thinking?, text?, *tool_calls], or exactly ``content`` when given."""
+    if content is None:
+        blocks: list[dict[str, Any]] = []
+        if thinking is not None:
+            blocks.append(thinking_block(thinking))
+        if text:
+            blocks.append(text_block(text))
+        blocks.extend(dict(call) for call in tool_calls)
+    else:
+        blocks = [dict(block) for block in content]
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": blocks,
+        "api": "openai-completions",
+        "provider": provider,
+        "model": model,
+        "usage": dict(usage) if usage is not None else _usage_default(),
+        "stopReason": stop_reason,
+        "timestamp": timestamp,
+    }
+    if stop_reason in ("error", "aborted"):
+        message["errorMessage"] = "request failed" if stop_reason == "error" else "aborted by user"
+    return message
+
+
+def _usage_default() -> dict[str, Any]:
+    return usage(0, 0)
+
+
+def tool_result(
+    text: str = "",
+    *,
+    tool_call_id: str = "call-1",
+    tool_name: str = "bash",
+    images: int = 0,
+    is_error: bool = False,
+    timestamp: int = TIMESTAMP_MS,
+) -> dict[str, Any]:
+    """A toolResult message: one text block (if any text) plus ``images`` image blocks."""
+    blocks: list[dict[str, Any]] = [text_block(text)] if text else []
+    blocks.extend(image_block() for _ in range(images))
+    return {
+        "role": "toolResult",
+        "toolCallId": tool_call_id,
+        "toolName": tool_name,
+        "content": blocks,
+        "isError": is_error,
+        "timestamp": timestamp,
+    }
+
+
+def bash_execution(
+    command: str,
+    output: str,
+    *,
+    exit_code: int | None = 0,
+    exclude: bool = False,
+    timestamp: int = TIMESTAMP_MS,
+) -> dict[str, Any]:
+    """A ``!command`` run by the user (agent role bashExecution)."""
+    message: dict[str, Any] = {
+        "role": "bashExecution",
+        "command": command,
+        "output": output,
+        "exitCode": exit_code,
+        "cancelled": False,
+        "truncated": False,
+        "timestamp": timestamp,
+    }
+    if exclude:
+        message["excludeFromContext"] = True
+    return message
+
+
+# ---- entries -------------------------------------------------------------------------------------
+
+
+def _entry(kind: str, entry_id: Any, parent_id: Any, timestamp: str, fields: Mapping[str, Any]) -> Entry:
+    entry: Entry = {"type": kind}
+    if entry_id is not _KEEP:
+        entry["id"] = entry_id
+    if parent_id is not _KEEP:
+        entry["parentId"] = parent_id
+    entry["timestamp"] = timestamp
+    entry.update(fields)
+    return entry
+
+
+def msg(
+    message: Mapping[str, Any], *, id: Any = _KEEP, parent: Any = _KEEP, timestamp: str = TIMESTAMP
+) -> Entry:
+    """A ``message`` entry."""
+    return _entry("message", id, parent, timestamp, {"message": dict(message)})
+
+
+def compaction(
+    summary: str,
+    first_kept_entry_id: str,
+    tokens_before: int = 1000,
+    *,
+    details: Mapping[str, Any] | None = None,
+    from_hook: bool | None = None,
+    retained_tail: Sequence[Mapping[str, Any]] | None = None,
+    id: Any = _KEEP,
+    parent: Any = _KEEP,
+    timestamp: str = TIMESTAMP,
+) -> Entry:
+    """A ``compaction`` entry."""
+    fields: dict[str, Any] = {
+        "summary": summary,
+        "firstKeptEntryId": first_kept_entry_id,
+        "tokensBefore": tokens_before,
+    }
+    if details is not None:
+        fields["details"] = dict(details)
+    if from_hook is not None:
+        fields["fromHook"] = from_hook
+    if retained_tail is not None:
+        fields["retainedTail"] = [dict(m) for m in retained_tail]
+    return _entry("compaction", id, parent, timestamp, fields)
+
+
+def model_change(
+    provider: str, model_id: str, *, id: Any = _KEEP, parent: Any = _KEEP, timestamp: str = TIMESTAMP
+) -> Entry:
+    return _entry("model_change", id, parent, timestamp, {"provider": provider, "modelId": model_id})
+
+
+def thinking_level_change(
+    level: str, *, id: Any = _KEEP, parent: Any = _KEEP, timestamp: str = TIMESTAMP
+) -> Entry:
+    return _entry("thinking_level_change", id, parent, timestamp, {"thinkingLevel": level})
+
+
+def custom_message_entry(
+    content: Any,
+    *,
+    custom_type: str = "note",
+    display: bool = True,
+    details: Any = None,
+    id: Any = _KEEP,
+    parent: Any = _KEEP,
+    timestamp: str = TIMESTAMP,
+) -> Entry:
+    """A ``custom_message`` entry (an extension's message that the model sees)."""
+    fields: dict[str, Any] = {"customType": custom_type, "content": content, "display": display}
+    if details is not None:
+        fields["details"] = details
+    return _entry("custom_message", id, parent, timestamp, fields)
+
+
+def branch_summary(
+    summary: str, from_id: str = "root", *, id: Any = _KEEP, parent: Any = _KEEP, timestamp: str = TIMESTAMP
+) -> Entry:
+    return _entry("branch_summary", id, parent, timestamp, {"fromId": from_id, "summary": summary})
+
+
+def label(
+    target_id: str, text: str | None, *, id: Any = _KEEP, parent: Any = _KEEP, timestamp: str = TIMESTAMP
+) -> Entry:
+    return _entry("label", id, parent, timestamp, {"targetId": target_id, "label": text})
+
+
+def custom_entry(
+    custom_type: str, data: Any = None, *, id: Any = _KEEP, parent: Any = _KEEP, timestamp: str = TIMESTAMP
+) -> Entry:
+    """A ``custom`` entry (extension state; never in the model's context)."""
+    return _entry("custom", id, parent, timestamp, {"customType": custom_type, "data": data})
+
+
+def session_info(name: str, *, id: Any = _KEEP, parent: Any = _KEEP, timestamp: str = TIMESTAMP) -> Entry:
+    return _entry("session_info", id, parent, timestamp, {"name": name})
+
+
+def chain(*items: Mapping[str, Any]) -> list[Entry]:
+    """Entries linked in order: missing ids become ``test-id-<index>``, missing parents the previous id.
+
+    A bare message (a mapping with ``role``) is wrapped in a ``message`` entry first.
+    """
+    entries: list[Entry] = []
+    previous: str | None = None
+    for index, item in enumerate(items):
+        entry = msg(item) if "role" in item else dict(item)
+        entry.setdefault("id", f"test-id-{index}")
+        entry.setdefault("parentId", previous)
+        entries.append(entry)
+        previous = entry["id"]
+    return entries
+
+
+def header(version: int | None = 3, session_id: str = "11111111-2222-3333-4444-555555555555") -> Entry:
+    """A session header line (``version`` None = the legacy v1 header without one)."""
+    head: Entry = {"type": "session", "id": session_id, "timestamp": TIMESTAMP, "cwd": "/work"}
+    if version is not None:
+        head["version"] = version
+    return head
+
+
+def roles(messages: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The role of each message, in order."""
+    return [str(m.get("role")) for m in messages]

@@ -1,0 +1,35 @@
+"""Shared fixtures: the scripted OpenAI-compatible server, and litellm kept offline and quiet.
+
+The environment variables are set here, before any test imports litellm, so the import never tries
+to download the model cost map (it would print warnings and could stall without a network).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+from scripted_server import ScriptedServer  # noqa: E402 - after the environment is set
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # litellm 1.110 trips pydantic deprecation and TypedDict warnings on every streamed call; they say
+    # nothing about our code and would bury real warnings. (The CLI silences them in litellm_model.)
+    config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:litellm")
+    config.addinivalue_line("filterwarnings", "ignore:.*is using the `ReadOnly` qualifier:UserWarning")
+    config.addinivalue_line("filterwarnings", "ignore:.*are using the `ReadOnly` qualifier:UserWarning")
+
+
+@pytest.fixture
+def scripted_server() -> Iterator[ScriptedServer]:
+    """A fresh scripted server per test (empty queue, no recorded requests), stopped afterwards."""
+    server = ScriptedServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
