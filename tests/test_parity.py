@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures_path import needs_fixtures, parity_sessions
 
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.messages import to_llm_message
 from pi_compact.session.entries import message_of_entry
 from pi_compact.session.store import SessionStore
-from fixtures_path import needs_fixtures, parity_sessions
 
 SETTINGS = {
     "keep20000": ("20000", "16384", "200000"),

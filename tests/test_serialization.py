@@ -6,7 +6,6 @@ differs by default: UTF-16 lengths, compact JSON, and integer-like keys first in
 
 from __future__ import annotations
 
-import pytest
 from builders import (
     assistant,
     image_block,

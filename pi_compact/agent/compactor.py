@@ -146,6 +146,7 @@ class Compactor:
                                reasoning=self.reasoning)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
+        result = _with_stats(result, plan)
         fields = compaction_entry_fields(result, plan, self.settings.compaction.retain_tail)
         entry = self.store.append(fields, self.now_ms())
         return result, entry
@@ -164,6 +165,20 @@ def _from_extension(result: CompactionResult) -> CompactionResult:
         return CompactionResult(**{**vars(result), "source": "extension"})
     after = estimated_tokens_after(result.summary, ())
     return CompactionResult(**{**vars(result), "source": "extension", "estimated_tokens_after": after})
+
+
+def _with_stats(result: CompactionResult, plan: CompactionPlan) -> CompactionResult:
+    """Record how the compaction went in ``details`` (pi reads only readFiles/modifiedFiles there)."""
+    details = {
+        "readFiles": list(plan.read_files),
+        "modifiedFiles": list(plan.modified_files),
+        **result.details,
+        "source": result.source,
+        "summarizedEntries": len(plan.summarize_entry_ids) + len(plan.turn_prefix_entry_ids),
+        "keptMessages": len(plan.kept_messages),
+        "splitTurn": plan.is_split_turn,
+    }
+    return CompactionResult(**{**vars(result), "details": details})
 
 
 def _failure_text(reason: CompactionReason, message: str) -> str:

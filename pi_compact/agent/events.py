@@ -7,7 +7,7 @@ Plain frozen dataclasses with a ``type`` tag; ``event_to_json`` gives pi's JSON 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 CompactionReason = Literal["manual", "threshold", "overflow"]
 
@@ -100,10 +100,10 @@ class Notice:
     type: Literal["notice"] = "notice"
 
 
-SessionEvent = Union[
-    AgentStart, AgentEnd, MessageStart, MessageUpdate, MessageEnd, ToolExecutionStart, ToolExecutionEnd,
-    CompactionStart, CompactionEnd, Retry, Notice,
-]
+SessionEvent = (
+    AgentStart | AgentEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionEnd
+    | CompactionStart | CompactionEnd | Retry | Notice
+)
 
 
 def _camel(name: str) -> str:

@@ -19,11 +19,23 @@ from pathlib import Path
 from typing import Any
 
 from pi_compact.agent.compactor import CompactionHooks, Compactor
-from pi_compact.agent.events import AgentEnd, AgentStart, CompactionEnd, CompactionReason, MessageEnd, SessionEvent
+from pi_compact.agent.events import (
+    AgentEnd,
+    AgentStart,
+    CompactionEnd,
+    CompactionReason,
+    MessageEnd,
+    SessionEvent,
+)
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.compaction.summarize import CompactionResult
-from pi_compact.compaction.tokens import assistant_usage, calculate_context_tokens, estimator_for, should_compact
+from pi_compact.compaction.tokens import (
+    assistant_usage,
+    calculate_context_tokens,
+    estimator_for,
+    should_compact,
+)
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ToolSpec
 from pi_compact.messages import Message, convert_to_llm

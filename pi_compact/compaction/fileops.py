@@ -28,7 +28,7 @@ class FileOps:
             path = arguments.get("path") if isinstance(arguments, Mapping) else None
             if not isinstance(path, str):
                 continue
-            target = {"read": self.read, "write": self.written, "edit": self.edited}.get(block.get("name"))
+            target = {"read": self.read, "write": self.written, "edit": self.edited}.get(str(block.get("name")))
             if target is not None:
                 target.add(path)
 

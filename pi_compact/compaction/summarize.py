@@ -126,29 +126,6 @@ def _split_block(block: str, limit: int) -> list[str]:
     return pieces
 
 
-def pack_chunks(blocks: Sequence[str], limit: int) -> list[str]:
-    """Greedily group serialized blocks into chunks of at most ``limit`` estimated tokens."""
-    chunks: list[str] = []
-    current: list[str] = []
-    size = 0
-    for block in blocks:
-        cost = estimate_text_tokens(block) + 1
-        if cost > limit:
-            if current:
-                chunks.append("\n\n".join(current))
-                current, size = [], 0
-            chunks.extend(_split_block(block, limit))
-            continue
-        if current and size + cost > limit:
-            chunks.append("\n\n".join(current))
-            current, size = [], 0
-        current.append(block)
-        size += cost
-    if current:
-        chunks.append("\n\n".join(current))
-    return chunks
-
-
 def _blocks(messages: Sequence[Message]) -> list[str]:
     return [part for m in convert_to_llm(messages) for part in serialize_message(m)]
 
@@ -158,23 +135,43 @@ def _history(
     cancel: CancelToken | None, reasoning: str | None,
 ) -> str:
     blocks = _blocks(plan.messages_to_summarize)
+    fixed = history_request_text("", "", instructions, strict=True)
     for shrink in (1, 2, 4):
-        # Later chunks carry the running summary, which can grow up to the output budget.
-        summary_room = max(budget.history_max_tokens, estimate_text_tokens(plan.previous_summary or ""))
-        fixed = history_request_text("", "x" * 1, instructions, strict=True)
-        limit = _room(budget, budget.history_max_tokens, fixed, shrink) - summary_room
-        if limit < MIN_CHUNK_TOKENS:
-            raise CompactionError(
-                f"The summarizer's window ({budget.context_window} tokens) is too small to summarize anything."
-            )
+        room = _room(budget, budget.history_max_tokens, fixed, shrink)
         try:
             summary = plan.previous_summary
-            for chunk in pack_chunks(blocks, limit):
+            rest = list(blocks)
+            while rest:
+                # Each chunk carries the running summary, so its room is what that summary leaves.
+                limit = room - estimate_text_tokens(summary or "")
+                if limit < MIN_CHUNK_TOKENS:
+                    raise CompactionError(
+                        f"The summarizer's window ({budget.context_window} tokens) is too small to summarize "
+                        "this history."
+                    )
+                chunk, rest = take_chunk(rest, limit)
                 summary = _validated(model, chunk, summary, instructions, budget, cancel, reasoning)
             return summary or ""
         except _Overflow:
             continue  # our estimate was too optimistic for this model: use smaller chunks
     raise CompactionError("The summarizer kept overflowing its context window even with small chunks.")
+
+
+def take_chunk(blocks: list[str], limit: int) -> tuple[str, list[str]]:
+    """The longest run of leading blocks that fits ``limit`` tokens (splitting a block too big alone)."""
+    taken: list[str] = []
+    size = 0
+    for index, block in enumerate(blocks):
+        cost = estimate_text_tokens(block) + 1
+        if size + cost <= limit:
+            taken.append(block)
+            size += cost
+            continue
+        if taken:
+            return "\n\n".join(taken), blocks[index:]
+        pieces = _split_block(block, limit)
+        return pieces[0], ["".join(pieces[1:]), *blocks[index + 1 :]]
+    return "\n\n".join(taken), []
 
 
 def _validated(

@@ -45,14 +45,14 @@ def path_to(leaf: Entry | None, by_id: Mapping[str, Entry]) -> list[Entry]:
     return path
 
 
-def _context_message(entry: Entry) -> Message | None:
+def _context_message(entry: Mapping[str, Any]) -> Message | None:
     message = message_of_entry(entry)
     if message is not None and message.get("role") == "branchSummary" and not message.get("summary"):
         return None  # an empty branch summary says nothing
     return message
 
 
-def project_path(path: Sequence[Entry]) -> SessionContext:
+def project_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
     """Project a root-first path to the model's messages (summary first after a compaction)."""
     thinking = "off"
     model: tuple[str, str] | None = None

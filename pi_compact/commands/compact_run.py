@@ -1,0 +1,80 @@
+"""``pi-compact compact SESSION`` without --dry-run: summarize with a real model and append the entry.
+
+Ctrl-C cancels the summary request: nothing is written and the file stays byte-identical.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.text import Text
+
+from pi_compact.agent.compactor import Compactor
+from pi_compact.agent.events import CompactionEnd, SessionEvent
+from pi_compact.llm.protocol import CancelToken
+from pi_compact.session.store import SessionStore
+from pi_compact.settings import Settings
+
+if TYPE_CHECKING:
+    from pi_compact.commands.compact import CompactOptions
+
+
+@contextmanager
+def cancel_on_sigint(token: CancelToken) -> Iterator[None]:
+    """First Ctrl-C cancels ``token`` (the request stops promptly); a second one interrupts for real."""
+
+    def handler(signum: int, frame: Any) -> None:
+        if token.cancelled:
+            raise KeyboardInterrupt
+        token.cancel()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def compact_file(options: CompactOptions, settings: Settings, store: SessionStore) -> int:
+    """Compact the session; prints the outcome; returns the exit code."""
+    from pi_compact.llm.resolve import create_model, resolve_model
+    from pi_compact.ui.compaction_view import end_renderable
+
+    info = resolve_model(options.model, api_base=options.api_base, api_key=options.api_key,
+                         context_window=options.context_window, settings=settings)
+    model = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
+    console = Console(stderr=False)
+    err = Console(stderr=True)
+    ends: list[CompactionEnd] = []
+    started = time.monotonic()
+
+    def emit(event: SessionEvent) -> None:
+        if isinstance(event, CompactionEnd):
+            ends.append(event)
+        elif event.type == "compaction_start":
+            err.print(Text(f"Compacting {options.session} with {info.model}… (Ctrl-C to cancel)"))
+
+    token = CancelToken()
+    compactor = Compactor(store, model, settings, emit)
+    with cancel_on_sigint(token):
+        compactor.run("manual", instructions=options.instructions, cancel=token)
+    end = ends[-1]
+    console.print(end_renderable(end, time.monotonic() - started))
+    if end.result is not None:
+        details = end.result.get("details") or {}
+        console.print(Text(f"Kept from entry {end.result['firstKeptEntryId']}; "
+                            f"read: {', '.join(details.get('readFiles') or []) or 'none'}; "
+                            f"modified: {', '.join(details.get('modifiedFiles') or []) or 'none'}"))
+        return 0
+    if end.aborted:
+        return 130
+    message = (end.error_message or "").lower()
+    return 0 if "nothing to compact" in message or "already compacted" in message else 1
+
+
+__all__ = ["cancel_on_sigint", "compact_file"]

@@ -1,0 +1,85 @@
+"""How a compaction looks in the terminal: the spinner text while it runs, the block when it ends.
+
+Shared by the REPL and ``pi-compact compact``. Text from the session (summaries, errors) is never
+interpreted as rich markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.text import Text
+
+from pi_compact.agent.events import CompactionEnd, CompactionReason
+
+CANCEL_HINT = "Ctrl-C to cancel"
+
+
+def spinner_text(reason: CompactionReason, context_percent: float | None, elapsed_s: float) -> str:
+    """The live status line while a compaction runs."""
+    if reason == "manual":
+        label = "Compacting context…"
+    elif reason == "threshold":
+        pct = f"{context_percent:.0f}" if context_percent is not None else "?"
+        label = f"Auto-compacting (context {pct}% full)…"
+    else:
+        label = "Context overflow — compacting and retrying…"
+    return f"{label} {elapsed_s:.0f}s ({CANCEL_HINT})"
+
+
+def _advice(reason: CompactionReason, message: str) -> str:
+    lowered = message.lower()
+    if "nothing to compact" in lowered or "already compacted" in lowered:
+        return ""
+    if "api key" in lowered or "environment variable" in lowered:
+        return "Set the API key and run /compact again."
+    if reason == "overflow":
+        return "Try /compact with instructions, /new, or a model with a larger window."
+    return "Check the model settings (/model, /settings) and run /compact again."
+
+
+def end_renderable(event: CompactionEnd, duration_s: float) -> RenderableType:
+    """The block shown when a compaction ends: result, cancel or error."""
+    if event.aborted:
+        return Text("Compaction cancelled, nothing changed.", style="yellow")
+    if event.result is None:
+        message = event.error_message or "Nothing was compacted."
+        advice = _advice(event.reason, message)
+        style = "yellow" if "nothing to compact" in message.lower() else "red"
+        return Text(message + (f" {advice}" if advice else ""), style=style)
+    return result_block(event.result, duration_s)
+
+
+def result_block(result: dict[str, Any], duration_s: float) -> RenderableType:
+    """Tokens before → after, what was summarized and kept, files, source and duration."""
+    details: dict[str, Any] = result.get("details") or {}
+    before = int(result.get("tokensBefore") or 0)
+    after = int(result.get("estimatedTokensAfter") or 0)
+    source = details.get("source", "model")
+    lines = [
+        Text.assemble(("Context ", "bold"), f"{before:,} → ~{after:,} tokens"),
+        Text(
+            f"Summarized {details.get('summarizedEntries', '?')} entries, kept {details.get('keptMessages', '?')} "
+            f"messages" + (" (split turn)" if details.get("splitTurn") else "")
+        ),
+        Text(
+            f"Files: {len(details.get('readFiles') or [])} read, {len(details.get('modifiedFiles') or [])} modified"
+        ),
+    ]
+    if source == "fallback":
+        lines.append(Text(f"Summary built without a model: {details.get('error', 'the model failed')}", style="yellow"))
+    else:
+        lines.append(Text(f"Summary by the {source}", style="dim"))
+    lines.append(Text(f"{duration_s:.1f}s · /summary shows the summary", style="dim"))
+    title = Text("[compaction]", style="bold cyan")
+    return Panel(Group(*lines), title=title, title_align="left", border_style="cyan", expand=False)
+
+
+def summary_renderable(summary: str, tokens_before: int) -> RenderableType:
+    """The full summary (``/summary``), as markdown."""
+    from rich.markdown import Markdown
+
+    return Panel(Markdown(summary), title=f"Compacted from {tokens_before:,} tokens", title_align="left",
+                 border_style="cyan")
