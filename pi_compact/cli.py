@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -50,13 +50,60 @@ def _load_settings(cwd: Path, overrides: dict[str, Any]) -> Any:
 def main_callback(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    prompt: Annotated[str | None, typer.Option("--print", "-p", help="Run one prompt and print the answer.")] = None,
+    mode: Annotated[str, typer.Option(help="With -p: text (the answer) or json (every event).")] = "text",
+    model: Annotated[str | None, typer.Option(help="litellm model string, e.g. openai/gpt-4o.")] = None,
+    api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
+    api_key: Annotated[str | None, typer.Option(help="API key (else the provider's env var).")] = None,
+    context_window: Annotated[int | None, typer.Option(help="Override the model's context window.")] = None,
+    session: Annotated[Path | None, typer.Option(help="Open or create this session file.")] = None,
+    continue_recent: Annotated[
+        bool, typer.Option("--continue", "-c", help="Continue the newest session here.")
+    ] = False,
+    no_session: Annotated[bool, typer.Option("--no-session", help="Keep the session in memory only.")] = False,
+    no_auto_compact: Annotated[
+        bool, typer.Option("--no-auto-compact", help="No automatic compaction (threshold or overflow).")
+    ] = False,
+    extension: Annotated[
+        list[Path] | None, typer.Option(metavar="FILE", help="Load this extension file (repeatable).")
+    ] = None,
+    session_dir: Annotated[str | None, typer.Option(help="Directory for new session files.")] = None,
 ) -> None:
-    """Start the agent; ``compact`` works on a session file."""
+    """Start the agent (interactive, or -p for one prompt); `compact` works on a session file."""
     if version:
         sys.stdout.write(f"pi-compact {__version__}\n")
         raise typer.Exit(0)
-    if ctx.invoked_subcommand is None:
-        _fail("interactive mode is not available in this build yet; see `pi-compact --help`.", EXIT_USAGE)
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        if mode not in ("text", "json"):
+            raise UsageError(f"--mode must be text or json, got {mode!r}.")
+        if context_window is not None and context_window <= 0:
+            raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
+        if session is not None and no_session:
+            raise UsageError("--session and --no-session cannot be used together.")
+        from pi_compact.app import AppOptions
+
+        options = AppOptions(
+            cwd=Path.cwd(), prompt=prompt, mode=mode, model=model, api_base=api_base, api_key=api_key,
+            context_window=context_window, session=session, continue_recent=continue_recent,
+            no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
+            session_dir=session_dir,
+        )
+        loaded = _load_settings(Path.cwd(), {})
+        if prompt is not None:
+            from pi_compact.app import run_print_mode
+
+            raise typer.Exit(run_print_mode(options, loaded.settings))
+        if mode == "json":
+            raise UsageError("--mode json needs a prompt: pass -p PROMPT.")
+        from pi_compact.ui.repl import run_repl
+
+        raise typer.Exit(run_repl(options, loaded))
+    except (UsageError, SessionError) as exc:
+        _fail(str(exc), EXIT_USAGE)
+    except PiCompactError as exc:
+        _fail(str(exc), 1)
 
 
 @app.command("compact")
@@ -64,14 +111,14 @@ def compact_command(
     session: Annotated[Path, typer.Argument(help="The session file (.jsonl) to compact.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would happen.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
-    keep_recent_tokens: Annotated[Optional[int], typer.Option(help="Tokens of recent messages to keep.")] = None,  # noqa: UP045
-    reserve_tokens: Annotated[Optional[int], typer.Option(help="Headroom below the window.")] = None,  # noqa: UP045
-    context_window: Annotated[Optional[int], typer.Option(help="The model's context window.")] = None,  # noqa: UP045
-    token_estimator: Annotated[Optional[str], typer.Option(help="chars4 (pi's) or auto (CJK-aware).")] = None,  # noqa: UP045
-    instructions: Annotated[Optional[str], typer.Option(help="Extra focus for the summary.")] = None,  # noqa: UP045
-    model: Annotated[Optional[str], typer.Option(help="litellm model string.")] = None,  # noqa: UP045
-    api_base: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint URL.")] = None,  # noqa: UP045
-    api_key: Annotated[Optional[str], typer.Option(help="API key (else the provider's env var).")] = None,  # noqa: UP045
+    keep_recent_tokens: Annotated[int | None, typer.Option(help="Tokens of recent messages to keep.")] = None,
+    reserve_tokens: Annotated[int | None, typer.Option(help="Headroom below the window.")] = None,
+    context_window: Annotated[int | None, typer.Option(help="The model's context window.")] = None,
+    token_estimator: Annotated[str | None, typer.Option(help="chars4 (pi's) or auto (CJK-aware).")] = None,
+    instructions: Annotated[str | None, typer.Option(help="Extra focus for the summary.")] = None,
+    model: Annotated[str | None, typer.Option(help="litellm model string.")] = None,
+    api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
+    api_key: Annotated[str | None, typer.Option(help="API key (else the provider's env var).")] = None,
 ) -> None:
     """Compact a session file, or preview the compaction with --dry-run."""
     try:

@@ -285,3 +285,70 @@ def header(version: int | None = 3, session_id: str = "11111111-2222-3333-4444-5
 def roles(messages: Iterable[Mapping[str, Any]]) -> list[str]:
     """The role of each message, in order."""
     return [str(m.get("role")) for m in messages]
+
+
+# ---- whole sessions on disk (summarization and command tests) -------------------------------------
+
+
+def write_session(path: Any, entries: Iterable[Mapping[str, Any]], head: Mapping[str, Any] | None = None) -> bytes:
+    """Write ``head`` (default ``header()``) and ``entries`` as a JSONL session file; returns its bytes."""
+    import json
+    from pathlib import Path
+
+    lines = [json.dumps(dict(e), ensure_ascii=False, separators=(",", ":")) for e in [head or header(), *entries]]
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    Path(path).write_bytes(data)
+    return data
+
+
+def structured_summary(marker: str = "") -> str:
+    """A model-style summary with all six required headings (``marker`` makes it recognisable)."""
+    return (
+        f"## Goal\nShip the feature {marker}\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n"
+        "### Done\n- [x] work\n\n### In Progress\n- [ ] more\n\n### Blocked\n- (none)\n\n"
+        "## Key Decisions\n- **keep it small**: scope\n\n## Next Steps\n1. continue\n\n"
+        "## Critical Context\n- (none)"
+    )
+
+
+def coding_session(tail_tokens: int = 300) -> list[Entry]:
+    """Three finished turns of a coding session (ids ``test-id-0..11``).
+
+    With ``compaction.keepRecentTokens`` 400 the cut lands on the last user message (``test-id-10``,
+    not a split turn): entries 0-9 are summarized and [user, assistant] are kept. The first turn reads
+    README.md and edits src/cli.py; the second writes tests/test_cli.py.
+    """
+    return chain(
+        user("Add a --verbose flag to src/cli.py. Never change the public API."),  # test-id-0
+        assistant("Reading the code.", tool_calls=[
+            tool_call("read", {"path": "src/cli.py"}, "call-1"),
+            tool_call("read", {"path": "README.md"}, "call-2"),
+        ]),  # test-id-1
+        tool_result("def main() -> None:\n    " + sized(300), tool_call_id="call-1", tool_name="read"),  # 2
+        tool_result("# Project readme", tool_call_id="call-2", tool_name="read"),  # test-id-3
+        assistant(tool_calls=[tool_call("edit", {"path": "src/cli.py", "oldText": "a", "newText": "b"}, "call-3")]),
+        tool_result("Edited src/cli.py", tool_call_id="call-3", tool_name="edit"),  # test-id-5
+        user("Now add a test in tests/test_cli.py. " + sized(200)),  # test-id-6
+        assistant(tool_calls=[tool_call("write", {"path": "tests/test_cli.py", "content": "x"}, "call-4")]),
+        tool_result("Wrote tests/test_cli.py", tool_call_id="call-4", tool_name="write"),  # test-id-8
+        assistant("The test is written."),  # test-id-9
+        user("Run the tests and fix failures. " + sized(tail_tokens)),  # test-id-10
+        assistant("All 12 tests pass. " + sized(100), usage=usage(5000, 100)),  # test-id-11
+    )
+
+
+def split_turn_session() -> list[Entry]:
+    """``coding_session`` whose last turn runs long (ids up to ``test-id-15``).
+
+    With ``compaction.keepRecentTokens`` 400 the cut lands inside the last turn, at its final
+    assistant message ``test-id-15``: entries 0-9 are history and 10-14 the turn prefix.
+    """
+    return chain(
+        *coding_session()[:10],
+        user("Run the tests and fix failures."),  # test-id-10
+        assistant(tool_calls=[tool_call("bash", {"command": "pytest -q"}, "call-5")]),  # test-id-11
+        tool_result("1 failed: test_verbose " + sized(300), tool_call_id="call-5"),  # test-id-12
+        assistant(tool_calls=[tool_call("edit", {"path": "src/cli.py", "oldText": "b", "newText": "c"}, "call-6")]),
+        tool_result("Edited src/cli.py", tool_call_id="call-6", tool_name="edit"),  # test-id-14
+        assistant("Fixed; all tests pass now. " + sized(450), usage=usage(6000, 100)),  # test-id-15
+    )

@@ -79,7 +79,7 @@ def test_streamed_text_arrives_as_deltas_and_one_text_block(scripted_server: Scr
     assert (message["stopReason"], message["provider"], message["model"]) == (
         "stop",
         "openai",
-        "openai/scripted",
+        "scripted",  # pi records the model id without its provider prefix
     )
 
 

@@ -153,7 +153,9 @@ class AgentSession:
         return should_compact(usage.tokens, usage.context_window, self.settings.compaction)
 
     def _is_overflow(self, message: Mapping[str, Any]) -> bool:
-        if message.get("model") not in (None, self.model.info.model):
+        if message.get("model") is not None and not self.model.info.is_same_model(
+            message.get("provider"), message.get("model")
+        ):
             return False  # an error from another model says nothing about this one's window
         return is_context_overflow(message, self.model.info.context_window)
 

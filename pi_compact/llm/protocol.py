@@ -33,6 +33,16 @@ class ModelInfo:
     max_output_tokens: int | None
     reasoning: bool = False
 
+    @property
+    def model_id(self) -> str:
+        """The model's name without the provider prefix, as pi records it in assistant messages."""
+        prefix = f"{self.provider}/"
+        return self.model[len(prefix) :] if self.model.startswith(prefix) else self.model
+
+    def is_same_model(self, provider: object, model: object) -> bool:
+        """Does an assistant message's ``provider``/``model`` name this model?"""
+        return model in (self.model, self.model_id) and provider in (None, self.provider)
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -176,7 +186,7 @@ def assistant_message(
         "content": content,
         "api": "openai-completions",
         "provider": info.provider,
-        "model": info.model,
+        "model": info.model_id,
         "usage": usage if usage is not None else empty_usage(),
         "stopReason": stop_reason,
         "timestamp": timestamp if timestamp is not None else now_ms(),

@@ -99,9 +99,9 @@ class SessionStore:
         return cls(None, new_header(cwd, now_ms), [])
 
     @classmethod
-    def create(cls, path: Path, cwd: str, now_ms: int) -> SessionStore:
+    def create(cls, path: Path, cwd: str, now_ms: int, session_id: str | None = None) -> SessionStore:
         """A new session that will live at ``path`` (written lazily)."""
-        return cls(path, new_header(cwd, now_ms), [])
+        return cls(path, new_header(cwd, now_ms, session_id), [])
 
     @classmethod
     def open(cls, path: Path, cwd: str, now_ms: int) -> SessionStore:

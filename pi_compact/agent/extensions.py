@@ -1,0 +1,129 @@
+"""Python extensions that hook into compaction (pi's session_before_compact / session_compact).
+
+An extension is a ``.py`` file in ``~/.pi/agent/extensions/``, ``.pi/extensions/`` or given with
+``--extension FILE``. It may define either or both functions:
+
+    def session_before_compact(event):   # event: BeforeCompactEvent (reason, plan, instructions...)
+        return None                        # default compaction
+        return {"cancel": True}            # no compaction
+        return {"compaction": {"summary": "...", "firstKeptEntryId": event.plan.first_kept_entry_id,
+                               "tokensBefore": event.plan.tokens_before, "details": {...}}}
+
+    def session_compact(event):          # event: {"compactionEntry": entry, "fromExtension": bool}
+        ...
+
+Handlers run in load order; the last non-None answer wins and a cancel stops at once (pi's rule).
+A handler that raises is reported and skipped, so default compaction goes on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pi_compact.agent.compactor import BeforeCompactEvent, HookDecision
+from pi_compact.compaction.summarize import CompactionResult
+from pi_compact.session.entries import Entry
+
+Report = Callable[[str], None]
+
+
+@dataclass
+class Extension:
+    """One loaded extension file."""
+
+    path: Path
+    module: ModuleType
+
+
+def discover(agent_dir: Path, cwd: Path, explicit: Iterable[Path] = ()) -> list[Path]:
+    """Extension files in load order: global, project, then the ones named on the command line."""
+    found: list[Path] = []
+    for folder in (agent_dir / "extensions", cwd / ".pi" / "extensions"):
+        if folder.is_dir():
+            found.extend(sorted(p for p in folder.glob("*.py") if p.is_file()))
+    found.extend(Path(p) for p in explicit)
+    return found
+
+
+def load_extensions(paths: Iterable[Path], report: Report) -> list[Extension]:
+    """Import each file; a file that fails to import is reported and left out."""
+    loaded: list[Extension] = []
+    for index, path in enumerate(paths):
+        try:
+            spec = importlib.util.spec_from_file_location(f"pi_compact_extension_{index}_{path.stem}", path)
+            if spec is None or spec.loader is None:
+                raise ImportError("not a Python file")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001 - any failure of user code is reported, never fatal
+            report(f"Extension {path} failed to load and is skipped: {type(exc).__name__}: {exc}")
+            continue
+        loaded.append(Extension(path, module))
+    return loaded
+
+
+def _decision(answer: Any, event: BeforeCompactEvent) -> HookDecision | None:
+    if answer is None or isinstance(answer, HookDecision):
+        return answer
+    if not isinstance(answer, Mapping):
+        raise TypeError(f"expected None, a dict or HookDecision, got {type(answer).__name__}")
+    if answer.get("cancel"):
+        return HookDecision(cancel=True)
+    compaction = answer.get("compaction")
+    if compaction is None:
+        return None
+    if isinstance(compaction, CompactionResult):
+        return HookDecision(result=compaction)
+    summary = compaction.get("summary")
+    if not isinstance(summary, str) or not summary:
+        raise ValueError("compaction.summary must be a non-empty string")
+    details = compaction.get("details")
+    return HookDecision(result=CompactionResult(
+        summary=summary,
+        first_kept_entry_id=str(compaction.get("firstKeptEntryId") or event.plan.first_kept_entry_id),
+        tokens_before=int(compaction.get("tokensBefore") or event.plan.tokens_before),
+        details=dict(details) if isinstance(details, Mapping) else {},
+        source="extension",
+    ))
+
+
+@dataclass
+class ExtensionHooks:
+    """CompactionHooks backed by loaded extension modules."""
+
+    extensions: list[Extension]
+    report: Report
+    calls: list[str] = field(default_factory=list)
+
+    def before_compact(self, event: BeforeCompactEvent) -> HookDecision | None:
+        decision: HookDecision | None = None
+        for extension in self.extensions:
+            handler = getattr(extension.module, "session_before_compact", None)
+            if handler is None:
+                continue
+            try:
+                answer = _decision(handler(event), event)
+            except Exception as exc:  # noqa: BLE001 - a broken extension must not break compaction
+                self.report(f"Extension {extension.path} raised in session_before_compact "
+                            f"({type(exc).__name__}: {exc}); using default compaction.")
+                continue
+            if answer is not None:
+                decision = answer
+                if answer.cancel:
+                    return answer
+        return decision
+
+    def after_compact(self, entry: Entry, from_extension: bool) -> None:
+        for extension in self.extensions:
+            handler = getattr(extension.module, "session_compact", None)
+            if handler is None:
+                continue
+            try:
+                handler({"compactionEntry": entry, "fromExtension": from_extension})
+            except Exception as exc:  # noqa: BLE001
+                self.report(f"Extension {extension.path} raised in session_compact: {type(exc).__name__}: {exc}")

@@ -1,0 +1,199 @@
+"""Composition root: turn command-line options into a ready AgentSession, and run print mode.
+
+The only place (with cli.py) that picks concrete adapters: the litellm model, the session file, the
+extensions on disk. Everything it builds is handed to the agent as parameters.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
+from pi_compact.agent.extensions import ExtensionHooks, discover, load_extensions
+from pi_compact.agent.session import AgentSession
+from pi_compact.agent.system_prompt import build_system_prompt
+from pi_compact.agent.tools import default_tools
+from pi_compact.errors import UsageError
+from pi_compact.jstext import dumps_json
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
+from pi_compact.session.store import SessionStore
+from pi_compact.settings import Settings
+
+
+@dataclass(frozen=True)
+class AppOptions:
+    """Everything the command line says about one run."""
+
+    cwd: Path
+    prompt: str | None = None
+    mode: str = "text"
+    model: str | None = None
+    api_base: str | None = None
+    api_key: str | None = None
+    context_window: int | None = None
+    session: Path | None = None
+    continue_recent: bool = False
+    no_session: bool = False
+    auto_compact: bool = True
+    extensions: tuple[Path, ...] = ()
+    session_dir: str | None = None
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class LazyModel:
+    """A ChatModel resolved on first use, so the prompt can appear before litellm finishes importing."""
+
+    def __init__(self, resolve: Callable[[], ChatModel]) -> None:
+        self._resolve = resolve
+        self._model: ChatModel | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> ChatModel:
+        with self._lock:
+            if self._model is None:
+                self._model = self._resolve()
+            return self._model
+
+    @property
+    def ready(self) -> bool:
+        return self._model is not None
+
+    @property
+    def info(self) -> ModelInfo:
+        return self.get().info
+
+    def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        return self.get().stream(request, cancel)
+
+
+def model_factory(options: AppOptions, settings: Settings, model: str | None = None) -> Callable[[], ChatModel]:
+    """A function that resolves and builds the model (imports litellm when it runs)."""
+
+    def resolve() -> ChatModel:
+        from pi_compact.llm.resolve import create_model, resolve_model
+
+        info = resolve_model(model or options.model, api_base=options.api_base, api_key=options.api_key,
+                             context_window=options.context_window if model is None else None, settings=settings)
+        return create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
+
+    return resolve
+
+
+def open_store(options: AppOptions, settings: Settings) -> SessionStore:
+    """The session to use: --no-session, --session FILE, -c (most recent), or a new file."""
+    cwd = str(options.cwd)
+    if options.no_session:
+        return SessionStore.in_memory(cwd, now_ms())
+    if options.session is not None:
+        return SessionStore.open(options.session, cwd, now_ms())
+    directory = resolve_session_dir(options.cwd, flag=options.session_dir, setting=settings.session_dir)
+    if options.continue_recent:
+        recent = find_most_recent_session(directory)
+        if recent is not None:
+            return SessionStore.open(recent, cwd, now_ms())
+    now = datetime.now(timezone.utc)
+    session_id = new_session_id(now)
+    path = new_session_file(options.cwd, now, session_id=session_id, directory=directory)
+    return SessionStore.create(path, cwd, now_ms(), session_id=session_id)
+
+
+def project_instructions(cwd: Path) -> str | None:
+    """AGENTS.md from the project root (the cwd), if present."""
+    candidate = cwd / "AGENTS.md"
+    try:
+        return candidate.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+@dataclass
+class Runtime:
+    """A built session and what was said while building it."""
+
+    session: AgentSession
+    store: SessionStore
+    model: ChatModel
+    notices: list[str] = field(default_factory=list)
+
+
+def build_runtime(
+    options: AppOptions, settings: Settings, emit: Callable[[SessionEvent], None], model: ChatModel | None = None
+) -> Runtime:
+    """Wire settings, session file, model, tools and extensions into an AgentSession."""
+    notices: list[str] = []
+    store = open_store(options, settings)
+    notices.extend(store.warnings)
+    chat_model: ChatModel = model or LazyModel(model_factory(options, settings))
+    tools = default_tools()
+    extension_paths = discover(agent_dir(), options.cwd, options.extensions)
+
+    def report(text: str) -> None:
+        notices.append(text)
+        emit(Notice(text, "warning"))
+
+    for path in options.extensions:
+        if not Path(path).is_file():
+            raise UsageError(f"Extension file {path} does not exist.")
+    hooks = ExtensionHooks(load_extensions(extension_paths, report), report) if extension_paths else None
+    prompt = build_system_prompt(str(options.cwd), date.today(), [t.name for t in tools],
+                                 project_instructions(options.cwd))
+    session = AgentSession(store=store, model=chat_model, settings=settings, tools=tools, system_prompt=prompt,
+                           cwd=options.cwd, emit=emit, hooks=hooks, auto_compact=options.auto_compact)
+    return Runtime(session, store, chat_model, notices)
+
+
+def final_text(message: dict[str, Any] | None) -> str:
+    """The text blocks of the final assistant message."""
+    if not message:
+        return ""
+    return "\n".join(
+        str(b.get("text", "")) for b in message.get("content") or () if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | None = None) -> int:
+    """``-p PROMPT``: one prompt with tools and compaction; the answer (or JSON events) on stdout."""
+    assert options.prompt is not None
+    as_json = options.mode == "json"
+    failures: list[str] = []
+
+    def emit(event: SessionEvent) -> None:
+        if as_json:
+            sys.stdout.write(dumps_json(event_to_json(event)) + "\n")
+            sys.stdout.flush()
+        elif isinstance(event, Notice):
+            sys.stderr.write(f"pi-compact: {event.text}\n")
+        elif isinstance(event, CompactionEnd) and event.error_message:
+            sys.stderr.write(f"pi-compact: {event.error_message}\n")
+        if isinstance(event, AgentEnd) and event.error_message:
+            failures.append(event.error_message)
+
+    runtime = build_runtime(options, settings, emit, model)
+    token = CancelToken()
+    try:
+        final = runtime.session.prompt(options.prompt, token)
+    except KeyboardInterrupt:
+        token.cancel()
+        sys.stderr.write("pi-compact: cancelled.\n")
+        return 130
+    if final is None or final.get("stopReason") in ("error", "aborted"):
+        reason = (final or {}).get("errorMessage") or (failures[0] if failures else "the model gave no answer")
+        sys.stderr.write(f"pi-compact: {reason}\n")
+        return 130 if final is not None and final.get("stopReason") == "aborted" else 1
+    if not as_json:
+        sys.stdout.write(final_text(final) + "\n")
+    return 0
+
+
+__all__ = ["AppOptions", "LazyModel", "Runtime", "build_runtime", "final_text", "run_print_mode"]
