@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
-GENERATOR_VERSION = 1  # bump when the output changes, so stale cached files are not reused
+GENERATOR_VERSION = 2  # bump when the output changes, so stale cached files are not reused
 
 _WORDS = (
     "the session file context window token budget summary compaction provider model assistant user tool "
@@ -136,7 +136,7 @@ def _turn(w: _Writer, model: tuple[str, str, str], files: list[str], context: in
                      "model": model[1], "usage": _usage(rng, context), "stopReason": "toolUse", "timestamp": w.now}
         yield w.entry("message", {"message": assistant})
         for call in calls:
-            size = int(min(40_000, rng.lognormvariate(7.3, 0.9)))  # median ~1.5 KB, long tail
+            size = int(min(40_000, rng.lognormvariate(6.0, 1.0)))  # median ~400 B, long tail
             result = {"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
                       "content": [{"type": "text", "text": _code(rng, size)}], "isError": rng.random() < 0.05,
                       "timestamp": w.now}

@@ -186,7 +186,10 @@ class AgentSession:
         final = self._run(token)
         error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
         self._emit(AgentEnd(str(error) if error else None))
-        if final is not None and final.get("stopReason") not in ("aborted", "error") and self._threshold_exceeded():
+        # An error reply is checked too (pi #1834: the estimate keeps compaction possible when a provider
+        # keeps failing); an overflow was already handled inside the run.
+        if final is not None and final.get("stopReason") != "aborted" and not self._is_overflow(final) \
+                and self._threshold_exceeded():
             self.compact(cancel=token, reason="threshold")
         return final
 

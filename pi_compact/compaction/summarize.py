@@ -8,7 +8,7 @@ Beyond pi:
 - when the model still fails, a deterministic summary is built instead (``details.fallback``);
 - a split turn whose history is empty keeps the previous summary (pi replaces it with
   "No prior history." and loses it).
-A user cancel raises ``Cancelled``: the caller writes nothing.
+A user cancel raises ``Cancelled`` and a missing API key ``AuthError``: the caller writes nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pi_compact.compaction.prompts import (
 )
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
-from pi_compact.errors import Cancelled, CompactionError, ModelError
+from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.jstext import js_slice
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, complete
@@ -227,8 +227,8 @@ def summarize(
     error: str | None = None
     try:
         body = _model_summary(plan, model, budget, instructions, cancel, reasoning, run_parallel or _parallel)
-    except Cancelled:
-        raise
+    except (Cancelled, AuthError):
+        raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:
         if cancel is not None and cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.") from exc

@@ -34,7 +34,7 @@ def _advice(reason: CompactionReason, message: str) -> str:
     if "nothing to compact" in lowered or "already compacted" in lowered:
         return ""
     if "api key" in lowered or "environment variable" in lowered:
-        return "Set the API key and run /compact again."
+        return ""  # the message already says which variable to set
     if reason == "overflow":
         return "Try /compact with instructions, /new, or a model with a larger window."
     return "Check the model settings (/model, /settings) and run /compact again."
