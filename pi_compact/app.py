@@ -26,6 +26,7 @@ from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelIn
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
+from pi_compact.signals import cancel_on_sigint
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,8 @@ def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | N
     runtime = build_runtime(options, settings, emit, model)
     token = CancelToken()
     try:
-        final = runtime.session.prompt(options.prompt, token)
+        with cancel_on_sigint(token):
+            final = runtime.session.prompt(options.prompt, token)
     except KeyboardInterrupt:
         token.cancel()
         sys.stderr.write("pi-compact: cancelled.\n")

@@ -5,11 +5,8 @@ Ctrl-C cancels the summary request: nothing is written and the file stays byte-i
 
 from __future__ import annotations
 
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -19,25 +16,10 @@ from pi_compact.agent.events import CompactionEnd, SessionEvent
 from pi_compact.llm.protocol import CancelToken
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
+from pi_compact.signals import cancel_on_sigint
 
 if TYPE_CHECKING:
     from pi_compact.commands.compact import CompactOptions
-
-
-@contextmanager
-def cancel_on_sigint(token: CancelToken) -> Iterator[None]:
-    """First Ctrl-C cancels ``token`` (the request stops promptly); a second one interrupts for real."""
-
-    def handler(signum: int, frame: Any) -> None:
-        if token.cancelled:
-            raise KeyboardInterrupt
-        token.cancel()
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def compact_file(options: CompactOptions, settings: Settings, store: SessionStore) -> int:
@@ -77,4 +59,4 @@ def compact_file(options: CompactOptions, settings: Settings, store: SessionStor
     return 0 if "nothing to compact" in message or "already compacted" in message else 1
 
 
-__all__ = ["cancel_on_sigint", "compact_file"]
+__all__ = ["compact_file"]

@@ -196,9 +196,12 @@ def _turn_prefix(
         raise CompactionError("The summarizer's window is too small for the turn prefix.")
     if estimate_text_tokens(text) > limit:
         # One turn is summarized in one call; keep its start and its end, which matter most.
-        head = _split_block(text, limit // 2)[0]
-        tail_pieces = _split_block(text[len(head):], limit // 2 - 16)
-        text = f"{head}\n\n[... middle of the turn omitted to fit ...]\n\n{tail_pieces[-1]}"
+        half = limit // 2 - 16
+        head = _split_block(text, half)[0]
+        size = half * 4
+        while size > 1 and estimate_text_tokens(text[-size:]) > half:
+            size = size * 3 // 4
+        text = f"{head}\n\n[... middle of the turn omitted to fit ...]\n\n{text[-size:]}"
     summary = _ask(model, turn_prefix_request_text(text), budget.prefix_max_tokens, cancel, reasoning)
     if not summary:
         raise CompactionError("The model returned an empty turn-prefix summary.")
