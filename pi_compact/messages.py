@@ -52,14 +52,11 @@ def custom_message(
     custom_type: str, content: Any, display: bool, details: Any, timestamp_ms: int
 ) -> dict[str, Any]:
     """The ``custom`` message a custom_message entry contributes to the context."""
-    return {
-        "role": "custom",
-        "customType": custom_type,
-        "content": content,
-        "display": display,
-        "details": details,
-        "timestamp": timestamp_ms,
-    }
+    message = {"role": "custom", "customType": custom_type, "content": content, "display": display}
+    if details is not None:  # pi leaves the key out when there are no details
+        message["details"] = details
+    message["timestamp"] = timestamp_ms
+    return message
 
 
 def bash_execution_text(message: Message) -> str:

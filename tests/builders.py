@@ -352,3 +352,59 @@ def split_turn_session() -> list[Entry]:
         tool_result("Edited src/cli.py", tool_call_id="call-6", tool_name="edit"),  # test-id-14
         assistant("Fixed; all tests pass now. " + sized(450), usage=usage(6000, 100)),  # test-id-15
     )
+
+
+# ---- compaction runs against the scripted server (imports inside: builders stays light) -----------
+
+FAST_RETRY_SETTINGS = {"enabled": True, "max_retries": 1, "base_delay_ms": 1, "max_delay_ms": 2}
+
+
+def compaction_settings(keep: int = 400, reserve: int = 1000, retain_tail: bool = True) -> Any:
+    """``Settings`` for the session builders above: small keep/reserve, fast retries."""
+    from pi_compact.settings import CompactionSettings, RetrySettings, Settings
+
+    compaction_part = CompactionSettings(keep_recent_tokens=keep, reserve_tokens=reserve, retain_tail=retain_tail)
+    return Settings(compaction=compaction_part, retry=RetrySettings(**FAST_RETRY_SETTINGS))
+
+
+def scripted_model(base_url: str, window: int = 128000, max_output: int | None = None) -> Any:
+    """A real ``LiteLLMModel`` talking to the scripted server at ``base_url``."""
+    from pi_compact.llm.litellm_model import LiteLLMModel
+    from pi_compact.llm.protocol import ModelInfo
+    from pi_compact.settings import RetrySettings
+
+    info = ModelInfo("openai/scripted", "openai", window, max_output)
+    return LiteLLMModel(info, api_base=base_url, api_key="test", retry=RetrySettings(**FAST_RETRY_SETTINGS))
+
+
+def run_compaction(
+    path: Any,
+    base_url: str,
+    *,
+    settings: Any = None,
+    window: int = 128000,
+    max_output: int | None = None,
+    instructions: str | None = None,
+    cancel: Any = None,
+    events: list[Any] | None = None,
+    hooks: Any = None,
+) -> Any:
+    """Open the session file and run the one compaction pipeline on it; returns the result or None."""
+    from pi_compact.agent.compactor import Compactor
+    from pi_compact.session.store import SessionStore
+
+    store = SessionStore.open(path, str(path.parent), 0)
+    sink = events if events is not None else []
+    model = scripted_model(base_url, window, max_output)
+    compactor = Compactor(store, model, settings or compaction_settings(), sink.append, hooks)
+    return compactor.run("manual", instructions=instructions, cancel=cancel)
+
+
+def request_text(request: Mapping[str, Any], role: str) -> str:
+    """The text of the ``role`` message of a recorded summarization request ([system, user])."""
+    messages = request["messages"]
+    assert [m["role"] for m in messages] == ["system", "user"]
+    content = next(m["content"] for m in messages if m["role"] == role)
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")

@@ -22,6 +22,9 @@ from builders import (
     chain,
     coding_session,
     compaction,
+    compaction_settings,
+    request_text,
+    run_compaction,
     sized,
     split_turn_session,
     structured_summary,
@@ -33,7 +36,6 @@ from builders import (
 )
 from scripted_server import Reply, ScriptedServer, server_error_reply
 
-from pi_compact.agent.compactor import Compactor
 from pi_compact.agent.events import CompactionEnd, CompactionStart, SessionEvent
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.prompts import (
@@ -47,69 +49,35 @@ from pi_compact.compaction.prompts import (
 from pi_compact.compaction.serialize import serialize_conversation
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import estimate_text_tokens
-from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.protocol import CancelToken, ModelInfo
+from pi_compact.llm.protocol import CancelToken
 from pi_compact.messages import convert_to_llm
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import CompactionSettings, RetrySettings, Settings
+from pi_compact.settings import Settings
 
-FAST_RETRY = RetrySettings(enabled=True, max_retries=1, base_delay_ms=1, max_delay_ms=2)
 SUMMARY = structured_summary("alpha")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
 
 
-def make_settings(keep: int = 400, reserve: int = 1000, retain_tail: bool = True) -> Settings:
-    compaction_settings = CompactionSettings(keep_recent_tokens=keep, reserve_tokens=reserve, retain_tail=retain_tail)
-    return Settings(compaction=compaction_settings, retry=FAST_RETRY)
-
-
-def make_model(server: ScriptedServer, window: int = 128000, max_output: int | None = None) -> LiteLLMModel:
-    info = ModelInfo("openai/scripted", "openai", window, max_output)
-    return LiteLLMModel(info, api_base=server.base_url, api_key="test", retry=FAST_RETRY)
-
-
-def run_compaction(
-    path: Path,
-    server: ScriptedServer,
-    *,
-    settings: Settings | None = None,
-    window: int = 128000,
-    max_output: int | None = None,
-    instructions: str | None = None,
-    cancel: CancelToken | None = None,
-    events: list[SessionEvent] | None = None,
-) -> CompactionResult | None:
-    store = SessionStore.open(path, str(path.parent), 0)
-    sink = events if events is not None else []
-    compactor = Compactor(store, make_model(server, window, max_output), settings or make_settings(), sink.append)
-    return compactor.run("manual", instructions=instructions, cancel=cancel)
+def run(path: Path, server: ScriptedServer, **options: Any) -> CompactionResult | None:
+    result: CompactionResult | None = run_compaction(path, server.base_url, **options)
+    return result
 
 
 def plan_of(path: Path, settings: Settings | None = None) -> CompactionPlan:
     store = SessionStore.open(path, str(path.parent), 0)
-    plan = prepare_compaction(store.branch(), (settings or make_settings()).compaction)
+    plan = prepare_compaction(store.branch(), (settings or compaction_settings()).compaction)
     assert plan is not None
     return plan
 
 
-def text_of_content(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
-
-
 def system_text(request: Mapping[str, Any]) -> str:
-    messages = request["messages"]
-    assert messages[0]["role"] == "system"
-    return text_of_content(messages[0]["content"])
+    return request_text(request, "system")
 
 
 def user_text(request: Mapping[str, Any]) -> str:
-    messages = request["messages"]
-    assert [m["role"] for m in messages] == ["system", "user"]
-    return text_of_content(messages[1]["content"])
+    return request_text(request, "user")
 
 
 def between(text: str, opening: str, closing: str) -> str:
@@ -131,7 +99,7 @@ def serialized(messages: Sequence[Mapping[str, Any]]) -> str:
 
 def estimated_request_tokens(request: Mapping[str, Any]) -> int:
     """Our ``auto`` estimate of everything a request spends: its texts plus the output it asks for."""
-    texts = sum(estimate_text_tokens(text_of_content(m["content"])) for m in request["messages"])
+    texts = estimate_text_tokens(system_text(request)) + estimate_text_tokens(user_text(request))
     return texts + int(request["max_tokens"])
 
 
@@ -156,7 +124,7 @@ def test_summary_request_uses_the_summarizer_system_prompt(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY))
-    run_compaction(session_path, scripted_server)
+    run(session_path, scripted_server)
     assert len(scripted_server.requests) == 1
     assert system_text(scripted_server.requests[0]) == SYSTEM_PROMPT
 
@@ -166,7 +134,7 @@ def test_conversation_tags_hold_exactly_the_serialized_history(
 ) -> None:
     expected = serialized(plan_of(session_path).messages_to_summarize)
     scripted_server.enqueue(Reply(text=SUMMARY))
-    run_compaction(session_path, scripted_server)
+    run(session_path, scripted_server)
     sent = conversation_of(scripted_server.requests[0])
     assert sent == expected
     assert sent.startswith("[User]: Add a --verbose flag to src/cli.py.")
@@ -177,7 +145,7 @@ def test_first_compaction_uses_initial_prompt_without_previous_summary(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY))
-    run_compaction(session_path, scripted_server)
+    run(session_path, scripted_server)
     text = user_text(scripted_server.requests[0])
     assert text.endswith(INITIAL_PROMPT)
     assert "<previous-summary>" not in text
@@ -187,12 +155,12 @@ def test_second_compaction_sends_previous_summary_and_update_prompt(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY), Reply(text=structured_summary("beta")))
-    first = run_compaction(session_path, scripted_server)
+    first = run(session_path, scripted_server)
     assert first is not None
     store = SessionStore.open(session_path, str(session_path.parent), 0)  # the conversation goes on
     store.append_message(user("Also update the changelog. " + sized(600)), 1)
     store.append_message(assistant("Changelog updated. " + sized(200), usage=usage(6000, 100)), 2)
-    second = run_compaction(session_path, scripted_server)
+    second = run(session_path, scripted_server)
     assert second is not None
     text = user_text(scripted_server.requests[1])
     assert between(text, "<previous-summary>\n", "\n</previous-summary>") == first.summary
@@ -202,7 +170,7 @@ def test_second_compaction_sends_previous_summary_and_update_prompt(
 
 def test_instructions_are_sent_as_additional_focus(scripted_server: ScriptedServer, session_path: Path) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY))
-    run_compaction(session_path, scripted_server, instructions="the database migration")
+    run(session_path, scripted_server, instructions="the database migration")
     assert user_text(scripted_server.requests[0]).endswith("\n\nAdditional focus: the database migration")
 
 
@@ -210,7 +178,7 @@ def test_history_request_asks_for_80_percent_of_reserve(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY))
-    run_compaction(session_path, scripted_server, settings=make_settings(reserve=1001))
+    run(session_path, scripted_server, settings=compaction_settings(reserve=1001))
     assert scripted_server.requests[0]["max_tokens"] == math.floor(0.8 * 1001) == 800
 
 
@@ -218,7 +186,7 @@ def test_history_max_tokens_is_capped_by_model_max_output(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY))
-    run_compaction(session_path, scripted_server, settings=make_settings(reserve=1000), max_output=300)
+    run(session_path, scripted_server, settings=compaction_settings(reserve=1000), max_output=300)
     assert scripted_server.requests[0]["max_tokens"] == 300
 
 
@@ -230,7 +198,7 @@ def test_split_turn_sends_one_history_and_one_prefix_request(
 ) -> None:
     plan = plan_of(split_path)
     scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
-    run_compaction(split_path, scripted_server)
+    run(split_path, scripted_server)
     requests = scripted_server.requests
     assert sorted(is_prefix_request(r) for r in requests) == [False, True]
     prefix = next(r for r in requests if is_prefix_request(r))
@@ -242,7 +210,7 @@ def test_split_turn_sends_one_history_and_one_prefix_request(
 
 def test_turn_prefix_request_asks_for_half_of_reserve(scripted_server: ScriptedServer, split_path: Path) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
-    run_compaction(split_path, scripted_server, settings=make_settings(reserve=1001))
+    run(split_path, scripted_server, settings=compaction_settings(reserve=1001))
     by_kind = {is_prefix_request(r): r["max_tokens"] for r in scripted_server.requests}
     assert by_kind == {True: math.floor(0.5 * 1001), False: math.floor(0.8 * 1001)}
 
@@ -251,7 +219,7 @@ def test_split_turn_max_tokens_are_both_capped_by_model_max_output(
     scripted_server: ScriptedServer, split_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
-    run_compaction(split_path, scripted_server, settings=make_settings(reserve=1000), max_output=450)
+    run(split_path, scripted_server, settings=compaction_settings(reserve=1000), max_output=450)
     by_kind = {is_prefix_request(r): r["max_tokens"] for r in scripted_server.requests}
     assert by_kind == {True: 450, False: 450}
 
@@ -260,7 +228,7 @@ def test_split_turn_requests_are_in_flight_together(scripted_server: ScriptedSer
     delay = 2.0
     scripted_server.enqueue(Reply(text=SUMMARY, delay_s=delay, repeat=True))
     outcome: list[CompactionResult | None] = []
-    worker = threading.Thread(target=lambda: outcome.append(run_compaction(split_path, scripted_server)))
+    worker = threading.Thread(target=lambda: outcome.append(run(split_path, scripted_server)))
     worker.start()
     first_seen = _wait_for(lambda: len(scripted_server.requests) >= 1, timeout=10)
     second_seen = _wait_for(lambda: len(scripted_server.requests) >= 2, timeout=10)
@@ -274,7 +242,7 @@ def test_split_turn_summary_is_history_then_separator_then_prefix(
     scripted_server: ScriptedServer, split_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
-    result = run_compaction(split_path, scripted_server)
+    result = run(split_path, scripted_server)
     assert result is not None
     assert result.summary.startswith(SUMMARY + SPLIT_TURN_SEPARATOR + SUMMARY + "\n\n<read-files>")
 
@@ -295,10 +263,11 @@ def test_split_turn_at_previous_kept_boundary_keeps_previous_summary(
         user(sized(300)),
         assistant(sized(300), usage=usage(4000, 1000)),
     ))
-    plan = plan_of(path, make_settings(keep=900))
+    plan = plan_of(path, compaction_settings(keep=900))
     assert (plan.is_split_turn, plan.messages_to_summarize, plan.turn_prefix_entry_ids) == (True, (), ("test-id-2",))
-    scripted_server.enqueue(Reply(text="## Original Request\nx\n\n## Early Progress\n- y\n\n## Context for Suffix\n- z"))
-    result = run_compaction(path, scripted_server, settings=make_settings(keep=900))
+    prefix_summary = "## Original Request\nx\n\n## Early Progress\n- y\n\n## Context for Suffix\n- z"
+    scripted_server.enqueue(Reply(text=prefix_summary))
+    result = run(path, scripted_server, settings=compaction_settings(keep=900))
     assert result is not None
     assert len(scripted_server.requests) == 1 and is_prefix_request(scripted_server.requests[0])
     assert result.summary.startswith(previous + SPLIT_TURN_SEPARATOR + "## Original Request")
@@ -344,9 +313,7 @@ def oversized(scripted_server: ScriptedServer, tmp_path: Path) -> tuple[str, Com
     history = serialized(plan_of(path).messages_to_summarize)
     assert estimate_text_tokens(history) > 3 * FIT_WINDOW  # the premise of the tests below
     scripted_server.enqueue(*(Reply(text=structured_summary(f"chunk-{k}")) for k in range(30)))
-    result = run_compaction(
-        path, scripted_server, settings=make_settings(reserve=FIT_RESERVE), window=FIT_WINDOW
-    )
+    result = run(path, scripted_server, settings=compaction_settings(reserve=FIT_RESERVE), window=FIT_WINDOW)
     assert result is not None
     return history, result
 
@@ -385,6 +352,48 @@ def test_oversized_history_chunks_together_cover_the_history_once(
     assert any(CJK_TEXT[:50] in chunk for chunk in chunks)
 
 
+def test_oversized_emoji_message_is_split_between_characters(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    # 30001 emoji are 60002 UTF-16 units: splitting by JavaScript units could halve a surrogate pair,
+    # and a lone surrogate cannot be encoded into the request at all.
+    path = tmp_path / "emoji.jsonl"
+    write_session(path, chain(
+        user("start"), assistant("ok"), user("🙂" * 30001), assistant("ok"),
+        user("Now go. " + sized(300)), assistant("Done " + sized(150), usage=usage(30000, 100)),
+    ))
+    history = serialized(plan_of(path).messages_to_summarize)
+    scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
+    result = run(path, scripted_server, settings=compaction_settings(reserve=FIT_RESERVE), window=FIT_WINDOW)
+    assert result is not None and result.source == "model", result and result.error
+    chunks = [conversation_of(r) for r in scripted_server.requests]
+    assert len(chunks) > 1
+    assert "".join(chunks).replace("\n\n", "") == history.replace("\n\n", "")
+    assert max(estimated_request_tokens(r) for r in scripted_server.requests) <= FIT_WINDOW
+
+
+def test_oversized_turn_prefix_is_cut_to_its_start_and_end_to_fit_the_window(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "long-turn.jsonl"
+    write_session(path, chain(
+        *coding_session()[:10],
+        user("Run the tests and fix failures."),  # test-id-10: the split turn starts here
+        assistant("Plan: " + sized(12000, "p") + " END-OF-PLAN"),  # alone larger than the window
+        assistant("Fixed. " + sized(450), usage=usage(20000, 100)),  # test-id-12: the cut
+    ))
+    assert plan_of(path).turn_prefix_entry_ids == ("test-id-10", "test-id-11")
+    scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
+    result = run(path, scripted_server, settings=compaction_settings(reserve=FIT_RESERVE), window=FIT_WINDOW)
+    assert result is not None and result.source == "model"
+    (prefix,) = [r for r in scripted_server.requests if is_prefix_request(r)]
+    sent = conversation_of(prefix)
+    assert sent.startswith("[User]: Run the tests and fix failures.\n\n[Assistant]: Plan: ppp")
+    assert "\n\n[... middle of the turn omitted to fit ...]\n\n" in sent
+    assert sent.endswith("ppp END-OF-PLAN")
+    assert max(estimated_request_tokens(r) for r in scripted_server.requests) <= FIT_WINDOW
+
+
 # ---- validation of the model's summary -----------------------------------------------------------
 
 
@@ -392,7 +401,7 @@ def test_reply_without_headings_is_asked_again_with_the_strict_reminder(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text="Sure! The user wanted a flag."), Reply(text=SUMMARY))
-    run_compaction(session_path, scripted_server)
+    run(session_path, scripted_server)
     first, second = scripted_server.requests
     assert STRICT_REMINDER not in user_text(first)
     assert user_text(second) == user_text(first) + "\n\n" + STRICT_REMINDER
@@ -402,7 +411,7 @@ def test_valid_reply_to_the_strict_reminder_becomes_the_summary(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
     scripted_server.enqueue(Reply(text="## Goal\nonly one heading"), Reply(text=SUMMARY))
-    result = run_compaction(session_path, scripted_server)
+    result = run(session_path, scripted_server)
     assert result is not None
     assert result.source == "model"
     assert "fallback" not in result.details
@@ -421,7 +430,7 @@ def test_cancel_mid_summary_returns_promptly_and_leaves_file_identical(
     events: list[SessionEvent] = []
     outcome: list[CompactionResult | None] = []
     worker = threading.Thread(
-        target=lambda: outcome.append(run_compaction(session_path, scripted_server, cancel=token, events=events))
+        target=lambda: outcome.append(run(session_path, scripted_server, cancel=token, events=events))
     )
     worker.start()
     _wait_for(lambda: len(scripted_server.requests) == 1, timeout=10)
@@ -459,7 +468,7 @@ def test_every_compaction_start_has_exactly_one_end(
     write_session(path, entries)
     scripted_server.enqueue(reply)
     events: list[SessionEvent] = []
-    run_compaction(path, scripted_server, events=events, cancel=_cancelled() if cancel else None)
+    run(path, scripted_server, events=events, cancel=_cancelled() if cancel else None)
     kinds = [type(e).__name__ for e in events if isinstance(e, (CompactionStart, CompactionEnd))]
     assert kinds == ["CompactionStart", "CompactionEnd"], name
 
@@ -467,7 +476,7 @@ def test_every_compaction_start_has_exactly_one_end(
 def test_end_event_result_carries_pi_fields(scripted_server: ScriptedServer, session_path: Path) -> None:
     scripted_server.enqueue(Reply(text=SUMMARY))
     events: list[SessionEvent] = []
-    result = run_compaction(session_path, scripted_server, events=events)
+    result = run(session_path, scripted_server, events=events)
     assert result is not None
     end = events[-1]
     assert isinstance(end, CompactionEnd) and end.result is not None

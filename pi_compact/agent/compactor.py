@@ -115,6 +115,16 @@ class Compactor:
         except PiCompactError as exc:
             self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, str(exc))))
             return None
+        except OSError as exc:
+            # Appending failed (disk full, file replaced, permissions): report it like any failure.
+            where = self.store.path or "the session file"
+            text = f"cannot write the compaction to {where} ({exc.strerror or exc})."
+            self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, text)))
+            return None
+        except Exception as exc:
+            # A bug (ours or an extension's) still closes the start event before it surfaces.
+            self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, f"unexpected error: {exc!r}")))
+            raise
         if self.hooks is not None:
             self.hooks.after_compact(entry, result.source == "extension")
         self.emit(CompactionEnd(reason, result_json(result), will_retry=will_retry))

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from pi_compact.agent.compactor import Compactor
 from pi_compact.agent.events import CompactionEnd, SessionEvent
+from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.llm.protocol import CancelToken
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
@@ -27,6 +28,18 @@ def compact_file(options: CompactOptions, settings: Settings, store: SessionStor
     from pi_compact.llm.resolve import create_model, resolve_model
     from pi_compact.ui.compaction_view import end_renderable
 
+    branch = store.branch()
+    plan = prepare_compaction(branch, settings.compaction)
+    if plan is None or plan.is_empty:
+        # Answer at once: no need to load the model (litellm) to say there is nothing to do.
+        if not branch:
+            reason = "the session has no messages"
+        elif plan is None:
+            reason = "the session already ends with a compaction"
+        else:
+            reason = "everything fits in the kept recent messages"
+        Console().print(Text(f"Nothing to compact: {reason}. The file was not changed.", style="yellow"))
+        return 0
     info = resolve_model(options.model, api_base=options.api_base, api_key=options.api_key,
                          context_window=options.context_window, settings=settings)
     model = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
@@ -46,7 +59,7 @@ def compact_file(options: CompactOptions, settings: Settings, store: SessionStor
     with cancel_on_sigint(token):
         compactor.run("manual", instructions=options.instructions, cancel=token)
     end = ends[-1]
-    console.print(end_renderable(end, time.monotonic() - started))
+    console.print(end_renderable(end, time.monotonic() - started, in_repl=False))
     if end.result is not None:
         details = end.result.get("details") or {}
         console.print(Text(f"Kept from entry {end.result['firstKeptEntryId']}; "

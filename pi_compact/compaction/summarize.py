@@ -32,7 +32,6 @@ from pi_compact.compaction.prompts import (
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
-from pi_compact.jstext import js_slice
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, complete
 from pi_compact.messages import Message, compaction_summary_message, convert_to_llm, text_of
@@ -117,8 +116,11 @@ def _split_block(block: str, limit: int) -> list[str]:
     pieces: list[str] = []
     rest = block
     while rest:
+        # Python slicing never splits a character: a JavaScript-style slice could cut an emoji's
+        # surrogate pair in half, and a lone surrogate cannot even be encoded into the request.
+        # Without CJK a character costs at most half a token, with it one token: ``limit`` fits.
         size = max(1, limit * 4 if rest.isascii() else limit)
-        piece = js_slice(rest, size)
+        piece = rest[:size]
         while estimate_text_tokens(piece) > limit and len(piece) > 1:
             piece = piece[: len(piece) // 2]
         pieces.append(piece)
@@ -135,7 +137,12 @@ def _history(
     cancel: CancelToken | None, reasoning: str | None,
 ) -> str:
     blocks = _blocks(plan.messages_to_summarize)
-    fixed = history_request_text("", "", instructions, strict=True)
+    # Size the prompt around a chunk by its longest form: with a previous summary the request carries
+    # the <previous-summary> tags and the (longer) update prompt; the summary itself is counted below.
+    fixed = max(
+        (history_request_text("", previous, instructions, strict=True) for previous in ("", "-")),
+        key=estimate_text_tokens,
+    )
     for shrink in (1, 2, 4):
         room = _room(budget, budget.history_max_tokens, fixed, shrink)
         try:

@@ -40,19 +40,19 @@ def _advice(reason: CompactionReason, message: str) -> str:
     return "Check the model settings (/model, /settings) and run /compact again."
 
 
-def end_renderable(event: CompactionEnd, duration_s: float) -> RenderableType:
+def end_renderable(event: CompactionEnd, duration_s: float, *, in_repl: bool = True) -> RenderableType:
     """The block shown when a compaction ends: result, cancel or error."""
     if event.aborted:
         return Text("Compaction cancelled, nothing changed.", style="yellow")
     if event.result is None:
         message = event.error_message or "Nothing was compacted."
-        advice = _advice(event.reason, message)
+        advice = _advice(event.reason, message) if in_repl else ""
         style = "yellow" if "nothing to compact" in message.lower() else "red"
         return Text(message + (f" {advice}" if advice else ""), style=style)
-    return result_block(event.result, duration_s)
+    return result_block(event.result, duration_s, in_repl=in_repl)
 
 
-def result_block(result: dict[str, Any], duration_s: float) -> RenderableType:
+def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = True) -> RenderableType:
     """Tokens before → after, what was summarized and kept, files, source and duration."""
     details: dict[str, Any] = result.get("details") or {}
     before = int(result.get("tokensBefore") or 0)
@@ -72,7 +72,8 @@ def result_block(result: dict[str, Any], duration_s: float) -> RenderableType:
         lines.append(Text(f"Summary built without a model: {details.get('error', 'the model failed')}", style="yellow"))
     else:
         lines.append(Text(f"Summary by the {source}", style="dim"))
-    lines.append(Text(f"{duration_s:.1f}s · /summary shows the summary", style="dim"))
+    hint = " · /summary shows the summary" if in_repl else ""
+    lines.append(Text(f"{duration_s:.1f}s{hint}", style="dim"))
     title = Text("[compaction]", style="bold cyan")
     return Panel(Group(*lines), title=title, title_align="left", border_style="cyan", expand=False)
 
