@@ -1,7 +1,8 @@
 """The one compaction pipeline: plan, let extensions intervene, summarize, append, report.
 
-Manual ``/compact``, the threshold check and overflow recovery all call ``run_compaction``. It emits
-exactly one ``CompactionStart`` and exactly one ``CompactionEnd`` for it, whatever happens. The
+Manual ``/compact``, the threshold check and overflow recovery all call ``Compactor.run``. It emits
+exactly one ``CompactionStart`` and exactly one ``CompactionEnd`` for it, whatever happens, except
+that an automatic compaction with nothing to compact emits nothing (pi 0.80.2; manual reports it). The
 session file changes only by one appended compaction entry, and only after the summary is complete:
 a cancel or an error leaves it byte-identical.
 """
@@ -103,9 +104,18 @@ class Compactor:
     ) -> CompactionResult | None:
         """Compact now. Returns the result, or None when nothing was written (see the end event)."""
         token = cancel or CancelToken()
+        branch = self.store.branch()
+        plan = prepare_compaction(branch, self.settings.compaction)
+        skip = _skip_reason(branch, plan)
+        if skip is not None and reason != "manual":
+            # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
+            # over one huge message would report a failed compaction after every turn.
+            return None
         self.emit(CompactionStart(reason, context_percent))
         try:
-            result, entry = self._compact(reason, instructions, token)
+            if skip is not None or plan is None:
+                raise _Skip(skip or "Nothing to compact.")
+            result, entry = self._compact(reason, instructions, token, branch, plan)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
             return None
@@ -131,15 +141,9 @@ class Compactor:
         return result
 
     def _compact(
-        self, reason: CompactionReason, instructions: str | None, cancel: CancelToken
+        self, reason: CompactionReason, instructions: str | None, cancel: CancelToken, branch: list[Entry],
+        plan: CompactionPlan,
     ) -> tuple[CompactionResult, Entry]:
-        branch = self.store.branch()
-        plan = prepare_compaction(branch, self.settings.compaction)
-        if plan is None:
-            raise _Skip("Already compacted: the session ends with a compaction." if branch else
-                        "Nothing to compact (no messages yet).")
-        if plan.is_empty:
-            raise _Skip("Nothing to compact (session too small).")
         result: CompactionResult | None = None
         if self.hooks is not None:
             decision = self.hooks.before_compact(BeforeCompactEvent(reason, plan, branch, instructions, cancel))
@@ -160,6 +164,16 @@ class Compactor:
         fields = compaction_entry_fields(result, plan, self.settings.compaction.retain_tail)
         entry = self.store.append(fields, self.now_ms())
         return result, entry
+
+
+def _skip_reason(branch: list[Entry], plan: CompactionPlan | None) -> str | None:
+    """Why there is nothing to compact, or None when the plan has something to summarize."""
+    if plan is None:
+        return "Already compacted: the session ends with a compaction." if branch else \
+            "Nothing to compact (no messages yet)."
+    if plan.is_empty:
+        return "Nothing to compact (session too small)."
+    return None
 
 
 class _Skip(CompactionError):

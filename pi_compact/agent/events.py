@@ -1,7 +1,8 @@
 """Session events: what the agent tells its UI (terminal renderer, JSON printer, tests).
 
 Plain frozen dataclasses with a ``type`` tag; ``event_to_json`` gives pi's JSON event shape
-(camelCase keys, ``result`` null when absent, ``errorMessage`` only when set).
+(camelCase keys, ``result`` null when absent, ``errorMessage`` only when set, UI-only fields such as
+``CompactionStart.context_percent`` left out).
 """
 
 from __future__ import annotations
@@ -111,15 +112,18 @@ def _camel(name: str) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
+# Fields for our own terminal UI only: pi's JSON events have no such keys, and JSON-mode consumers
+# written for pi check the exact key sets (compaction_start is exactly {type, reason}).
+_UI_ONLY_FIELDS = frozenset({"context_percent"})
+
+
 def event_to_json(event: SessionEvent) -> dict[str, Any]:
     """pi's JSON shape of an event: camelCase keys, optional error text omitted when unset."""
     out: dict[str, Any] = {"type": event.type}
     for key, value in vars(event).items():
-        if key == "type":
+        if key == "type" or key in _UI_ONLY_FIELDS:
             continue
         if key == "error_message" and value is None:
-            continue
-        if key == "context_percent" and value is None:
             continue
         out[_camel(key)] = value
     return out

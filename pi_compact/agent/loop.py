@@ -41,11 +41,16 @@ def _now_ms() -> int:
 
 
 def stream_reply(model: ChatModel, request: ChatRequest, cancel: CancelToken | None, emit: Emit) -> dict[str, Any]:
-    """Stream one assistant message, reporting deltas; returns the final pi-shaped message."""
+    """Stream one assistant message, reporting deltas; returns the final pi-shaped message.
+
+    A ``ModelError`` that ``model.stream`` raises before sending anything (a missing API key)
+    propagates before ``MessageStart``, so no message is left half-reported.
+    """
+    events = model.stream(request, cancel)
     emit(MessageStart("assistant"))
     final: dict[str, Any] | None = None
     try:
-        for event in model.stream(request, cancel):
+        for event in events:
             if isinstance(event, TextDelta):
                 emit(MessageUpdate("text", event.text))
             elif isinstance(event, ThinkingDelta):
@@ -98,6 +103,7 @@ def run_tool_calls(
                 output = run_tool(tool, args, ctx)
         result = tool_result_message(call_id, name, output, _now_ms())
         emit(ToolExecutionEnd(call_id, name, result, output.is_error))
+        emit(MessageStart("toolResult"))
         emit(MessageEnd(result))
         on_result(result)
     return not ctx.cancelled

@@ -2,8 +2,10 @@
 
 Checks, in pi's order and beyond it:
 - after every model reply: a context overflow (same model, reply newer than the latest compaction)
-  drops the failed reply from the live context, compacts with reason ``overflow`` and retries once;
-  a second overflow in the same prompt ends with an error and no retry;
+  compacts with reason ``overflow``, leaves the failed reply out of the rebuilt live context (it stays
+  in the file) and retries once; a second overflow in the same prompt ends with an error and no
+  retry, and is not compacted again before the next prompt. A *silent* overflow (the provider answered
+  although the prompt exceeded the window) keeps its answer: compaction, no retry;
 - between tool-loop turns (beyond pi, #5512/#6879): past the threshold, compact before the next model
   call and carry on with the task (pi would stop idle, #4274);
 - after the run and before a new prompt: threshold (or overflow left from an earlier run).
@@ -25,6 +27,8 @@ from pi_compact.agent.events import (
     CompactionEnd,
     CompactionReason,
     MessageEnd,
+    MessageStart,
+    Notice,
     SessionEvent,
 )
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
@@ -36,9 +40,11 @@ from pi_compact.compaction.tokens import (
     estimator_for,
     should_compact,
 )
+from pi_compact.errors import PiCompactError
 from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ToolSpec
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ToolSpec, empty_usage
 from pi_compact.messages import Message, convert_to_llm
+from pi_compact.session.context import project_path
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 
@@ -66,6 +72,14 @@ class ContextUsage:
     def tokens_left(self) -> int:
         """Tokens before auto-compaction triggers."""
         return max(0, self.threshold - self.tokens)
+
+
+def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
+    """An assistant message for a turn that failed before the model was reached."""
+    return {
+        "role": "assistant", "content": [], "api": "openai-completions", "provider": "", "model": "",
+        "usage": empty_usage(), "stopReason": "error", "errorMessage": error, "timestamp": now_ms,
+    }
 
 
 def _now_ms() -> int:
@@ -101,6 +115,7 @@ class AgentSession:
         self._now = now_ms
         self.messages: list[Message] = []
         self._fresh_from = 0  # messages before this index predate the latest compaction
+        self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self.compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
         self._reload_context()
 
@@ -108,9 +123,12 @@ class AgentSession:
 
     def _reload_context(self) -> None:
         self.messages = list(self.store.context().messages)
-        has_compaction = any(e.get("type") == "compaction" for e in self.store.branch())
-        # After a compaction every kept message carries usage from before it: stale (pi #1860).
-        self._fresh_from = len(self.messages) if has_compaction else 0
+        branch = self.store.branch()
+        latest = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=None)
+        # The summary and the kept tail carry usage from before the latest compaction: stale (pi #1860).
+        # Messages written after it (a resumed session) are fresh and must be checked.
+        after = len(project_path(branch[latest + 1 :]).messages) if latest is not None else len(self.messages)
+        self._fresh_from = len(self.messages) - after
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
@@ -144,7 +162,31 @@ class AgentSession:
         if result is not None:
             self.compactions += 1
             self._reload_context()
+            self._check_progress()
         return result
+
+    def _check_progress(self) -> None:
+        """After a compaction: say so, naming the biggest kept message, when it could not free enough.
+
+        Without this the user only sees compaction after compaction (peers' "thrash" complaints).
+        Further automatic attempts stay cheap: with nothing new before the big kept message, the plan
+        is empty and no summarizer call is made.
+        """
+        usage = self.context_usage()
+        if not should_compact(usage.tokens, usage.context_window, replace(self.settings.compaction, enabled=True)):
+            return
+        biggest = max(self.messages, key=estimator_for(self.settings.compaction.token_estimator), default=None)
+        culprit = ""
+        if biggest is not None:
+            size = estimator_for(self.settings.compaction.token_estimator)(biggest)
+            name = f" of {biggest.get('toolName')}" if biggest.get("toolName") else ""
+            culprit = f" The largest kept message is a {biggest.get('role')}{name} of about {size:,} tokens."
+        self._emit(Notice(
+            f"Compaction could not bring the context under the auto-compaction threshold "
+            f"({usage.tokens:,} of {usage.threshold:,} tokens after compacting).{culprit} "
+            "Lower compaction.keepRecentTokens or use a model with a larger window.",
+            "warning",
+        ))
 
     def _threshold_exceeded(self) -> bool:
         if not self.auto_compact:
@@ -160,12 +202,29 @@ class AgentSession:
         return is_context_overflow(message, self.model.info.context_window)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
-        """pi's pre-prompt check: compact if the last fresh reply overflowed or the threshold is passed."""
+        """pi's pre-prompt check: compact if the last fresh reply overflowed or the threshold is passed.
+
+        An overflow the previous run already gave up on is not compacted again: one compact-and-retry
+        per overflow, and the user was told.
+        """
         last = next((m for m in reversed(self.messages[self._fresh_from :]) if m.get("role") == "assistant"), None)
-        if last is not None and self.auto_compact and self._is_overflow(last):
-            self.compact(cancel=cancel, reason="overflow")
+        if last is not None and self.auto_compact and self._is_overflow(last) and last != self._gave_up_on:
+            if self.compact(cancel=cancel, reason="overflow") is not None:
+                self._drop_failed_reply(last)
         elif self._threshold_exceeded():
             self.compact(cancel=cancel, reason="threshold")
+
+    def _drop_failed_reply(self, reply: Mapping[str, Any]) -> None:
+        """After an overflow compaction, leave the overflowed reply out of the rebuilt live context.
+
+        It is the last entry of the file, so it lands in the kept tail (pi drops only ``error`` tails,
+        delta §9.4). It is no conversation: an ``error`` or empty ``length`` reply is skipped on the
+        wire, but in the live context it would sit between the prompt and the retried answer and
+        shift what counts as fresh usage. It stays in the file.
+        """
+        if reply.get("stopReason") != "stop" and self.messages and self.messages[-1] == reply:
+            self.messages.pop()
+            self._fresh_from = min(self._fresh_from, len(self.messages))  # what follows is fresh
 
     # ---- prompting -----------------------------------------------------------------------------
 
@@ -181,9 +240,18 @@ class AgentSession:
             return None
         self._emit(AgentStart())
         user = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()}
+        self._emit(MessageStart("user"))
         self._emit(MessageEnd(user))
         self._append(user)
-        final = self._run(token)
+        try:
+            final = self._run(token)
+        except PiCompactError as exc:
+            # Raised before a request was sent (e.g. no API key, unknown window): record it as pi records
+            # a failed reply, so the transcript stays well-formed and a retry does not stack prompts.
+            final = failed_reply(str(exc), self._now())
+            self._emit(MessageStart("assistant"))
+            self._emit(MessageEnd(final))
+            self._append(final)
         error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
         self._emit(AgentEnd(str(error) if error else None))
         # An error reply is checked too (pi #1834: the estimate keeps compaction possible when a provider
@@ -204,13 +272,19 @@ class AgentSession:
             if stop == "aborted" or cancel.cancelled:
                 return reply
             if self._is_overflow(reply) and self.auto_compact:
+                if stop == "stop":
+                    # A silent overflow (the provider answered past its window): the answer is good, so
+                    # keep it and compact for the next prompt; retrying would throw it away (pi 0.80.2).
+                    self.compact(cancel=cancel, reason="overflow")
+                    return reply
                 if overflow_retried:
+                    self._gave_up_on = reply
                     self._emit(CompactionEnd("overflow", None, error_message=OVERFLOW_GIVE_UP))
                     return reply
                 overflow_retried = True
-                self.messages.pop()  # the failed reply stays in the file but leaves the live context
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
                     return reply
+                self._drop_failed_reply(reply)
                 continue
             if stop == "error":
                 return reply
@@ -232,7 +306,8 @@ class AgentSession:
         """Switch models; compact first when the context would not fit the new window's threshold."""
         self.model = model
         self.store.append(
-            {"type": "model_change", "provider": model.info.provider, "modelId": model.info.model}, self._now()
+            # pi records the id without the provider prefix, as in assistant messages ("gpt-4o").
+            {"type": "model_change", "provider": model.info.provider, "modelId": model.info.model_id}, self._now()
         )
         if self._threshold_exceeded():
             self.compact(cancel=cancel, reason="threshold")

@@ -1,0 +1,81 @@
+"""Cancelling a prompt (Ctrl-C / the API's cancel) during a model call or an automatic compaction."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from agent_harness import (
+    OVER_THRESHOLD,
+    UNDER_THRESHOLD,
+    assert_compactions_paired,
+    check_created_harnesses,
+    make_harness,
+    padded,
+    summary_reply,
+)
+from scripted_server import Reply, ScriptedServer
+
+from pi_compact.compaction.prompts import SYSTEM_PROMPT
+from pi_compact.llm.protocol import CancelToken
+
+
+@pytest.fixture(autouse=True)
+def _every_compaction_start_has_one_end() -> Iterator[None]:
+    yield
+    check_created_harnesses()
+
+
+class _Canceller(threading.Thread):
+    """Cancels once the server has received ``requests`` requests (the last one is then in flight),
+    and notes when, so tests measure the reaction time and not litellm's first import."""
+
+    def __init__(self, server: ScriptedServer, token: CancelToken, requests: int) -> None:
+        super().__init__(daemon=True)
+        self.server, self.token, self.requests = server, token, requests
+        self.cancelled_at = float("inf")
+        self.start()
+
+    def run(self) -> None:
+        deadline = time.monotonic() + 30
+        while len(self.server.requests) < self.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        self.cancelled_at = time.monotonic()
+        self.token.cancel()
+
+
+def test_cancel_during_a_model_call_returns_promptly(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    scripted_server.enqueue(Reply(text="too late", delay_s=10))
+    token = CancelToken()
+    watcher = _Canceller(scripted_server, token, requests=1)
+    final = h.session.prompt("Slow question", token)
+    assert time.monotonic() - watcher.cancelled_at < 2
+    assert final is not None and final["stopReason"] == "aborted"
+    assert h.of_type("compaction_start") == []
+
+
+def test_cancel_during_threshold_compaction_writes_nothing(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    scripted_server.enqueue(
+        *(Reply(text=padded(f"ANSWER-{i}"), prompt_tokens=UNDER_THRESHOLD) for i in range(2)),
+    )
+    for i in range(2):
+        h.session.prompt(padded(f"QUESTION-{i}"))
+    scripted_server.enqueue(Reply(text="BIG-ANSWER", prompt_tokens=OVER_THRESHOLD), summary_reply(delay_s=10))
+    token = CancelToken()
+    watcher = _Canceller(scripted_server, token, requests=4)
+    final = h.session.prompt(padded("QUESTION-2"), token)
+    assert time.monotonic() - watcher.cancelled_at < 2
+    assert final is not None and final["content"] == [{"type": "text", "text": "BIG-ANSWER"}]
+    assert scripted_server.requests[-1]["messages"][0]["content"] == SYSTEM_PROMPT  # it was the summarizer
+    assert not any(e["type"] == "compaction" for e in h.entries())
+    assert h.entries()[-1]["message"]["content"] == [{"type": "text", "text": "BIG-ANSWER"}]
+    pairs = assert_compactions_paired(h.events)
+    assert [(s.reason, e.result, e.aborted) for s, e in pairs] == [("threshold", None, True)]

@@ -1,0 +1,55 @@
+"""Beyond pi: a compaction that cannot get under the threshold says why, and does not loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from agent_harness import (
+    SETTINGS,
+    assert_compactions_paired,
+    check_created_harnesses,
+    make_harness,
+    padded,
+    summary_reply,
+)
+from scripted_server import Reply, ScriptedServer, ToolCallReply
+
+from pi_compact.agent.events import Notice
+
+
+@pytest.fixture(autouse=True)
+def _every_compaction_start_has_one_end() -> Iterator[None]:
+    yield
+    check_created_harnesses()
+
+
+def test_futile_compaction_names_the_big_message_and_is_not_repeated_every_tool_turn(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    # keepRecentTokens 7000 of a 10 000 window with 2 000 reserved: a 9 000-token prompt stays in the
+    # kept tail, so compacting cannot get the context under the 8 000 threshold.
+    settings = replace(SETTINGS, compaction=replace(SETTINGS.compaction, keep_recent_tokens=7_000))
+    h = make_harness(scripted_server, tmp_path, settings=settings)
+    scripted_server.enqueue(Reply(text="early answer", prompt_tokens=500))
+    h.session.prompt("EARLY-QUESTION " + padded("x", 50))
+    step = Reply(tool_calls=(ToolCallReply("ls", {"path": "."}),), prompt_tokens=9_300)
+    scripted_server.enqueue(
+        Reply(tool_calls=(ToolCallReply("ls", {"path": "."}),), prompt_tokens=9_200),
+        summary_reply(),
+        step, step, step,
+        Reply(text="DONE", prompt_tokens=9_400),
+    )
+    final = h.session.prompt("BIG-PROMPT " + padded("y", 9_000))
+
+    assert final is not None and final["content"] == [{"type": "text", "text": "DONE"}]
+    pairs = assert_compactions_paired(h.events)
+    assert [(s.reason, e.result is not None) for s, e in pairs] == [("threshold", True)]
+    assert len(h.summarizer_requests()) == 1
+    warnings = [e for e in h.events if isinstance(e, Notice) and e.level == "warning"]
+    assert len(warnings) == 1
+    assert "could not bring the context under the auto-compaction threshold" in warnings[0].text
+    assert "largest kept message is a user" in warnings[0].text
+    assert scripted_server.pending == 0

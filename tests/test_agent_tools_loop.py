@@ -1,0 +1,124 @@
+"""The tool loop end to end: tool failures reach the model as results, and the session file grows
+message by message in pi's entry shapes."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_harness import Harness, check_created_harnesses, make_harness
+from scripted_server import Reply, ScriptedServer, ToolCallReply
+
+
+@pytest.fixture(autouse=True)
+def _every_compaction_start_has_one_end() -> Iterator[None]:
+    yield
+    check_created_harnesses()
+
+
+def _tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in request["messages"] if m["role"] == "tool"]
+
+
+def _run_one_call(h: Harness, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The model makes one tool call, then answers; returns the request that carried the result."""
+    h.server.enqueue(Reply(tool_calls=(ToolCallReply(name, args, id="call_1"),)), Reply(text="Understood."))
+    final = h.session.prompt(f"Please use {name}.")
+    assert final is not None and final["content"] == [{"type": "text", "text": "Understood."}]
+    return h.agent_requests()[-1]
+
+
+def _tool_result_entries(h: Harness) -> list[dict[str, Any]]:
+    return [e["message"] for e in h.entries() if e["type"] == "message" and e["message"]["role"] == "toolResult"]
+
+
+def test_edit_with_missing_text_comes_back_to_the_model_as_an_error(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    (h.cwd / "notes ü.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    request = _run_one_call(h, "edit", {"path": "notes ü.txt", "oldText": "gamma", "newText": "delta"})
+    expected = "oldText not found in notes ü.txt; read the file and copy the text exactly."
+    assert _tool_messages(request) == [{"role": "tool", "tool_call_id": "call_1", "content": expected}]
+    [result] = _tool_result_entries(h)
+    assert (result["isError"], result["toolName"], result["content"]) == (
+        True, "edit", [{"type": "text", "text": expected}]
+    )
+    assert (h.cwd / "notes ü.txt").read_text(encoding="utf-8") == "alpha\nbeta\n"
+
+
+def test_edit_with_ambiguous_text_comes_back_to_the_model_as_an_error(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    (h.cwd / "twice.txt").write_text("same\nsame\n", encoding="utf-8")
+    request = _run_one_call(h, "edit", {"path": "twice.txt", "oldText": "same", "newText": "other"})
+    expected = "oldText occurs 2 times in twice.txt; add surrounding lines to make it unique."
+    assert _tool_messages(request)[0]["content"] == expected
+    assert _tool_result_entries(h)[0]["isError"] is True
+    assert (h.cwd / "twice.txt").read_text(encoding="utf-8") == "same\nsame\n"
+
+
+def test_unknown_tool_comes_back_to_the_model_as_an_error(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    request = _run_one_call(h, "teleport", {"to": "mars"})
+    content = _tool_messages(request)[0]["content"]
+    assert content.startswith("Unknown tool 'teleport'; available tools: ")
+    assert _tool_result_entries(h)[0]["isError"] is True
+
+
+def test_bash_timeout_in_the_loop_is_an_error_result_and_does_not_hang(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    started = time.monotonic()
+    request = _run_one_call(h, "bash", {"command": "echo started; sleep 30", "timeout": 1})
+    assert time.monotonic() - started < 10
+    content = _tool_messages(request)[0]["content"]
+    assert content.startswith("started\n\n[Command timed out after 1 s; its process group was killed.]")
+    assert _tool_result_entries(h)[0]["isError"] is True
+
+
+def test_bash_output_cap_reaches_the_model_with_its_notice(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    request = _run_one_call(h, "bash", {"command": "seq 1 5000"})
+    lines = _tool_messages(request)[0]["content"].split("\n")
+    assert (lines[0], lines[1999]) == ("3001", "5000")
+    assert lines[2001].startswith("[Output truncated: showing the last 2000 of 5000 lines")
+    assert _tool_result_entries(h)[0]["isError"] is False
+
+
+def test_every_message_is_in_the_file_when_the_next_step_starts(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    # The tool itself reads the session file: the assistant message that called it must be there.
+    request = _run_one_call(h, "bash", {"command": f"cat '{h.path}'"})
+    seen = [json.loads(line) for line in _tool_messages(request)[0]["content"].split("\n\n[Exit")[0].splitlines()]
+    assert [e["type"] for e in seen] == ["session", "message", "message"]
+    assert [e["message"]["role"] for e in seen[1:]] == ["user", "assistant"]
+    assert seen[2]["message"]["stopReason"] == "toolUse"
+
+
+def test_session_file_holds_pi_entry_shapes_in_order(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    _run_one_call(h, "ls", {})
+    header, *entries = h.entries()
+    assert (header["type"], header["version"], header["cwd"]) == ("session", 3, str(h.cwd))
+    assert [e["message"]["role"] for e in entries] == ["user", "assistant", "toolResult", "assistant"]
+    assert [e["parentId"] for e in entries] == [None, *(e["id"] for e in entries[:-1])]
+    assert all(set(e) == {"type", "id", "parentId", "timestamp", "message"} for e in entries)
+    user, call, result, answer = (e["message"] for e in entries)
+    assert user["content"] == [{"type": "text", "text": "Please use ls."}]
+    assert call["content"] == [{"type": "toolCall", "id": "call_1", "name": "ls", "arguments": {}}]
+    assert (call["stopReason"], call["provider"], call["model"], call["api"]) == (
+        "toolUse", "openai", "scripted", "openai-completions"
+    )
+    assert set(call["usage"]) == {"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}
+    assert (result["toolCallId"], result["toolName"], result["isError"]) == ("call_1", "ls", False)
+    assert answer["stopReason"] == "stop"
+    assert all(isinstance(m["timestamp"], int) for m in (user, call, result, answer))
