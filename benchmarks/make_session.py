@@ -3,25 +3,29 @@
 The same seed and size always give the same bytes, so timings are comparable between runs and machines.
 The mix imitates a long coding session: user prompts, assistant turns with tool calls (read / bash /
 edit / write), tool results with sizeable outputs, some thinking blocks, some non-ASCII text, model and
-thinking-level changes, abandoned side branches with a branch summary, and a compaction every few
-hundred kilobytes, about where pi would compact with a 200k window (each keeping the tail of the previous span, as pi writes them).
+thinking-level changes, abandoned side branches with a branch summary, and a compaction every 750 KB
+of entries, about where pi compacts with a 200k window (each keeping the last few turns, as pi does).
 
 Usage: ``python benchmarks/make_session.py OUT.jsonl [--mb 100] [--seed 7]``; or ``cached_session()``
-from another script, which writes into ``benchmarks/.cache/`` once and reuses the file afterwards.
+from another script, which writes into the cache directory (``$PI_COMPACT_BENCH_CACHE``, else
+``<tmp>/pi-compact-bench-cache``) once and reuses the file afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-CACHE_DIR = Path(__file__).resolve().parent / ".cache"
+# Outside the checkout on purpose: 100 MB files must never end up in a commit.
+CACHE_DIR = Path(os.environ.get("PI_COMPACT_BENCH_CACHE") or Path(tempfile.gettempdir()) / "pi-compact-bench-cache")
 GENERATOR_VERSION = 2  # bump when the output changes, so stale cached files are not reused
 
 _WORDS = (
@@ -123,7 +127,7 @@ def _turn(w: _Writer, model: tuple[str, str, str], files: list[str], context: in
     user = {"role": "user", "content": [{"type": "text", "text": _words(rng, rng.randint(5, 120))}],
             "timestamp": w.now}
     yield w.entry("message", {"message": user})
-    for step in range(rng.randint(1, 8)):
+    for _ in range(rng.randint(1, 8)):
         blocks: list[dict[str, Any]] = []
         if rng.random() < 0.3:
             blocks.append({"type": "thinking", "thinking": _words(rng, rng.randint(20, 300)), "thinkingSignature": ""})
@@ -208,7 +212,7 @@ def write_session(path: Path, megabytes: float, seed: int, compact_every_mb: flo
 
 
 def cached_session(megabytes: float = 100, seed: int = 7, compact_every_mb: float = 0.75) -> Path:
-    """The generated session for these parameters, written on first use under benchmarks/.cache/."""
+    """The generated session for these parameters, written on first use into CACHE_DIR."""
     name = f"session-v{GENERATOR_VERSION}-{megabytes:g}mb-seed{seed}-compact{compact_every_mb:g}.jsonl"
     path = CACHE_DIR / name
     return path if path.is_file() else write_session(path, megabytes, seed, compact_every_mb)

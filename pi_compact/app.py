@@ -13,20 +13,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
-from pi_compact.agent.extensions import ExtensionHooks, discover, load_extensions
-from pi_compact.agent.session import AgentSession
-from pi_compact.agent.system_prompt import build_system_prompt
-from pi_compact.agent.tools import default_tools
 from pi_compact.errors import UsageError
 from pi_compact.jstext import dumps_json
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
-from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
+
+if TYPE_CHECKING:  # the agent stack is imported where it is used: the interactive prompt must not wait for it
+    from pi_compact.agent.session import AgentSession
+    from pi_compact.session.store import SessionStore
 
 
 @dataclass(frozen=True)
@@ -93,6 +92,8 @@ def model_factory(options: AppOptions, settings: Settings, model: str | None = N
 
 def open_store(options: AppOptions, settings: Settings) -> SessionStore:
     """The session to use: --no-session, --session FILE, -c (most recent), or a new file."""
+    from pi_compact.session.store import SessionStore
+
     cwd = str(options.cwd)
     if options.no_session:
         return SessionStore.in_memory(cwd, now_ms())
@@ -132,6 +133,11 @@ def build_runtime(
     options: AppOptions, settings: Settings, emit: Callable[[SessionEvent], None], model: ChatModel | None = None
 ) -> Runtime:
     """Wire settings, session file, model, tools and extensions into an AgentSession."""
+    from pi_compact.agent.extensions import ExtensionHooks, discover, load_extensions
+    from pi_compact.agent.session import AgentSession
+    from pi_compact.agent.system_prompt import build_system_prompt
+    from pi_compact.agent.tools import default_tools
+
     notices: list[str] = []
     store = open_store(options, settings)
     notices.extend(store.warnings)

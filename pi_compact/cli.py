@@ -6,16 +6,65 @@ second, so litellm is only imported by the commands that call a model.
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 from pi_compact import __version__
 from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError
 
-app = typer.Typer(
+if TYPE_CHECKING:
+    import typer
+
+
+class _DeferredApp:
+    """The typer app, built on first use: importing typer (and the pydantic it pulls in) costs ~0.25 s.
+
+    ``@app.callback()`` and ``@app.command(...)`` only record the function here; calling ``app()`` (or
+    ``app.build()``) imports typer, puts it into this module's globals (the commands' annotations
+    name ``typer.Option`` and typer evaluates them in this module) and replays the registrations.
+    So commands must declare options with ``Annotated[..., typer.Option(...)]``, never as defaults.
+    """
+
+    def __init__(self, **settings: Any) -> None:
+        self._settings = settings
+        self._steps: list[tuple[str, tuple[Any, ...], dict[str, Any], Callable[..., Any]]] = []
+        self._built: Any = None
+
+    def _record(self, kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any]:
+        def register(func: Callable[..., Any]) -> Callable[..., Any]:
+            self._steps.append((kind, args, kwargs, func))
+            return func
+
+        return register
+
+    def callback(self, *args: Any, **kwargs: Any) -> Callable[..., Any]:
+        return self._record("callback", args, kwargs)
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[..., Any]:
+        return self._record("command", args, kwargs)
+
+    def build(self) -> typer.Typer:
+        """The real typer app (built once)."""
+        if self._built is None:
+            import typer as typer_module
+
+            globals()["typer"] = typer_module
+            built = typer_module.Typer(**self._settings)
+            for kind, args, kwargs, func in self._steps:
+                getattr(built, kind)(*args, **kwargs)(func)
+            self._built = built
+        result: typer.Typer = self._built
+        return result
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.build()(*args, **kwargs)
+
+
+app = _DeferredApp(
     add_completion=False,
     no_args_is_help=False,
     invoke_without_command=True,
@@ -74,7 +123,7 @@ def main_callback(
         sys.stdout.write(f"pi-compact {__version__}\n")
         raise typer.Exit(0)
     if ctx.invoked_subcommand is not None:
-        return
+        return  # keep it so: plain `compact` calls skip this callback (fast path below)
     try:
         if mode not in ("text", "json"):
             raise UsageError(f"--mode must be text or json, got {mode!r}.")
@@ -121,6 +170,27 @@ def compact_command(
     api_key: Annotated[str | None, typer.Option(help="API key (else the provider's env var).")] = None,
 ) -> None:
     """Compact a session file, or preview the compaction with --dry-run."""
+    raise typer.Exit(
+        _compact(
+            session, dry_run=dry_run, as_json=as_json, keep_recent_tokens=keep_recent_tokens,
+            reserve_tokens=reserve_tokens, context_window=context_window, token_estimator=token_estimator,
+            instructions=instructions, model=model, api_base=api_base, api_key=api_key,
+        )
+    )
+
+
+def _report(message: str, code: int) -> int:
+    sys.stderr.write(f"pi-compact: {message}\n")
+    return code
+
+
+def _compact(
+    session: Path, *, dry_run: bool = False, as_json: bool = False, keep_recent_tokens: int | None = None,
+    reserve_tokens: int | None = None, context_window: int | None = None, token_estimator: str | None = None,
+    instructions: str | None = None, model: str | None = None, api_base: str | None = None,
+    api_key: str | None = None,
+) -> int:
+    """The ``compact`` command without typer (shared by typer and the fast path); returns the exit code."""
     try:
         _non_negative("--keep-recent-tokens", keep_recent_tokens)
         _non_negative("--reserve-tokens", reserve_tokens)
@@ -144,15 +214,15 @@ def compact_command(
             instructions=instructions, model=model, api_base=api_base, api_key=api_key,
         )
         loaded = _load_settings(Path.cwd(), overrides)
-        raise typer.Exit(run_compact(options, loaded.settings))
+        return run_compact(options, loaded.settings)
     except (UsageError, SessionError) as exc:
-        _fail(str(exc), EXIT_USAGE)
+        return _report(str(exc), EXIT_USAGE)
     except Cancelled:
-        _fail("cancelled; the session file was not changed.", 130)
+        return _report("cancelled; the session file was not changed.", 130)
     except PiCompactError as exc:
-        _fail(str(exc), 1)
+        return _report(str(exc), 1)
     except KeyboardInterrupt:
-        _fail("cancelled; the session file was not changed.", 130)
+        return _report("cancelled; the session file was not changed.", 130)
 
 
 def main() -> None:
@@ -161,7 +231,102 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         sys.stdout.write(f"pi-compact {__version__}\n")
         return
+    fast = fast_compact_args(sys.argv[1:])
+    if fast is not None:
+        _run_fast(fast)
     app()
+
+
+# ---- fast path: `compact` without typer ---------------------------------------------------------
+# Plain, well-formed `compact` command lines (the dry run above all) skip typer entirely: parsing
+# them with typer costs more than the whole dry run of a 1 MB session. Anything this parser is not
+# sure about (--help, unknown or malformed options, odd values) goes to typer, so messages for bad
+# input stay typer's. For what it accepts, it produces exactly the arguments typer would.
+
+_FLAGS = {"--dry-run": "dry_run", "--json": "as_json"}
+_INT_OPTIONS = {
+    "--keep-recent-tokens": "keep_recent_tokens", "--reserve-tokens": "reserve_tokens",
+    "--context-window": "context_window",
+}
+_STR_OPTIONS = {
+    "--token-estimator": "token_estimator", "--instructions": "instructions", "--model": "model",
+    "--api-base": "api_base", "--api-key": "api_key",
+}
+
+
+def _plain_int(text: str) -> bool:
+    # Only canonical decimals: signs, spaces, underscores and leading zeros are left to typer.
+    return text.isascii() and text.isdigit() and len(text) <= 18 and (text == "0" or text[0] != "0")
+
+
+def fast_compact_args(argv: list[str]) -> dict[str, Any] | None:
+    """Keyword arguments for ``_compact`` when ``argv`` is a plain ``compact`` call, else None."""
+    if not argv or argv[0] != "compact" or any(name.endswith("_COMPLETE") for name in os.environ):
+        return None
+    values: dict[str, Any] = {}
+    session: str | None = None
+    index = 1
+    while index < len(argv):
+        token = argv[index]
+        index += 1
+        name, equals, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name in _FLAGS and not equals:
+            values[_FLAGS[name]] = True
+            continue
+        if name in _INT_OPTIONS or name in _STR_OPTIONS:
+            if equals:
+                value = inline
+            elif index < len(argv):
+                value = argv[index]
+                index += 1
+            else:
+                return None
+            if not value or value.startswith("-"):
+                return None
+            if name in _INT_OPTIONS:
+                if not _plain_int(value):
+                    return None
+                values[_INT_OPTIONS[name]] = int(value)
+            else:
+                values[_STR_OPTIONS[name]] = value
+            continue
+        if not token or token.startswith("-") or session is not None:
+            return None
+        session = token
+    if session is None:
+        return None
+    values["session"] = Path(session)
+    return values
+
+
+class _QuietPipe:
+    """A stream whose flush ignores a closed pipe (what click does after EPIPE, so exit stays quiet)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _run_fast(values: dict[str, Any]) -> NoReturn:
+    try:
+        code = _compact(**values)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        # As typer does: a reader that went away (``| head``) ends the command with 1, silently.
+        sys.stdout = _QuietPipe(sys.stdout)
+        sys.stderr = _QuietPipe(sys.stderr)
+        code = 1
+    sys.exit(code)
 
 
 __all__ = ["app", "main"]

@@ -242,6 +242,13 @@ def test_auto_counts_kana_and_hangul_as_wide() -> None:
     assert estimate_tokens_auto(user("\uc548\ub155\ud558\uc138\uc694")) == 5  # hangul
 
 
+def test_auto_counts_kana_at_93_percent_rounded_up() -> None:
+    # Kana weigh 0.93 (fitted by benchmarks/bench_estimator.py); Han and hangul 1; the sum rounds up.
+    assert estimate_tokens_auto(user("\u3042" * 100)) == 93  # hiragana
+    assert estimate_tokens_auto(user("\u30a2" * 100 + "\u4e2d" * 100)) == 193  # katakana + Han
+    assert estimate_text_tokens("abcd" + "\u3042" * 10, "auto") == 1 + 10  # ceil(9.3) = 10
+
+
 def test_auto_on_mixed_text_is_narrow_over_four_plus_wide() -> None:
     # "hello " is 6 narrow chars -> ceil(6/4) = 2, plus 2 Han characters
     assert estimate_tokens_auto(user("hello \u4e16\u754c")) == 4

@@ -1,0 +1,174 @@
+"""The lean branch read plans, projects and warns exactly like a full load of the session file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import assistant, compaction, header, msg, tool_call, tool_result, user
+from fixtures_path import needs_fixtures, parity_sessions
+
+from pi_compact.compaction.preview import dry_run
+from pi_compact.session.branch_tail import _FileChanged, _LeanReader, read_branch_tail
+from pi_compact.session.context import project_path
+from pi_compact.session.entries import CURRENT_VERSION
+from pi_compact.session.migrate import file_version
+from pi_compact.session.store import SessionStore
+from pi_compact.settings import CompactionSettings
+
+SETTINGS = [
+    (CompactionSettings(keep_recent_tokens=20000, reserve_tokens=16384, token_estimator="chars4"), 200000),
+    (CompactionSettings(keep_recent_tokens=2000, reserve_tokens=1000, token_estimator="chars4"), 8000),
+    (CompactionSettings(keep_recent_tokens=300, reserve_tokens=100, token_estimator="auto"), 2000),
+]
+
+
+def _write(path: Path, entries: list[dict[str, Any]], head: dict[str, Any] | None = None, tail: str = "") -> Path:
+    lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in [head or header(), *entries]]
+    path.write_text("\n".join(lines) + "\n" + tail, encoding="utf-8")
+    return path
+
+
+def _assert_same_as_full_load(path: Path) -> list[dict[str, Any]]:
+    tail = read_branch_tail(path)
+    assert tail is not None
+    store = SessionStore.open(path, "/work", 0)
+    assert tail.warnings == store.warnings
+    full = store.branch()
+    assert project_path(tail.entries).messages == project_path(full).messages
+    for settings, window in SETTINGS:
+        assert dry_run(tail.entries, settings, window)[0] == dry_run(full, settings, window)[0]
+    return tail.entries
+
+
+def _turns(count: int, first: int = 0, size: int = 400) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for n in range(first, first + count):
+        call = tool_call("read", {"path": f"src/f{n}.py"}, call_id=f"c{n}")
+        messages += [
+            user(f"question {n} " + "q" * size),
+            assistant(f"looking {n}", tool_calls=[call], stop_reason="toolUse"),
+            tool_result("r" * size, tool_call_id=f"c{n}", tool_name="read"),
+            assistant(f"answer {n} " + "a" * size),
+        ]
+    return messages
+
+
+def _linked(messages: list[dict[str, Any]], prefix: str, parent: str | None = None) -> list[dict[str, Any]]:
+    """Message entries with ids prefix0, prefix1... each the child of the one before."""
+    entries = []
+    for n, message in enumerate(messages):
+        entries.append(msg(message, id=f"{prefix}{n}", parent=parent))
+        parent = f"{prefix}{n}"
+    return entries
+
+
+def _linear(turns: int) -> list[dict[str, Any]]:
+    return _linked(_turns(turns), "a")
+
+
+def _after(parent: str) -> list[dict[str, Any]]:
+    return _linked([user("after the compaction"), assistant("fine")], "x", parent)
+
+
+@needs_fixtures
+@pytest.mark.parametrize("session", parity_sessions(), ids=lambda p: p.name)
+def test_branch_tail_plans_like_the_full_branch_on_every_parity_session(session: Path) -> None:
+    first_line = session.read_text(encoding="utf-8").split("\n", 1)[0]
+    if file_version(json.loads(first_line)) < CURRENT_VERSION:
+        assert read_branch_tail(session) is None  # legacy files migrate in a full load
+    else:
+        _assert_same_as_full_load(session)
+
+
+def test_tail_starts_at_the_kept_entry_of_the_last_compaction(tmp_path: Path) -> None:
+    first = _linear(6)  # a0..a23
+    second = _linked(_turns(3, 6), "b", "c1")
+    entries = [
+        *first, compaction("first", "a8", id="c1", parent="a23"),
+        *second, compaction("second", "a16", id="c2", parent="b11"), *_after("c2"),
+    ]
+    tail_entries = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
+    assert [e["id"] for e in tail_entries][:9] == ["a16", "a17", "a18", "a19", "a20", "a21", "a22", "a23", "c1"]
+
+
+def test_a_branch_that_leaves_the_compaction_behind_is_read_again_from_the_file(tmp_path: Path) -> None:
+    entries = _linear(5)
+    entries.append(compaction("summary", "a12", id="c1", parent=entries[-1]["id"]))
+    fork = "a5"  # the branch goes back to before everything the compaction covered
+    entries += [msg(user("other way"), id="b1", parent=fork), msg(assistant("ok"), id="b2", parent="b1")]
+    path = _write(tmp_path / "s.jsonl", entries)
+    tail_entries = _assert_same_as_full_load(path)
+    assert tail_entries == SessionStore.open(path, "/work", 0).branch()  # no compaction on it: all of it
+    assert [e["id"] for e in tail_entries][-3:] == [fork, "b1", "b2"]
+
+
+def test_a_compaction_whose_kept_entry_is_unknown_starts_the_tail(tmp_path: Path) -> None:
+    entries = _linear(4)
+    entries.append(compaction("summary", "no-such-entry", id="c1", parent=entries[-1]["id"]))
+    entries += _after("c1")
+    tail_entries = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
+    assert [e["id"] for e in tail_entries] == ["c1", "x0", "x1"]
+
+
+def test_a_compaction_as_leaf_gives_no_plan_and_the_same_context(tmp_path: Path) -> None:
+    entries = _linear(4)
+    entries.append(compaction("summary", "a8", id="c1", parent=entries[-1]["id"]))
+    tail_entries = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
+    assert dry_run(tail_entries, SETTINGS[1][0], SETTINGS[1][1])[0]["plan"] is None
+
+
+def test_duplicate_ids_resolve_to_the_last_entry_as_in_a_full_load(tmp_path: Path) -> None:
+    entries = _linear(4)
+    entries[6]["id"] = "a2"  # a corrupt file: one id twice
+    _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
+
+
+def test_bad_lines_give_the_same_warnings_as_a_full_load(tmp_path: Path) -> None:
+    lines = [json.dumps(header())] + [json.dumps(e) for e in _linear(3)]
+    lines[3:3] = ["{not json", "[1, 2]", "   ", " " + lines[3], '{"a": 1} trailing', "\ufeff{}"]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + '\n{"type": "message", "id": "torn', encoding="utf-8")
+    tail = read_branch_tail(path)
+    assert tail is not None and len(tail.warnings) == 5
+    _assert_same_as_full_load(path)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        json.dumps(header(version=None)) + "\n" + json.dumps(msg(user("hi"))) + "\n",
+        json.dumps(msg(user("no header first"), id="a", parent=None)) + "\n",
+        "",
+    ],
+    ids=["legacy-v1", "no-header", "empty"],
+)
+def test_files_a_full_load_must_handle_are_left_to_it(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(content, encoding="utf-8")
+    assert read_branch_tail(path) is None
+
+
+def test_non_utf8_and_missing_files_are_left_to_a_full_load(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(json.dumps(header()).encode() + b"\n\xff\xfe\n")
+    assert read_branch_tail(bad) is None
+    assert read_branch_tail(tmp_path / "missing.jsonl") is None
+
+
+def test_a_line_changed_in_place_after_reading_is_detected(tmp_path: Path) -> None:
+    entries = _linear(3)
+    entries.append(compaction("summary", "a8", id="c1", parent=entries[-1]["id"]))
+    entries.append(msg(user("back"), id="b1", parent="a1"))  # needs the cold first entries
+    path = _write(tmp_path / "s.jsonl", entries)
+    with open(path, "rb") as handle:
+        reader = _LeanReader(handle, str(path))
+        assert reader.read() is not None
+        data = bytearray(path.read_bytes())
+        at = data.index(b"question 0")
+        data[at : at + 10] = b"QUESTION 0"
+        path.write_bytes(bytes(data))  # same length, other text, same inode
+        with pytest.raises(_FileChanged):
+            reader.branch_tail()
