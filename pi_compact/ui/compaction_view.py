@@ -14,7 +14,7 @@ from rich.text import Text
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason
 
-CANCEL_HINT = "Ctrl-C to cancel"
+CANCEL_HINT = "Esc or Ctrl-C to cancel"
 
 
 def spinner_text(reason: CompactionReason, context_percent: float | None, elapsed_s: float) -> str:
@@ -61,8 +61,9 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
     lines = [
         Text.assemble(("Context ", "bold"), f"{before:,} → ~{after:,} tokens"),
         Text(
-            f"Summarized {details.get('summarizedEntries', '?')} entries, kept {details.get('keptMessages', '?')} "
-            f"messages" + (" (split turn)" if details.get("splitTurn") else "")
+            f"Summarized {_count(details.get('summarizedEntries'), 'entry', 'entries')}, "
+            f"kept {_count(details.get('keptMessages'), 'message', 'messages')}"
+            + (" (split turn)" if details.get("splitTurn") else "")
         ),
         Text(
             f"Files: {len(details.get('readFiles') or [])} read, {len(details.get('modifiedFiles') or [])} modified"
@@ -76,6 +77,12 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
     lines.append(Text(f"{duration_s:.1f}s{hint}", style="dim"))
     title = Text("[compaction]", style="bold cyan")
     return Panel(Group(*lines), title=title, title_align="left", border_style="cyan", expand=False)
+
+
+def _count(value: Any, one: str, many: str) -> str:
+    if not isinstance(value, int):
+        return f"? {many}"
+    return f"{value:,} {one if value == 1 else many}"
 
 
 def summary_renderable(summary: str, tokens_before: int) -> RenderableType:

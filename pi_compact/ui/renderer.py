@@ -1,0 +1,267 @@
+"""TerminalRenderer: what the agent's events look like in the terminal (rich).
+
+Contract:
+- At most one live region at a time: a transient rich ``Live`` that shows, in turn, the working
+  spinner, the reply streaming in as markdown, a running tool, or the compaction spinner. Anything
+  permanent is printed with ``console.print`` (above the live region while it runs), so each reply
+  lands in the scrollback exactly once, fully rendered, when its ``MessageEnd`` arrives.
+- Text from the user, the model, tools and session files is never parsed as rich markup: it only
+  ever reaches the console inside ``Text`` or ``Markdown`` objects, with terminal control sequences
+  stripped.
+- Events may arrive on a worker thread (the REPL runs turns there); ``close()`` ends any live region
+  once the turn is over.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.segment import Segment
+from rich.spinner import Spinner
+from rich.text import Text
+
+from pi_compact.agent.events import (
+    AgentEnd,
+    AgentStart,
+    CompactionEnd,
+    CompactionStart,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    Notice,
+    Retry,
+    SessionEvent,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+)
+from pi_compact.ui.compaction_view import end_renderable, spinner_text
+
+CANCEL_KEYS = "Esc or Ctrl-C to cancel"
+RESULT_LINES = 4  # a tool result is collapsed to this many lines
+KEY_ARGUMENTS = ("path", "file_path", "command", "pattern", "query", "url")
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
+_NOTICE_STYLES = {"info": "cyan", "warning": "yellow", "error": "red"}
+
+
+def clean(text: str) -> str:
+    """Text safe to put on a terminal: escape sequences and control characters removed (tabs, newlines kept)."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+
+
+def key_argument(args: Mapping[str, Any]) -> str:
+    """The argument that says what a tool call does: its path, command or pattern (else the first string)."""
+    value = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
+    if value is None:
+        value = next((v for v in args.values() if isinstance(v, str)), "")
+    lines = clean(str(value)).strip().splitlines()
+    first = lines[0] if lines else ""
+    return first + (" …" if len(lines) > 1 else "")
+
+
+def tool_line(name: str, args: Mapping[str, Any]) -> Text:
+    """One line per tool call: ``▸ tool key-argument``."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append("▸ ", style="cyan")
+    line.append(clean(name), style="bold")
+    argument = key_argument(args)
+    if argument:
+        line.append(" " + argument)
+    return line
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    parts: list[str] = []
+    for block in result.get("content") or ():
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, Mapping) and block.get("type") == "image":
+            parts.append(f"[image {block.get('mimeType', '')}]")
+    return clean("\n".join(parts))
+
+
+def result_lines(result: Mapping[str, Any], is_error: bool, limit: int = RESULT_LINES) -> Text:
+    """A tool result collapsed to ``limit`` lines, plus how many were hidden; red when it is an error."""
+    lines = result_text(result).rstrip().splitlines() or ["(no output)"]
+    out = Text(no_wrap=True, overflow="ellipsis")
+    for index, line in enumerate(lines[:limit]):
+        out.append("  ⎿ " if index == 0 else "    ", style="dim")
+        out.append(line.expandtabs(4), style="red" if is_error else "dim")
+        if index < min(limit, len(lines)) - 1:
+            out.append("\n")
+    if len(lines) > limit:
+        hidden = len(lines) - limit
+        out.append(f"\n    … {hidden} more line" + ("" if hidden == 1 else "s"), style="dim italic")
+    return out
+
+
+class _Ticker:
+    """A spinner whose label is recomputed at every refresh (it shows elapsed seconds)."""
+
+    def __init__(self, label: Callable[[], str]) -> None:
+        self._label = label
+        self._spinner = Spinner("dots", style="cyan")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        self._spinner.update(text=Text(self._label(), style="dim"))
+        yield self._spinner
+
+
+class _Tail:
+    """The last screenful of a renderable, so a long streaming reply never scrolls the live region."""
+
+    def __init__(self, content: Callable[[], RenderableType]) -> None:
+        self._content = content
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self._content(), options, pad=False)
+        room = max(3, console.size.height - 4)
+        for line in lines[-room:]:
+            yield from line
+            yield Segment.line()
+
+
+class TerminalRenderer:
+    """Consumes ``SessionEvent`` values (it is the session's ``emit``) and draws them on ``console``."""
+
+    def __init__(
+        self, console: Console, *, show_thinking: bool = True, clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.console = console
+        self.show_thinking = show_thinking
+        self._clock = clock
+        self._live: Live | None = None
+        self._view: RenderableType | None = None
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._view_since = 0.0
+        self._compaction: CompactionStart | None = None
+        self._compaction_since = 0.0
+
+    # ---- the live region -------------------------------------------------------------------------
+
+    def current_view(self) -> RenderableType | None:
+        """What the live region shows now (None when there is none)."""
+        return self._view
+
+    def _show(self, view: RenderableType) -> None:
+        self._view = view
+        if self._live is None:
+            self._live = Live(get_renderable=self._render_view, console=self.console, transient=True,
+                              refresh_per_second=10, redirect_stdout=False, redirect_stderr=False)
+            self._live.start(refresh=True)
+        else:
+            self._live.refresh()
+
+    def _render_view(self) -> RenderableType:
+        return self._view if self._view is not None else Text("")
+
+    def close(self) -> None:
+        """End the live region (it is transient: it leaves nothing behind)."""
+        self._view = None
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.stop()
+
+    def working(self, label: str) -> None:
+        """A spinner with ``label`` and the seconds since it appeared (e.g. while the model loads)."""
+        self._view_since = self._clock()
+        self._show(_Ticker(lambda: f"{label} {self._clock() - self._view_since:.0f}s ({CANCEL_KEYS})"))
+
+    def print(self, renderable: RenderableType) -> None:
+        self.console.print(renderable)
+
+    # ---- events ----------------------------------------------------------------------------------
+
+    def __call__(self, event: SessionEvent) -> None:
+        if isinstance(event, (AgentStart, MessageStart)):
+            if not isinstance(event, MessageStart) or event.role == "assistant":
+                self._text, self._thinking = [], []
+                self.working("Working…")
+        elif isinstance(event, MessageUpdate):
+            self._on_update(event)
+        elif isinstance(event, MessageEnd):
+            self._on_message_end(event.message)
+        elif isinstance(event, ToolExecutionStart):
+            self.close()
+            self.print(tool_line(event.tool_name, event.args))
+            self.working(f"Running {clean(event.tool_name)}…")
+        elif isinstance(event, ToolExecutionEnd):
+            self.close()
+            self.print(result_lines(event.result, event.is_error))
+        elif isinstance(event, CompactionStart):
+            self._on_compaction_start(event)
+        elif isinstance(event, CompactionEnd):
+            self._on_compaction_end(event)
+        elif isinstance(event, Retry):
+            self.print(Text(f"Provider error: {clean(event.error_message)} — retry {event.attempt}/"
+                            f"{event.max_attempts} in {event.delay_ms / 1000:.1f}s", style="yellow"))
+        elif isinstance(event, Notice):
+            self.print(Text(clean(event.text), style=_NOTICE_STYLES.get(event.level, "cyan")))
+        elif isinstance(event, AgentEnd):
+            self.close()
+
+    def _on_update(self, event: MessageUpdate) -> None:
+        if event.kind == "text":
+            self._text.append(event.delta)
+        elif event.kind == "thinking":
+            self._thinking.append(event.delta)
+        else:
+            return  # tool-call arguments stream in silently; the tool line says what was called
+        if not isinstance(self._view, _Tail):
+            self._show(_Tail(self._streaming))
+
+    def _streaming(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        if self._thinking and self.show_thinking:
+            parts.append(Text(clean("".join(self._thinking)), style="dim italic"))
+        if self._text:
+            parts.append(Markdown(clean("".join(self._text))))
+        elif not self.show_thinking:
+            parts.append(Text("Thinking…", style="dim"))
+        return Group(*parts)
+
+    def _on_message_end(self, message: Mapping[str, Any]) -> None:
+        if message.get("role") != "assistant":
+            return  # the user's text is already on screen (the prompt line); tool results come as events
+        self.close()
+        printed_text = False
+        for block in message.get("content") or ():
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "text" and str(block.get("text", "")).strip():
+                self.print(Markdown(clean(str(block["text"]))))
+                printed_text = True
+            elif block.get("type") == "thinking" and self.show_thinking and str(block.get("thinking", "")).strip():
+                self.print(Text(clean(str(block["thinking"])).strip(), style="dim italic"))
+        stop = message.get("stopReason")
+        if stop == "aborted" and not printed_text and "".join(self._text).strip():
+            # The user saw this text stream in before cancelling; keep it on screen.
+            self.print(Markdown(clean("".join(self._text))))
+        if stop == "aborted":
+            self.print(Text("Cancelled.", style="yellow"))
+        elif stop == "error":
+            self.print(Text(f"Error: {clean(str(message.get('errorMessage') or 'the model call failed'))}",
+                            style="red"))
+        elif stop == "length":
+            self.print(Text("The reply was cut off at the output token limit.", style="yellow"))
+
+    def _on_compaction_start(self, event: CompactionStart) -> None:
+        self.close()
+        self._compaction = event
+        self._compaction_since = self._clock()
+        self._show(_Ticker(lambda: spinner_text(event.reason, event.context_percent,
+                                                self._clock() - self._compaction_since)))
+
+    def _on_compaction_end(self, event: CompactionEnd) -> None:
+        self.close()
+        started = self._compaction_since if self._compaction is not None else self._clock()
+        self._compaction = None
+        self.print(end_renderable(event, self._clock() - started))
+        if event.result is not None and event.will_retry:
+            self.print(Text("Retrying the request with the compacted context…", style="dim"))

@@ -1,0 +1,292 @@
+"""Where the session stands, as the terminal shows it: the status line, ``/context``, ``/settings``, ``/session``.
+
+Contract: reading state never blocks on the model. Until a ``LazyModel`` has resolved (litellm is
+still importing in the background) the window and threshold are unknown and shown as "…", and the
+token count is an estimate. Everything returned is a rich ``Text`` or ``Table`` built from plain
+strings, so nothing from a session file is read as markup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from pi_compact.agent.session import AgentSession
+from pi_compact.app import AppOptions
+from pi_compact.compaction.tokens import assistant_usage, calculate_context_tokens, estimator_for
+from pi_compact.messages import Message
+from pi_compact.paths import global_settings_path, project_settings_path
+from pi_compact.session.entries import message_of_entry
+from pi_compact.session.store import SessionStore
+from pi_compact.settings_files import DEFAULT_SOURCE, LoadedSettings, describe
+
+UNKNOWN = "…"
+WARN_PERCENT = 70.0  # pi's footer turns to the warning colour here and to the error colour above 90 %
+ALERT_PERCENT = 90.0
+
+
+def model_ready(model: object) -> bool:
+    """False only for a lazily resolved model that has not resolved yet (reading it would block)."""
+    return bool(getattr(model, "ready", True))
+
+
+def auto_compaction_on(session: AgentSession) -> bool:
+    return session.auto_compact and session.settings.compaction.enabled
+
+
+@dataclass(frozen=True)
+class StatusInfo:
+    """The numbers of the status line; ``window`` is None while the model is still resolving."""
+
+    model: str
+    tokens: int
+    window: int | None
+    threshold: int | None
+    from_usage: bool
+    auto_compact: bool
+    session_name: str
+
+    @property
+    def percent(self) -> float | None:
+        return self.tokens / self.window * 100 if self.window else None
+
+    @property
+    def tokens_left(self) -> int | None:
+        return max(0, self.threshold - self.tokens) if self.threshold is not None else None
+
+
+def session_name(session: AgentSession) -> str:
+    path = session.store.path
+    return path.name if path is not None else "in-memory session (--no-session)"
+
+
+def gather_status(session: AgentSession, model_name: str) -> StatusInfo:
+    """The status numbers now; ``model_name`` labels a model that has not resolved yet."""
+    auto = auto_compaction_on(session)
+    if model_ready(session.model):
+        usage = session.context_usage()
+        return StatusInfo(session.model.info.model, usage.tokens, usage.context_window, usage.threshold,
+                          usage.from_usage, auto, session_name(session))
+    estimate = estimator_for(session.settings.compaction.token_estimator)
+    tokens = sum(estimate(m) for m in session.messages)
+    return StatusInfo(model_name, tokens, None, None, False, auto, session_name(session))
+
+
+def percent_style(percent: float | None) -> str:
+    if percent is None:
+        return "dim"
+    if percent > ALERT_PERCENT:
+        return "bold red"
+    if percent > WARN_PERCENT:
+        return "yellow"
+    return "green"
+
+
+def format_percent(percent: float) -> str:
+    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"
+
+
+def status_text(info: StatusInfo) -> Text:
+    """``model · tokens/window (pct) · N left before auto-compaction · session file``."""
+    sep = (" · ", "dim")
+    approx = "" if info.from_usage else "~"
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(info.model, style="bold")
+    line.append(*sep)
+    if info.window is None:
+        line.append(f"{approx}{info.tokens:,}/{UNKNOWN} tokens", style="dim")
+    else:
+        assert info.percent is not None
+        line.append(f"{approx}{info.tokens:,}/{info.window:,} tokens ", style="dim")
+        line.append(f"({format_percent(info.percent)})", style=percent_style(info.percent))
+    line.append(*sep)
+    if not info.auto_compact:
+        line.append("auto-compaction off", style="yellow")
+    elif info.tokens_left is None:
+        line.append(f"{UNKNOWN} left before auto-compaction", style="dim")
+    else:
+        line.append(f"{info.tokens_left:,} left before auto-compaction", style="dim")
+    line.append(*sep)
+    line.append(info.session_name, style="dim")
+    return line
+
+
+# --- /context -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """The live context split as compaction sees it (tokens estimated, message counts)."""
+
+    summary_tokens: int
+    kept_tokens: int
+    kept_count: int
+    new_tokens: int
+    new_count: int
+    compacted: bool
+
+
+def breakdown(session: AgentSession) -> Breakdown:
+    """Summary / kept tail / messages since the latest compaction (all "new" when never compacted)."""
+    estimate = estimator_for(session.settings.compaction.token_estimator)
+    messages: Sequence[Message] = session.messages
+    branch = session.store.branch()
+    last = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=-1)
+    if last < 0 or not messages or messages[0].get("role") != "compactionSummary":
+        return Breakdown(0, 0, 0, sum(estimate(m) for m in messages), len(messages), False)
+    new_count = sum(1 for e in branch[last + 1 :] if message_of_entry(e) is not None)
+    new_count = min(new_count, len(messages) - 1)
+    kept = messages[1 : len(messages) - new_count]
+    new = messages[len(messages) - new_count :]
+    return Breakdown(estimate(messages[0]), sum(estimate(m) for m in kept), len(kept),
+                     sum(estimate(m) for m in new), len(new), True)
+
+
+def _last_usage(messages: Sequence[Message]) -> tuple[Mapping[str, Any] | None, int]:
+    for index in range(len(messages) - 1, -1, -1):
+        usage = assistant_usage(messages[index])
+        if usage is not None and calculate_context_tokens(usage) > 0:
+            return usage, index
+    return None, -1
+
+
+def context_report(session: AgentSession, model_name: str) -> Table:
+    """Everything ``/context`` shows: size now, limits, the estimator, the last usage, the breakdown."""
+    info = gather_status(session, model_name)
+    compaction = session.settings.compaction
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    source = "provider usage + estimate" if info.from_usage else "estimate"
+    if info.window is None:
+        table.add_row("Context", Text(f"{info.tokens:,} tokens ({source}) / {UNKNOWN} window (model loading)"))
+    else:
+        assert info.percent is not None
+        size = Text(f"{info.tokens:,} tokens ({source}) / {info.window:,} window ")
+        size.append(f"({format_percent(info.percent)})", style=percent_style(info.percent))
+        table.add_row("Context", size)
+    threshold = f"{info.threshold:,}" if info.threshold is not None else UNKNOWN
+    left = f"{info.tokens_left:,} tokens left" if info.tokens_left is not None else f"{UNKNOWN} left"
+    state = left if info.auto_compact else "auto-compaction off"
+    table.add_row("Threshold", Text(f"{threshold} tokens (window − reserveTokens {compaction.reserve_tokens:,}) · "
+                                    f"{state}"))
+    table.add_row("Keep recent", Text(f"{compaction.keep_recent_tokens:,} tokens (keepRecentTokens)"))
+    kind = "CJK-aware" if compaction.token_estimator == "auto" else "pi's chars/4"
+    table.add_row("Estimator", Text(f"{compaction.token_estimator} ({kind})"))
+    parts = breakdown(session)
+    usage, index = _last_usage(session.messages)
+    if usage is None:
+        table.add_row("Last usage", Text("none yet", style="dim"))
+    else:
+        # A usage recorded before the latest compaction measured a context that no longer exists.
+        stale = parts.compacted and index < len(session.messages) - parts.new_count
+        note = " · before the latest compaction, so not used" if stale else ""
+        table.add_row("Last usage", Text(
+            f"input {int(usage.get('input') or 0):,} · output {int(usage.get('output') or 0):,} · "
+            f"cache read {int(usage.get('cacheRead') or 0):,} · total {calculate_context_tokens(usage):,}{note}"))
+    kept, new = plural(parts.kept_count, "message"), plural(parts.new_count, "message")
+    if parts.compacted:
+        table.add_row("Breakdown", Text(f"summary ~{parts.summary_tokens:,} · kept tail ~{parts.kept_tokens:,} "
+                                        f"({kept}) · new ~{parts.new_tokens:,} ({new})"))
+    else:
+        table.add_row("Breakdown", Text(f"not compacted · {new} ~{parts.new_tokens:,} tokens"))
+    table.add_row("Compactions", Text(f"{session.compactions} in this session"))
+    return table
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def compacted_times(count: int) -> str:
+    """pi's load message: "Session compacted 1 time" / "Session compacted N times"."""
+    return f"Session compacted {plural(count, 'time')}"
+
+
+# --- /settings and /session ---------------------------------------------------------------------------
+
+
+def short_path(path: str) -> str:
+    """A source path with the home directory written as ``~``."""
+    home = str(Path.home())
+    return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home + os.sep) else path
+
+
+def _source_text(source: str) -> Text:
+    return Text(short_path(source), style="dim" if source == DEFAULT_SOURCE else "")
+
+
+def _window_source(options: AppOptions, session: AgentSession, model: str) -> str:
+    if options.context_window is not None and model == options.model:
+        return "CLI flag --context-window"
+    override = session.settings.model_override(model)
+    if override is None and "/" in model:
+        override = session.settings.model_override(model.split("/", 1)[1])
+    if override is not None and override.context_window:
+        return "models setting"
+    return "litellm model map"
+
+
+def settings_table(
+    loaded: LoadedSettings, options: AppOptions, session: AgentSession, model_name: str
+) -> RenderableType:
+    """Every effective setting, its value and where it came from (default, a settings file, a CLI flag)."""
+    table = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
+    table.add_column("setting", no_wrap=True)
+    table.add_column("value")
+    table.add_column("source")
+    for key, value, source in describe(loaded):
+        table.add_row(Text(key), Text(json.dumps(value, ensure_ascii=False)), _source_text(source))
+    enabled_source = loaded.sources.get("compaction.enabled", DEFAULT_SOURCE)
+    if not options.auto_compact:
+        enabled_source = "CLI flag --no-auto-compact"
+    elif session.auto_compact != options.auto_compact or \
+            session.settings.compaction.enabled != loaded.settings.compaction.enabled:
+        enabled_source = "/autocompact"
+    table.add_row(Text("auto-compaction (now)", style="bold"), Text("on" if auto_compaction_on(session) else "off"),
+                  _source_text(enabled_source))
+    if options.model:
+        model_source = "CLI flag --model"
+    else:
+        model_source = loaded.sources.get("defaultModel", DEFAULT_SOURCE)
+    table.add_row(Text("model", style="bold"), Text(model_name), _source_text(model_source))
+    if model_ready(session.model):
+        info = session.model.info
+        table.add_row(Text("context window", style="bold"), Text(f"{info.context_window:,}"),
+                      _source_text(_window_source(options, session, info.model)))
+    else:
+        table.add_row(Text("context window", style="bold"), Text(UNKNOWN), Text("model still loading", style="dim"))
+    files = Text("Settings files: ", style="dim")
+    for label, path in (("global", global_settings_path()), ("project", project_settings_path(options.cwd))):
+        state = "" if path.is_file() else " (absent)"
+        files.append(f"{label} {short_path(str(path))}{state}; ", style="dim")
+    files.append("the project file wins, key by key.", style="dim")
+    return Group(table, files)
+
+
+def session_table(store: SessionStore, compactions: int) -> Table:
+    """``/session``: the file, its id, how many entries and bytes, how often it was compacted."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    if store.path is None:
+        table.add_row("File", Text("none: in memory only (--no-session)"))
+    else:
+        table.add_row("File", Text(str(store.path)))
+        try:
+            size = f"{store.path.stat().st_size:,} bytes"
+        except OSError:
+            size = "not written yet (the file appears with the first answer)"
+        table.add_row("Size", Text(size))
+    table.add_row("Id", Text(store.session_id))
+    table.add_row("Entries", Text(f"{len(store.entries):,}"))
+    table.add_row("Compactions", Text(str(compactions)))
+    return table
