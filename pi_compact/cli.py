@@ -231,10 +231,37 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         sys.stdout.write(f"pi-compact {__version__}\n")
         return
-    fast = fast_compact_args(sys.argv[1:])
-    if fast is not None:
-        _run_fast(fast)
-    app()
+    try:
+        fast = fast_compact_args(sys.argv[1:])
+        if fast is not None:
+            _run_fast(fast)
+        app()
+    except SystemExit as done:
+        if "litellm" not in sys.modules:
+            raise
+        _exit_now(done.code)
+
+
+def _exit_now(code: object) -> NoReturn:
+    """Leave without waiting for threads that a model library may still run.
+
+    After a cancel, a request thread may still be waiting for the provider's first byte, and litellm
+    keeps executor threads that the interpreter would join at exit; the user asked to stop, so stop.
+    Session lines are fsynced as they are written, so nothing is lost by skipping the shutdown.
+    """
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe or stream: nothing more can be said
+    os._exit(status)
 
 
 # ---- fast path: `compact` without typer ---------------------------------------------------------
