@@ -7,6 +7,7 @@ to download the model cost map (it would print warnings and could stall without 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -33,3 +34,12 @@ def scripted_server() -> Iterator[ScriptedServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _every_compaction_start_has_one_end() -> Iterator[None]:
+    """Every agent session a test built pairs each compaction_start with exactly one compaction_end."""
+    yield
+    harness = sys.modules.get("agent_harness")  # only tests that built agent sessions imported it
+    if harness is not None:
+        harness.check_created_harnesses()

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from agent_harness import (
     OVER_THRESHOLD,
     UNDER_THRESHOLD,
     assert_compactions_paired,
-    check_created_harnesses,
     make_harness,
     padded,
     summary_reply,
@@ -21,12 +18,6 @@ from scripted_server import Reply, ScriptedServer
 
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
 from pi_compact.llm.protocol import CancelToken
-
-
-@pytest.fixture(autouse=True)
-def _every_compaction_start_has_one_end() -> Iterator[None]:
-    yield
-    check_created_harnesses()
 
 
 class _Canceller(threading.Thread):

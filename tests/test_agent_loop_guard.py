@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from agent_harness import (
     SETTINGS,
     assert_compactions_paired,
-    check_created_harnesses,
     make_harness,
     padded,
     summary_reply,
@@ -18,12 +15,6 @@ from agent_harness import (
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
 from pi_compact.agent.events import Notice
-
-
-@pytest.fixture(autouse=True)
-def _every_compaction_start_has_one_end() -> Iterator[None]:
-    yield
-    check_created_harnesses()
 
 
 def test_futile_compaction_names_the_big_message_and_is_not_repeated_every_tool_turn(

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from agent_harness import (
     SUMMARY,
     UNDER_THRESHOLD,
     Harness,
     assert_compactions_paired,
-    check_created_harnesses,
     make_harness,
     padded,
     request_text,
@@ -27,11 +24,6 @@ from pi_compact.llm.protocol import CancelToken
 
 FOCUS = "keep every decision about the database schema"
 
-
-@pytest.fixture(autouse=True)
-def _every_compaction_start_has_one_end() -> Iterator[None]:
-    yield
-    check_created_harnesses()
 
 
 def _history(h: Harness) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from agent_harness import (
     WINDOW,
     Harness,
     assert_compactions_paired,
-    check_created_harnesses,
     make_harness,
     padded,
     request_text,
@@ -38,11 +36,6 @@ OVERFLOWS = {
     "anthropic": anthropic_prompt_too_long_reply(tokens=12_000, maximum=10_000),
 }
 
-
-@pytest.fixture(autouse=True)
-def _every_compaction_start_has_one_end() -> Iterator[None]:
-    yield
-    check_created_harnesses()
 
 
 def _history(h: Harness) -> None:

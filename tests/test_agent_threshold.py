@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from agent_harness import (
     OVER_THRESHOLD,
     SETTINGS,
@@ -14,7 +12,6 @@ from agent_harness import (
     UNDER_THRESHOLD,
     Harness,
     assert_compactions_paired,
-    check_created_harnesses,
     make_harness,
     padded,
     request_text,
@@ -27,12 +24,6 @@ from pi_compact.agent.events import CompactionEnd, CompactionStart
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.session.store import SessionStore
-
-
-@pytest.fixture(autouse=True)
-def _every_compaction_start_has_one_end() -> Iterator[None]:
-    yield
-    check_created_harnesses()
 
 
 def _three_turns(h: Harness, last_prompt_tokens: int, *, compacts: bool = False) -> None:

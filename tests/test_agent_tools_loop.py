@@ -5,19 +5,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from agent_harness import Harness, check_created_harnesses, make_harness
+from agent_harness import Harness, make_harness
 from scripted_server import Reply, ScriptedServer, ToolCallReply
-
-
-@pytest.fixture(autouse=True)
-def _every_compaction_start_has_one_end() -> Iterator[None]:
-    yield
-    check_created_harnesses()
 
 
 def _tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
