@@ -115,10 +115,11 @@ def text_of(content: Any) -> str:
     """All text of a content value (a string or a list of blocks), concatenated with no separator."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, Sequence):
+    if not isinstance(content, (list, Sequence)):
         return ""
-    return "".join(
+    # list / dict first in the checks: parsed JSON is made of them, and the ABC checks are slow.
+    return "".join([
         block.get("text", "") or ""
         for block in content
-        if isinstance(block, Mapping) and block.get("type") == "text"
-    )
+        if isinstance(block, (dict, Mapping)) and block.get("type") == "text"
+    ])

@@ -1,4 +1,4 @@
-"""The lean branch read plans, projects and warns exactly like a full load of the session file."""
+"""The lean branch read plans, previews and warns exactly like a full load of the session file."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from builders import assistant, compaction, header, msg, tool_call, tool_result,
 from fixtures_path import needs_fixtures, parity_sessions
 
 from pi_compact.compaction.preview import dry_run
-from pi_compact.session.branch_tail import _FileChanged, _LeanReader, read_branch_tail
+from pi_compact.compaction.tokens import estimator_for
+from pi_compact.errors import SessionError
+from pi_compact.session.branch_tail import RAW_BUDGET, BranchTail, _FileChanged, _LeanReader, open_branch_tail
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import CURRENT_VERSION
 from pi_compact.session.migrate import file_version
@@ -31,16 +33,31 @@ def _write(path: Path, entries: list[dict[str, Any]], head: dict[str, Any] | Non
     return path
 
 
-def _assert_same_as_full_load(path: Path) -> list[dict[str, Any]]:
-    tail = read_branch_tail(path)
-    assert tail is not None
+def _json(entries: list[dict[str, Any]], settings: CompactionSettings, window: int, tail: BranchTail | None) -> bytes:
+    estimator = tail.estimator(estimator_for(settings.token_estimator)) if tail is not None else None
+    return b"".join(dry_run(entries, settings, window, estimator).json_chunks())
+
+
+def _assert_same_as_full_load(path: Path) -> list[Any]:
+    """The ids of the lean tail, after checking it previews exactly like the whole branch."""
     store = SessionStore.open(path, "/work", 0)
-    assert tail.warnings == store.warnings
     full = store.branch()
-    assert project_path(tail.entries).messages == project_path(full).messages
-    for settings, window in SETTINGS:
-        assert dry_run(tail.entries, settings, window)[0] == dry_run(full, settings, window)[0]
-    return tail.entries
+    with open_branch_tail(path) as tail:
+        assert tail is not None
+        assert tail.warnings == store.warnings
+        ids = [e.get("id") for e in tail.entries]
+        assert ids == [e.get("id") for e in full[len(full) - len(ids) :]]
+        roles = [m.get("role") for m in project_path(tail.entries).messages]
+        assert roles == [m.get("role") for m in project_path(full).messages]
+        for settings, window in SETTINGS:
+            assert _json(tail.entries, settings, window, tail) == _json(full, settings, window, None)
+    with open_branch_tail(path, texts=False) as bare:  # what the human-readable report reads
+        assert bare is not None
+        for settings, window in SETTINGS:
+            estimator = bare.estimator(estimator_for(settings.token_estimator))
+            lean = dry_run(bare.entries, settings, window, estimator)
+            assert lean.report() == dry_run(full, settings, window).report()
+    return ids
 
 
 def _turns(count: int, first: int = 0, size: int = 400) -> list[dict[str, Any]]:
@@ -78,7 +95,8 @@ def _after(parent: str) -> list[dict[str, Any]]:
 def test_branch_tail_plans_like_the_full_branch_on_every_parity_session(session: Path) -> None:
     first_line = session.read_text(encoding="utf-8").split("\n", 1)[0]
     if file_version(json.loads(first_line)) < CURRENT_VERSION:
-        assert read_branch_tail(session) is None  # legacy files migrate in a full load
+        with open_branch_tail(session) as tail:
+            assert tail is None  # legacy files migrate in a full load
     else:
         _assert_same_as_full_load(session)
 
@@ -90,8 +108,8 @@ def test_tail_starts_at_the_kept_entry_of_the_last_compaction(tmp_path: Path) ->
         *first, compaction("first", "a8", id="c1", parent="a23"),
         *second, compaction("second", "a16", id="c2", parent="b11"), *_after("c2"),
     ]
-    tail_entries = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
-    assert [e["id"] for e in tail_entries][:9] == ["a16", "a17", "a18", "a19", "a20", "a21", "a22", "a23", "c1"]
+    tail_ids = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
+    assert tail_ids[:9] == ["a16", "a17", "a18", "a19", "a20", "a21", "a22", "a23", "c1"]
 
 
 def test_a_branch_that_leaves_the_compaction_behind_is_read_again_from_the_file(tmp_path: Path) -> None:
@@ -100,24 +118,28 @@ def test_a_branch_that_leaves_the_compaction_behind_is_read_again_from_the_file(
     fork = "a5"  # the branch goes back to before everything the compaction covered
     entries += [msg(user("other way"), id="b1", parent=fork), msg(assistant("ok"), id="b2", parent="b1")]
     path = _write(tmp_path / "s.jsonl", entries)
-    tail_entries = _assert_same_as_full_load(path)
-    assert tail_entries == SessionStore.open(path, "/work", 0).branch()  # no compaction on it: all of it
-    assert [e["id"] for e in tail_entries][-3:] == [fork, "b1", "b2"]
+    tail_ids = _assert_same_as_full_load(path)
+    assert tail_ids == [e["id"] for e in SessionStore.open(path, "/work", 0).branch()]  # no compaction on it
+    assert tail_ids[-3:] == [fork, "b1", "b2"]
 
 
 def test_a_compaction_whose_kept_entry_is_unknown_starts_the_tail(tmp_path: Path) -> None:
     entries = _linear(4)
     entries.append(compaction("summary", "no-such-entry", id="c1", parent=entries[-1]["id"]))
     entries += _after("c1")
-    tail_entries = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
-    assert [e["id"] for e in tail_entries] == ["c1", "x0", "x1"]
+    tail_ids = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
+    assert tail_ids == ["c1", "x0", "x1"]
 
 
 def test_a_compaction_as_leaf_gives_no_plan_and_the_same_context(tmp_path: Path) -> None:
     entries = _linear(4)
     entries.append(compaction("summary", "a8", id="c1", parent=entries[-1]["id"]))
-    tail_entries = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
-    assert dry_run(tail_entries, SETTINGS[1][0], SETTINGS[1][1])[0]["plan"] is None
+    path = _write(tmp_path / "s.jsonl", entries)
+    _assert_same_as_full_load(path)
+    with open_branch_tail(path) as tail:
+        assert tail is not None
+        estimator = tail.estimator(estimator_for("chars4"))
+        assert dry_run(tail.entries, SETTINGS[1][0], SETTINGS[1][1], estimator).plan is None
 
 
 def test_duplicate_ids_resolve_to_the_last_entry_as_in_a_full_load(tmp_path: Path) -> None:
@@ -131,8 +153,8 @@ def test_bad_lines_give_the_same_warnings_as_a_full_load(tmp_path: Path) -> None
     lines[3:3] = ["{not json", "[1, 2]", "   ", " " + lines[3], '{"a": 1} trailing', "\ufeff{}"]
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(lines) + '\n{"type": "message", "id": "torn', encoding="utf-8")
-    tail = read_branch_tail(path)
-    assert tail is not None and len(tail.warnings) == 5
+    with open_branch_tail(path) as tail:
+        assert tail is not None and len(tail.warnings) == 5
     _assert_same_as_full_load(path)
 
 
@@ -148,14 +170,17 @@ def test_bad_lines_give_the_same_warnings_as_a_full_load(tmp_path: Path) -> None
 def test_files_a_full_load_must_handle_are_left_to_it(tmp_path: Path, content: str) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(content, encoding="utf-8")
-    assert read_branch_tail(path) is None
+    with open_branch_tail(path) as tail:
+        assert tail is None
 
 
 def test_non_utf8_and_missing_files_are_left_to_a_full_load(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(json.dumps(header()).encode() + b"\n\xff\xfe\n")
-    assert read_branch_tail(bad) is None
-    assert read_branch_tail(tmp_path / "missing.jsonl") is None
+    with open_branch_tail(bad) as tail:
+        assert tail is None
+    with open_branch_tail(tmp_path / "missing.jsonl") as tail:
+        assert tail is None
 
 
 def test_a_line_changed_in_place_after_reading_is_detected(tmp_path: Path) -> None:
@@ -172,3 +197,40 @@ def test_a_line_changed_in_place_after_reading_is_detected(tmp_path: Path) -> No
         path.write_bytes(bytes(data))  # same length, other text, same inode
         with pytest.raises(_FileChanged):
             reader.branch_tail()
+
+
+def test_a_file_without_compactions_previews_like_a_full_load(tmp_path: Path) -> None:
+    ids = _assert_same_as_full_load(_write(tmp_path / "s.jsonl", _linear(30)))
+    assert len(ids) == 120  # the whole branch: every line was digested as it was read
+
+
+def test_a_long_stretch_after_a_compaction_is_digested_on_the_way(tmp_path: Path) -> None:
+    # More raw bytes after the compaction than RAW_BUDGET: they are digested before the end.
+    turns = 4 * RAW_BUDGET // 5000 + 4
+    first = _linked(_turns(4), "a")
+    later = _linked(_turns(turns, 4, size=1200), "b", "c1")
+    entries = [*first, compaction("summary", "a8", id="c1", parent=first[-1]["id"]), *later]
+    path = _write(tmp_path / "s.jsonl", entries)
+    assert path.stat().st_size > 2 * RAW_BUDGET
+    assert _assert_same_as_full_load(path)[:2] == ["a8", "a9"]
+
+
+def test_a_malformed_message_off_the_branch_does_not_stop_the_lean_read(tmp_path: Path) -> None:
+    entries = _linear(3)
+    broken = {"role": "assistant", "content": 5, "stopReason": "stop", "timestamp": 0}  # content not a list
+    entries.append(msg(broken, id="side", parent="a3"))
+    entries.append(msg(user("back on the main line"), id="m1", parent=entries[-2]["id"]))
+    _assert_same_as_full_load(_write(tmp_path / "s.jsonl", entries))
+
+
+def test_estimating_a_message_changed_on_disk_since_reading_fails_with_a_clear_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", _linear(3))
+    with open_branch_tail(path) as tail:
+        assert tail is not None
+        data = bytearray(path.read_bytes())
+        at = data.index(b"answer 2")
+        data[at : at + 8] = b"ANSWER 2"
+        path.write_bytes(bytes(data))  # same length, other text, same inode
+        estimate = tail.estimator(estimator_for("chars4"))
+        with pytest.raises(SessionError, match="changed while it was being read"):
+            estimate(tail.entries[-1]["message"])

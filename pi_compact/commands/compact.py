@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import codecs
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pi_compact.compaction.preview import dry_run
+from pi_compact.compaction.tokens import Estimator, estimator_for
 from pi_compact.errors import UsageError
-from pi_compact.jstext import dumps_json
-from pi_compact.session.branch_tail import read_branch_tail
+from pi_compact.session.branch_tail import open_branch_tail
 from pi_compact.session.entries import Entry
-from pi_compact.session.store import SessionStore
+from pi_compact.session.store import SessionStore, gc_paused
 from pi_compact.settings import Settings
 
 
@@ -38,12 +39,12 @@ def _now_ms() -> int:
 def run_compact(options: CompactOptions, settings: Settings) -> int:
     """Run the command; returns the exit code."""
     if options.dry_run:
-        # A preview only reads the tail of the current branch; the lean read keeps a 100 MB session
-        # well under its file size in memory (a full load takes several times that) and is faster.
-        lean = read_branch_tail(options.session)
-        if lean is not None:
-            _warn(lean.warnings)
-            return _dry_run(options, settings, lean.entries)
+        # The collector would only rescan the many objects a large session is read into, and find
+        # no garbage; _lean_dry_run's locals are gone when it returns, before it is enabled again.
+        with gc_paused():
+            code = _lean_dry_run(options, settings)
+        if code is not None:
+            return code
     store = SessionStore.open(options.session, str(Path.cwd()), _now_ms())
     _warn(store.warnings)
     if options.dry_run:
@@ -51,6 +52,20 @@ def run_compact(options: CompactOptions, settings: Settings) -> int:
     from pi_compact.commands.compact_run import compact_file
 
     return compact_file(options, settings, store)
+
+
+def _lean_dry_run(options: CompactOptions, settings: Settings) -> int | None:
+    """A preview from the lean read of the branch tail, or None when the file needs a full load.
+
+    A 100 MB session stays well under its file size in memory this way (a full load takes about ten
+    times that) and is parsed once.
+    """
+    with open_branch_tail(options.session, texts=options.as_json) as lean:  # only JSON shows the history
+        if lean is None:
+            return None
+        _warn(lean.warnings)
+        estimator = lean.estimator(estimator_for(settings.compaction.token_estimator))
+        return _dry_run(options, settings, lean.entries, estimator)
 
 
 def _warn(warnings: Sequence[str]) -> None:
@@ -71,19 +86,37 @@ def _window(options: CompactOptions, settings: Settings) -> int:
     return info.context_window
 
 
-def _dry_run(options: CompactOptions, settings: Settings, branch: list[Entry]) -> int:
+def _dry_run(
+    options: CompactOptions, settings: Settings, branch: list[Entry], estimator: Estimator | None = None
+) -> int:
     window = _window(options, settings)
-    report, _ = dry_run(branch, settings.compaction, window)
+    preview = dry_run(branch, settings.compaction, window, estimator)
     if options.as_json:
-        sys.stdout.write(dumps_json(report))
-        sys.stdout.write("\n")  # not appended to the text: that would copy a report of many MB once more
+        # In pieces: the serialized history can be most of a large session, and building the report
+        # as one string (then its escaped copy) would take several times its size.
+        _write_utf8(preview.json_chunks())
+        sys.stdout.write("\n")
         return 0
     from rich.console import Console
 
     from pi_compact.ui.report import render_dry_run
 
     render_dry_run(
-        Console(), report, session=str(options.session), window=window,
+        Console(), preview.report(), session=str(options.session), window=window,
         reserve=settings.compaction.reserve_tokens,
     )
     return 0
+
+
+def _write_utf8(chunks: Iterable[bytes]) -> None:
+    """Write UTF-8 text to stdout: straight to its byte stream when stdout encodes as UTF-8 anyway."""
+    out = sys.stdout
+    binary = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    if binary is not None and encoding and codecs.lookup(encoding).name == "utf-8":
+        out.flush()  # what was written as text goes first
+        for chunk in chunks:
+            binary.write(chunk)
+        return
+    for chunk in chunks:
+        out.write(chunk.decode("utf-8"))

@@ -20,7 +20,7 @@ _TURN_START_ROLES = frozenset({"user", "bashExecution"})
 
 def _role(entry: Mapping[str, Any]) -> Any:
     message = entry.get("message")
-    return message.get("role") if isinstance(message, Mapping) else None
+    return message.get("role") if isinstance(message, (dict, Mapping)) else None
 
 
 def is_cut_point(entry: Mapping[str, Any]) -> bool:
@@ -34,6 +34,11 @@ def is_cut_point(entry: Mapping[str, Any]) -> bool:
 def find_valid_cut_points(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> list[int]:
     """Indices in [start, end) where the kept region may start."""
     return [i for i in range(start, end) if is_cut_point(entries[i])]
+
+
+def _first_cut_point(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> int | None:
+    """The first index in [start, end) where the kept region may start, or None."""
+    return next((i for i in range(start, end) if is_cut_point(entries[i])), None)
 
 
 def find_turn_start_index(entries: Sequence[Mapping[str, Any]], index: int, start: int) -> int:
@@ -77,10 +82,11 @@ def find_cut_point(
       whole previous turn;
     - a cut at a bashExecution / custom_message / branch_summary is a split turn with an empty prefix.
     """
-    cut_points = find_valid_cut_points(entries, start, end)
-    if not cut_points:
+    # Valid points are looked for only where needed (near both ends), not across a long history.
+    first = _first_cut_point(entries, start, end)
+    if first is None:
         return CutPoint(start, -1, False)
-    cut = cut_points[0]
+    cut = first
     accumulated = 0
     for i in range(end - 1, start - 1, -1):
         entry = entries[i]
@@ -88,10 +94,9 @@ def find_cut_point(
             continue
         accumulated += estimator(entry["message"])
         if accumulated >= keep_recent_tokens:
-            for point in cut_points:
-                if point >= i:
-                    cut = point
-                    break
+            later = _first_cut_point(entries, i, end)  # none after it: keep the first of all
+            if later is not None:
+                cut = later
             break
     while cut > start:
         kind = entries[cut - 1].get("type")

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_compact.messages import Message
+
+_FILE_TOOLS = frozenset({"read", "write", "edit"})
+
+
+def file_tool_calls(message: Message) -> Iterator[tuple[str, str]]:
+    """(tool name, path) of each read / write / edit tool call of an assistant message."""
+    if message.get("role") != "assistant":
+        return
+    for block in message.get("content") or ():
+        # dict first in these checks: parsed JSON is made of dicts, and the ABC check is slow.
+        if not isinstance(block, (dict, Mapping)) or block.get("type") != "toolCall":
+            continue
+        arguments = block.get("arguments")
+        path = arguments.get("path") if isinstance(arguments, (dict, Mapping)) else None
+        name = str(block.get("name"))
+        if isinstance(path, str) and name in _FILE_TOOLS:
+            yield name, path
 
 
 @dataclass
@@ -19,18 +36,11 @@ class FileOps:
 
     def add_from(self, message: Message) -> None:
         """Record the file paths of an assistant message's read/write/edit tool calls."""
-        if message.get("role") != "assistant":
+        if message.get("role") != "assistant":  # most messages: decided before any set-up
             return
-        for block in message.get("content") or ():
-            if not isinstance(block, Mapping) or block.get("type") != "toolCall":
-                continue
-            arguments = block.get("arguments")
-            path = arguments.get("path") if isinstance(arguments, Mapping) else None
-            if not isinstance(path, str):
-                continue
-            target = {"read": self.read, "write": self.written, "edit": self.edited}.get(str(block.get("name")))
-            if target is not None:
-                target.add(path)
+        targets = {"read": self.read, "write": self.written, "edit": self.edited}
+        for name, path in file_tool_calls(message):
+            targets[name].add(path)
 
     def seed(self, details: Any) -> None:
         """Start from the lists a previous (pi-generated) compaction recorded."""

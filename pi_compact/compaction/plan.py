@@ -16,7 +16,7 @@ from pi_compact.compaction.cut import find_cut_point
 from pi_compact.compaction.fileops import FileOps, file_lists
 from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for
 from pi_compact.messages import Message
-from pi_compact.session.context import project_path
+from pi_compact.session.context import SessionContext, project_path
 from pi_compact.session.entries import message_of_entry
 from pi_compact.settings import CompactionSettings
 
@@ -60,8 +60,12 @@ def prepare_compaction(
     path: Sequence[Mapping[str, Any]],
     settings: CompactionSettings,
     estimator: Estimator | None = None,
+    context: SessionContext | None = None,
 ) -> CompactionPlan | None:
-    """Plan a compaction of a root-first path; None when its last entry is already a compaction."""
+    """Plan a compaction of a root-first path; None when its last entry is already a compaction.
+
+    ``context`` is ``project_path(path)``, for a caller that has it already.
+    """
     if not path or path[-1].get("type") == "compaction":
         return None
     estimate = estimator or estimator_for(settings.token_estimator)
@@ -80,7 +84,7 @@ def prepare_compaction(
                 start = index
                 break
 
-    context_messages = project_path(path).messages
+    context_messages = (context if context is not None else project_path(path)).messages
     tokens_before = estimate_context_tokens(context_messages, estimate).tokens
 
     cut = find_cut_point(path, start, len(path), settings.keep_recent_tokens, estimate)

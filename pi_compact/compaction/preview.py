@@ -1,22 +1,61 @@
-"""A dry-run report: what compacting a session would do right now, as plain JSON-ready data (pure)."""
+"""A dry-run report: what compacting a session would do right now, as JSON-ready data (pure).
+
+The report's JSON can be many MB (the serialized history is most of the session's text), so
+``DryRun.json_chunks`` yields it in UTF-8 pieces, escaping the serialized texts a chunk at a time;
+the pieces concatenate to exactly ``dumps_json`` of the whole report object, encoded. The path may
+hold message digests (``compaction/digest.py``), whose texts are used as they are.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.compaction.digest import digest_estimator, serialized_text
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
-from pi_compact.compaction.serialize import serialize_conversation
-from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for, should_compact
-from pi_compact.messages import convert_to_llm
+from pi_compact.compaction.serialize import conversation_chunks
+from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for, should_compact
+from pi_compact.jstext import dumps_json, json_string_body_utf8
+from pi_compact.messages import Message
 from pi_compact.session.context import project_path
 from pi_compact.settings import CompactionSettings
 
 
-def plan_report(plan: CompactionPlan | None) -> dict[str, Any] | None:
-    """The ten plan keys of the dry-run JSON."""
-    if plan is None:
-        return None
+@dataclass(frozen=True)
+class DryRun:
+    """The context size, the threshold verdict, the roles the model sees, and the plan (or None)."""
+
+    context_tokens: int
+    should_compact: bool
+    context_roles: tuple[str, ...]
+    plan: CompactionPlan | None
+
+    def report(self) -> dict[str, Any]:
+        """The report object without its two serialized texts (all that a human view shows)."""
+        return {
+            "context_tokens": self.context_tokens,
+            "should_compact": self.should_compact,
+            "context_roles": list(self.context_roles),
+            "plan": None if self.plan is None else _plan_keys(self.plan),
+        }
+
+    def json_chunks(self) -> Iterator[bytes]:
+        """The whole report as compact JSON, UTF-8 encoded, in pieces (the plan ends with
+        ``serialized_history`` and ``serialized_turn_prefix``)."""
+        head = dumps_json(self.report()).encode("utf-8")
+        if self.plan is None:
+            yield head
+            return
+        yield head[:-2]  # open at the end of the plan's keys: the texts follow, then "}}"
+        yield b',"serialized_history":"'
+        yield from _string_body(self.plan.messages_to_summarize)
+        yield b'","serialized_turn_prefix":"'
+        yield from _string_body(self.plan.turn_prefix_messages)
+        yield b'"}}'
+
+
+def _plan_keys(plan: CompactionPlan) -> dict[str, Any]:
     return {
         "first_kept_entry_id": plan.first_kept_entry_id,
         "is_split_turn": plan.is_split_turn,
@@ -26,22 +65,32 @@ def plan_report(plan: CompactionPlan | None) -> dict[str, Any] | None:
         "previous_summary": plan.previous_summary,
         "read_files": list(plan.read_files),
         "modified_files": list(plan.modified_files),
-        "serialized_history": serialize_conversation(convert_to_llm(plan.messages_to_summarize)),
-        "serialized_turn_prefix": serialize_conversation(convert_to_llm(plan.turn_prefix_messages)),
     }
+
+
+def _string_body(messages: Iterable[Message]) -> Iterator[bytes]:
+    """The serialized conversation of ``messages``, escaped as the inside of a JSON string."""
+    for chunk in conversation_chunks(map(serialized_text, messages)):
+        yield json_string_body_utf8(chunk)
 
 
 def dry_run(
-    path: Sequence[Mapping[str, Any]], settings: CompactionSettings, context_window: int
-) -> tuple[dict[str, Any], CompactionPlan | None]:
-    """The dry-run object (context size, threshold verdict, roles, plan) and the plan itself."""
-    messages = project_path(path).messages
-    tokens = estimate_context_tokens(messages, estimator_for(settings.token_estimator)).tokens
-    plan = prepare_compaction(path, settings)
-    report = {
-        "context_tokens": tokens,
-        "should_compact": should_compact(tokens, context_window, settings),
-        "context_roles": [str(m.get("role")) for m in messages],
-        "plan": plan_report(plan),
-    }
-    return report, plan
+    path: Sequence[Mapping[str, Any]],
+    settings: CompactionSettings,
+    context_window: int,
+    estimator: Estimator | None = None,
+) -> DryRun:
+    """What compacting the root-first ``path`` would do now.
+
+    ``estimator`` defaults to the settings' one; a path holding digests needs the estimator of the
+    reader that made them (``BranchTail.estimator``).
+    """
+    estimate = estimator if estimator is not None else digest_estimator(estimator_for(settings.token_estimator), None)
+    context = project_path(path)
+    tokens = estimate_context_tokens(context.messages, estimate).tokens
+    return DryRun(
+        context_tokens=tokens,
+        should_compact=should_compact(tokens, context_window, settings),
+        context_roles=tuple([str(m.get("role")) for m in context.messages]),
+        plan=prepare_compaction(path, settings, estimate, context),
+    )

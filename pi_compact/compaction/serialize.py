@@ -8,7 +8,7 @@ were dropped, because one huge tool output must not crowd out the rest of the hi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pi_compact.jstext import js_json, js_key_order, js_len, js_slice
@@ -28,8 +28,8 @@ def truncate_tool_result(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
 def format_tool_call(block: Mapping[str, Any]) -> str:
     """``name(key=<json>, ...)`` with the arguments in their recorded order."""
     arguments = block.get("arguments")
-    if isinstance(arguments, Mapping):
-        rendered = ", ".join(f"{key}={js_json(arguments[key])}" for key in js_key_order(arguments))
+    if isinstance(arguments, (dict, Mapping)):  # dict first: it skips the slow ABC check
+        rendered = ", ".join([f"{key}={js_json(arguments[key])}" for key in js_key_order(arguments)])
     else:
         rendered = ""
     return f"{block.get('name', '')}({rendered})"
@@ -46,7 +46,7 @@ def serialize_message(message: Message) -> list[str]:
         texts: list[str] = []
         calls: list[str] = []
         for block in message.get("content") or ():
-            if not isinstance(block, Mapping):
+            if not isinstance(block, (dict, Mapping)):
                 continue
             kind = block.get("type")
             if kind == "text":
@@ -69,6 +69,34 @@ def serialize_message(message: Message) -> list[str]:
     return []
 
 
+def message_text(message: Message) -> str:
+    """The blocks of one LLM message, separated by blank lines ('' when it contributes none)."""
+    return "\n\n".join(serialize_message(message))
+
+
+def conversation_chunks(texts: Iterable[str], chunk_chars: int = 1 << 16) -> Iterator[str]:
+    """The non-empty message texts joined by blank lines, in pieces of roughly ``chunk_chars``.
+
+    The pieces concatenate to ``serialize_conversation``'s text; a history of many MB can so be
+    written out without first being built as one string. (Pieces of a MB or more would be slower:
+    memory of that size comes fresh from the system each time, page by page.)
+    """
+    batch: list[str] = []
+    size = 0
+    lead = ""  # goes in front of every piece but the first
+    for text in texts:
+        if not text:
+            continue
+        batch.append(text)
+        size += len(text)
+        if size >= chunk_chars:
+            yield lead + "\n\n".join(batch)
+            lead = "\n\n"
+            batch, size = [], 0
+    if batch:
+        yield lead + "\n\n".join(batch)
+
+
 def serialize_conversation(messages: Iterable[Message]) -> str:
     """All blocks of already-converted LLM messages, separated by blank lines."""
-    return "\n\n".join(part for message in messages for part in serialize_message(message))
+    return "".join(conversation_chunks(map(message_text, messages)))

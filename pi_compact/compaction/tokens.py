@@ -60,40 +60,34 @@ def _wide_tokens(wide: int, kana: int) -> int:
     return -((kana * KANA_WEIGHT_PERCENT + (wide - kana) * 100) // -100)
 
 
-@dataclass(frozen=True)
-class _Text:
-    """The countable parts of a message: its text pieces and a flat character surcharge (images)."""
-
-    pieces: tuple[str, ...]
-    extra_chars: int = 0
-
-
-def _content_parts(content: Any, *, images: bool) -> _Text:
+def _content_parts(content: Any, images: bool) -> tuple[list[str], int]:
     if isinstance(content, str):
-        return _Text((content,))
+        return [content], 0
     pieces: list[str] = []
     extra = 0
-    if isinstance(content, Sequence):
+    # Parsed JSON gives lists and dicts: testing for those first skips the far slower ABC checks.
+    if isinstance(content, (list, Sequence)):
         for block in content:
-            if not isinstance(block, Mapping):
+            if not isinstance(block, (dict, Mapping)):
                 continue
             kind = block.get("type")
             if kind == "text":
                 pieces.append(str(block.get("text") or ""))
             elif kind == "image" and images:
                 extra += IMAGE_CHARS
-    return _Text(tuple(pieces), extra)
+    return pieces, extra
 
 
-def _parts(message: Message) -> _Text:
+def _parts(message: Message) -> tuple[list[str], int]:
+    """The countable parts of a message: its text pieces and a flat character surcharge (images)."""
     role = message.get("role")
     if role == "user":
         # pi 0.73.1 ignores images in user messages (0.80 started counting them).
-        return _content_parts(message.get("content"), images=False)
+        return _content_parts(message.get("content"), False)
     if role == "assistant":
         pieces: list[str] = []
         for block in message.get("content") or ():
-            if not isinstance(block, Mapping):
+            if not isinstance(block, (dict, Mapping)):
                 continue
             kind = block.get("type")
             if kind == "text":
@@ -103,28 +97,28 @@ def _parts(message: Message) -> _Text:
             elif kind == "toolCall":
                 pieces.append(str(block.get("name") or ""))
                 pieces.append(js_json(block.get("arguments")))
-        return _Text(tuple(pieces))
+        return pieces, 0
     if role in ("custom", "toolResult"):
-        return _content_parts(message.get("content"), images=True)
+        return _content_parts(message.get("content"), True)
     if role == "bashExecution":
-        return _Text((str(message.get("command") or ""), str(message.get("output") or "")))
+        return [str(message.get("command") or ""), str(message.get("output") or "")], 0
     if role in ("branchSummary", "compactionSummary"):
-        return _Text((str(message.get("summary") or ""),))
-    return _Text(())
+        return [str(message.get("summary") or "")], 0
+    return [], 0
 
 
 def estimate_tokens_chars4(message: Message) -> int:
     """pi's estimate: ceil(UTF-16 characters / 4) for one message."""
-    parts = _parts(message)
-    return _chars4(sum(js_len(piece) for piece in parts.pieces) + parts.extra_chars)
+    pieces, extra = _parts(message)
+    return _chars4(sum(map(js_len, pieces)) + extra)
 
 
 def estimate_tokens_auto(message: Message) -> int:
     """Script-aware estimate: CJK characters ~1 token each (kana 0.93), the rest as chars/4."""
-    parts = _parts(message)
-    wide = sum(_count(_WIDE, piece) for piece in parts.pieces)
-    kana = sum(_count(_KANA, piece) for piece in parts.pieces) if wide else 0
-    narrow = sum(js_len(piece) for piece in parts.pieces) - wide + parts.extra_chars
+    pieces, extra = _parts(message)
+    wide = sum(_count(_WIDE, piece) for piece in pieces)
+    kana = sum(_count(_KANA, piece) for piece in pieces) if wide else 0
+    narrow = sum(map(js_len, pieces)) - wide + extra
     return _chars4(narrow) + _wide_tokens(wide, kana)
 
 

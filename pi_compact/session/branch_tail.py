@@ -1,27 +1,44 @@
 """A lean read of a session file's current branch: only the tail that planning a compaction reads.
 
-Planning a compaction of a 100 MB session must not hold every entry as parsed JSON (about 4x the
-file in Python objects). What a plan and the model's context depend on starts at the branch's last
-compaction: from its kept boundary (firstKeptEntryId) onward. So one streaming pass validates every
-line (the same warnings as ``SessionStore.open``) but keeps, besides ids and parent ids, only the
-entries after the newest compaction's kept boundary; the branch tail is then taken from those or,
-should the branch leave that compaction behind, read again from the still open file (checked against
-a hash of the line first read). Anything unusual is left to ``SessionStore.open``."""
+Planning a compaction of a 100 MB session must not hold every entry as parsed JSON (about ten times
+the file in Python objects). What a plan and the model's context depend on starts at the branch's
+last compaction: from its kept boundary (firstKeptEntryId) onward. So one streaming pass validates
+every line (the same warnings as ``SessionStore.open``) and keeps, besides ids and parent ids, only
+the entries after the newest compaction's kept boundary, with their messages digested
+(``compaction/digest.py``: role, usage, file paths, serialized text). The branch tail is then taken
+from those or, should the branch leave that compaction behind, read again from the file, which stays
+open while the tail is in use: whole messages are read again from it for token estimates too (each
+line checked against a hash of the line first read). Anything unusual is left to
+``SessionStore.open``.
+
+Digesting costs about half as much as parsing, and most of it is wasted on entries that a later
+compaction makes cold. So a line is digested as it is parsed only until the first compaction, and
+whenever more than ``RAW_BUDGET`` bytes have followed the last one; otherwise its raw bytes are kept
+and digested at the end if still needed. A file without compactions is thus parsed once, a file
+with frequent ones digests little more than its tail, and raw lines never take much memory.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_compact.compaction.digest import Loader, digest_entry, digest_estimator
+from pi_compact.compaction.tokens import Estimator
+from pi_compact.errors import SessionError
+from pi_compact.messages import Message
 from pi_compact.session.entries import CURRENT_VERSION, Entry
 from pi_compact.session.migrate import file_version
 from pi_compact.session.store import gc_paused, parse_line
 
 _SCANNER: Any = json.JSONDecoder()  # configured like json.loads' own decoder
+RAW_BUDGET = 2_000_000  # bytes of raw lines held since the last compaction before digesting them
 
 
 @dataclass(frozen=True)
@@ -29,13 +46,19 @@ class BranchTail:
     """The tail of the current branch that planning reads, root side first, and the load warnings.
 
     ``entries`` starts at the branch's last compaction's kept entry (or at that compaction, whichever
-    comes first; at the root when the branch has no compaction). Context messages, token estimates
-    and the compaction plan computed from it equal those of the whole branch; the thinking level and
-    model of its context may not (they come from the part left out).
+    comes first; at the root when the branch has no compaction). Message entries carry digests (see
+    ``compaction/digest.py``); a dry run on them, with ``estimator``, reports exactly what it
+    reports on the whole branch. The thinking level and model of their context may differ (they come
+    from the part left out).
     """
 
     entries: list[Entry]
     warnings: tuple[str, ...]
+    load: Loader  # a digest's whole message, from the file (only while it is open)
+
+    def estimator(self, estimator: Estimator) -> Estimator:
+        """``estimator`` for these entries: digests are estimated from their whole message."""
+        return digest_estimator(estimator, self.load)
 
 
 class _FileChanged(Exception):
@@ -43,29 +66,30 @@ class _FileChanged(Exception):
 
 
 class _LeanReader:
-    """One streaming pass over a session file: ids for all entries, raw lines for the recent ones."""
+    """One streaming pass over a session file: ids of all entries, digests or raw lines of recent ones."""
 
-    def __init__(self, handle: Any, name: str) -> None:
+    def __init__(self, handle: Any, name: str, texts: bool = True) -> None:
         self.handle = handle
         self.name = name
+        self.texts = texts  # whether digests carry the serialized text
         self.warnings: list[str] = []
         self.ids: list[Any] = []
-        self.parents: list[Any] = []
+        self.parents: list[str | None] = []  # None for a parentId that is not a string
         self.compactions = bytearray()  # 1 where the entry is a compaction
-        # Per entry, until a compaction makes it cold: the parsed entry while no compaction has been
-        # seen (a file without one needs them all: parse once), its raw line after that (dropping a
-        # line costs nothing, dropping a parsed entry a while after parsing it costs half the parse).
+        # Per entry: its digested entry, its raw line (see the module docstring), or None once cold.
         self.kept: list[Entry | bytes | None] = []
         self.where = array("q")  # per entry: offset, length and hash of its line
         self.by_id: dict[str, int] = {}
         self.demoted = 0  # entries before this index are cold
+        self.held = 0  # bytes of the raw lines in ``kept``
 
     def read(self) -> Entry | None:
         """Stream the file; returns the header (None, having stopped early, unless it is a v3 one)."""
         header: Entry | None = None
         scan = _SCANNER.scan_once
         ids, parents, kept, where, by_id = self.ids, self.parents, self.kept, self.where, self.by_id
-        parsed = True
+        compactions, texts = self.compactions, self.texts
+        eager = True  # digest each line now (see the module docstring)
         offset = 0
         number = 0
         for raw in self.handle:
@@ -97,46 +121,68 @@ class _LeanReader:
             index = len(ids)
             entry_id = value.get("id")
             ids.append(entry_id)
-            parents.append(value.get("parentId"))
-            kept.append(value if parsed else raw)
+            parent = value.get("parentId")
+            parents.append(parent if type(parent) is str else None)
             where.extend((start, len(raw), hash(raw)))
             if isinstance(entry_id, str):
                 by_id[entry_id] = index
+            if eager:
+                kept.append(digest_entry(value, index, text=texts))
+            else:
+                kept.append(raw)
+                self.held += len(raw)
             if value.get("type") == "compaction":
-                self.compactions.append(1)
-                parsed = False
+                compactions.append(1)
                 kept_id = value.get("firstKeptEntryId")
                 kept_index = by_id.get(kept_id) if isinstance(kept_id, str) else None
                 self._demote(kept_index if kept_index is not None and kept_index < index else index)
+                eager = False
             else:
-                self.compactions.append(0)
+                compactions.append(0)
+                if not eager and self.held > RAW_BUDGET:
+                    self._digest_held()
+                    eager = True
         return header
 
     def _demote(self, end: int) -> None:
         kept = self.kept
         for index in range(self.demoted, end):
+            entry = kept[index]
+            if type(entry) is bytes:
+                self.held -= len(entry)
             kept[index] = None
         self.demoted = max(self.demoted, end)
 
-    def full(self, index: int) -> Entry:
-        """The whole entry: as kept, parsed from its kept line, or read again from the file.
+    def _digest_held(self) -> None:
+        kept = self.kept
+        for index in range(self.demoted, len(kept)):
+            entry = kept[index]
+            if type(entry) is bytes:
+                kept[index] = digest_entry(_parsed(entry), index, text=self.texts)
+        self.held = 0
 
-        Each entry is handed out once from memory (a second call reads the file), so a caller may
-        keep and change what it gets.
-        """
+    def _reread(self, index: int) -> bytes:
+        offset, length, digest = self.where[3 * index : 3 * index + 3]
+        raw = os.pread(self.handle.fileno(), length, offset)
+        if len(raw) != length or hash(raw) != digest:
+            raise _FileChanged()
+        return raw
+
+    def full(self, index: int) -> Entry:
+        """The entry, digested: as kept, from its kept line, or read again from the file."""
         kept = self.kept[index]
-        self.kept[index] = None
         if isinstance(kept, dict):
             return kept
-        if kept is None:
-            offset, length, digest = self.where[3 * index : 3 * index + 3]
-            kept = os.pread(self.handle.fileno(), length, offset)
-            if len(kept) != length or hash(kept) != digest:
-                raise _FileChanged()
-        raw = kept
-        entry = json.loads((raw[:-1] if raw.endswith(b"\n") else raw).decode("utf-8"))
-        assert isinstance(entry, dict)
-        return entry
+        return digest_entry(_parsed(self._reread(index) if kept is None else kept), index, text=self.texts)
+
+    def message(self, index: Any) -> Message:
+        """The whole message of the entry a digest was made from (its ``source``)."""
+        try:
+            message = _parsed(self._reread(index)).get("message")
+        except _FileChanged:
+            raise SessionError(f"{self.name} changed while it was being read; run the command again.") from None
+        assert isinstance(message, dict)
+        return message
 
     def branch_tail(self) -> list[Entry]:
         """The leaf's path as SessionStore.branch() walks it, from the kept boundary on (see BranchTail)."""
@@ -146,12 +192,12 @@ class _LeanReader:
         leaf_id = ids[-1]
         current = by_id.get(leaf_id) if leaf_id else None
         path: list[int] = []
-        seen: set[int] = set()
-        while current is not None and current not in seen:
-            seen.add(current)
+        seen = bytearray(len(ids))  # a corrupt file may link entries in a loop
+        while current is not None and not seen[current]:
+            seen[current] = 1
             path.append(current)
             parent = parents[current]
-            current = by_id.get(parent) if isinstance(parent, str) else None
+            current = None if parent is None else by_id.get(parent)
         path.reverse()
         # The boundary build_session_context and prepare_compaction use: the last compaction on the
         # path, and the first path entry carrying its firstKeptEntryId.
@@ -162,21 +208,39 @@ class _LeanReader:
                 kept = next((p for p, i in enumerate(path) if ids[i] == kept_id), None)
                 start = position if kept is None else min(kept, position)
                 break
-        return [self.full(i) for i in path[start:]]
+        held = self.kept
+        return [entry if isinstance(entry := held[i], dict) else self.full(i) for i in path[start:]]
 
 
-def read_branch_tail(path: Path) -> BranchTail | None:
+def _parsed(raw: bytes) -> Entry:
+    """A line read before (so known to hold one JSON object) parsed again."""
+    entry = json.loads((raw[:-1] if raw.endswith(b"\n") else raw).decode("utf-8"))
+    assert isinstance(entry, dict)
+    return entry
+
+
+@contextmanager
+def open_branch_tail(path: Path, *, texts: bool = True) -> Iterator[BranchTail | None]:
     """The part of a v3 session file's current branch that planning reads; None when a full load must do.
 
-    None for anything unusual (missing or unreadable file, bad UTF-8, no header first, an older
-    format that needs migrating, a file modified while read): ``SessionStore.open`` then handles the
-    file and reports exactly as it always does. The warnings are those ``SessionStore.open`` gives.
+    The file stays open in the ``with`` block, for ``BranchTail.load``. ``texts=False`` leaves the
+    serialized texts out of the digests (faster, for a caller that shows no history). None for
+    anything unusual (missing or unreadable file, bad UTF-8, no header first, an older format that
+    needs migrating, a file modified while read): ``SessionStore.open`` then handles the file and
+    reports exactly as it always does. The warnings are those ``SessionStore.open`` gives.
     """
     try:
-        with open(path, "rb") as handle, gc_paused():
-            reader = _LeanReader(handle, str(path))
-            if reader.read() is None:
-                return None
-            return BranchTail(reader.branch_tail(), tuple(reader.warnings))
-    except (OSError, UnicodeDecodeError, _FileChanged):
-        return None
+        handle = open(path, "rb")
+    except OSError:
+        yield None
+        return
+    with handle:
+        tail: BranchTail | None = None
+        try:
+            with gc_paused():
+                reader = _LeanReader(handle, str(path), texts)
+                if reader.read() is not None:
+                    tail = BranchTail(reader.branch_tail(), tuple(reader.warnings), reader.message)
+        except (OSError, UnicodeDecodeError, _FileChanged):
+            tail = None
+        yield tail

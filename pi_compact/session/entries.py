@@ -79,7 +79,7 @@ def message_of_entry(entry: Mapping[str, Any]) -> Message | None:
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
-        return message if isinstance(message, Mapping) else None
+        return message if isinstance(message, (dict, Mapping)) else None
     if kind == "custom_message":
         return custom_message(
             str(entry.get("customType", "")),
