@@ -33,8 +33,8 @@ from pi_compact.settings import (
     merge_settings,
     model_key,
     parse_settings,
-    settings_items,
 )
+from pi_compact.settings_report import settings_items
 
 DEFAULT_SOURCE = "default"
 CLI_SOURCE = "CLI flag"

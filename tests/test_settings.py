@@ -16,10 +16,8 @@ from pi_compact.settings import (
     Settings,
     merge_settings,
     parse_settings,
-    settings_as_json,
-    settings_items,
-    validate_against_window,
 )
+from pi_compact.settings_report import settings_as_json, settings_items, validate_against_window
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "settings.example.json"
 

@@ -144,7 +144,7 @@ class Repl:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
         from pi_compact.app import LazyModel
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
-        from pi_compact.settings import validate_against_window
+        from pi_compact.settings_report import validate_against_window
 
         state = self._require()
         try:
