@@ -8,7 +8,7 @@ the type decides the rest (pi's nine types, listed in ENTRY_TYPES). No I/O here.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Container, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -100,14 +100,3 @@ def compaction_message(entry: Mapping[str, Any]) -> Message:
     return compaction_summary_message(
         str(entry.get("summary", "")), int(entry.get("tokensBefore") or 0), iso_to_ms(entry.get("timestamp"))
     )
-
-
-def entry_role(entry: Mapping[str, Any]) -> str | None:
-    """The role of a message entry's message, else None."""
-    if entry.get("type") != "message":
-        return None
-    message = entry.get("message")
-    return message.get("role") if isinstance(message, Mapping) else None
-
-
-IdFactory = Callable[[set[str]], str]
