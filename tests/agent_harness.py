@@ -123,6 +123,16 @@ def make_harness(
     return harness
 
 
+def two_finished_turns(h: Harness) -> None:
+    """Two finished turns under the threshold, so a later compaction has something to summarize."""
+    h.server.enqueue(
+        Reply(text=padded("EARLY-ANSWER"), prompt_tokens=UNDER_THRESHOLD),
+        Reply(text=padded("LATER-ANSWER"), prompt_tokens=UNDER_THRESHOLD),
+    )
+    h.session.prompt(padded("EARLY-QUESTION"))
+    h.session.prompt(padded("LATER-QUESTION"))
+
+
 def request_text(request: dict[str, Any]) -> str:
     """Everything a request carries, as one string (for "is X in it" checks)."""
     return json.dumps(request.get("messages"), ensure_ascii=False)

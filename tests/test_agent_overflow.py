@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from agent_harness import (
     SETTINGS,
-    UNDER_THRESHOLD,
     WINDOW,
     Harness,
     assert_compactions_paired,
@@ -17,6 +16,7 @@ from agent_harness import (
     request_text,
     summary_in,
     summary_reply,
+    two_finished_turns,
 )
 from scripted_server import (
     Reply,
@@ -38,15 +38,6 @@ OVERFLOWS = {
 
 
 
-def _history(h: Harness) -> None:
-    """Two finished turns, so an overflow compaction has something to summarize."""
-    h.server.enqueue(
-        Reply(text=padded("EARLY-ANSWER"), prompt_tokens=UNDER_THRESHOLD),
-        Reply(text=padded("LATER-ANSWER"), prompt_tokens=UNDER_THRESHOLD),
-    )
-    h.session.prompt(padded("EARLY-QUESTION"))
-    h.session.prompt(padded("LATER-QUESTION"))
-
 
 def _compaction_events(h: Harness) -> list[CompactionStart | CompactionEnd]:
     return [e for e in h.events if isinstance(e, (CompactionStart, CompactionEnd))]
@@ -57,7 +48,7 @@ def test_overflow_compacts_and_retries_once(
     provider: str, scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(OVERFLOWS[provider], summary_reply(), Reply(text="RETRY-ANSWER"))
     final = h.session.prompt("NEW-QUESTION")
     assert final is not None and final["content"] == [{"type": "text", "text": "RETRY-ANSWER"}]
@@ -74,7 +65,7 @@ def test_overflow_retry_request_has_summary_and_no_failed_reply(
     provider: str, scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(OVERFLOWS[provider], summary_reply(), Reply(text="RETRY-ANSWER"))
     h.session.prompt("NEW-QUESTION")
     retried = h.agent_requests()[-1]
@@ -88,7 +79,7 @@ def test_overflow_retry_request_has_summary_and_no_failed_reply(
 
 def test_failed_overflow_reply_stays_in_the_session_file(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(OVERFLOWS["openai"], summary_reply(), Reply(text="RETRY-ANSWER"))
     h.session.prompt("NEW-QUESTION")
     kinds = [
@@ -100,7 +91,7 @@ def test_failed_overflow_reply_stays_in_the_session_file(scripted_server: Script
 
 def test_persistent_overflow_retries_once_then_gives_up(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(OVERFLOWS["openai"], summary_reply(), OVERFLOWS["openai"], Reply(text="NEVER-SENT"))
     final = h.session.prompt("NEW-QUESTION")
     assert final is not None and final["stopReason"] == "error"
@@ -120,7 +111,7 @@ def test_persistent_overflow_does_not_compact_again_on_the_next_prompt(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(OVERFLOWS["openai"], summary_reply(), OVERFLOWS["openai"], Reply(text="FRESH-ANSWER"))
     h.session.prompt("NEW-QUESTION")
     final = h.session.prompt("SMALLER-QUESTION")
@@ -131,7 +122,7 @@ def test_persistent_overflow_does_not_compact_again_on_the_next_prompt(
 
 def test_rate_limit_is_retried_not_compacted(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(rate_limit_reply(), Reply(text="AFTER-RATE-LIMIT"))
     final = h.session.prompt("NEW-QUESTION")
     assert final is not None and final["content"] == [{"type": "text", "text": "AFTER-RATE-LIMIT"}]
@@ -147,7 +138,7 @@ def test_overflow_still_compacts_when_compaction_is_disabled(
 ) -> None:
     settings = replace(SETTINGS, compaction=replace(SETTINGS.compaction, enabled=False))
     h = make_harness(scripted_server, tmp_path, settings=settings)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(OVERFLOWS["openai"], summary_reply(), Reply(text="RETRY-ANSWER"))
     final = h.session.prompt("NEW-QUESTION")
     assert final is not None and final["content"] == [{"type": "text", "text": "RETRY-ANSWER"}]
@@ -158,7 +149,7 @@ def test_overflow_is_not_compacted_when_auto_compaction_is_off(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path, auto_compact=False)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(OVERFLOWS["openai"], Reply(text="NEVER-SENT"))
     final = h.session.prompt("NEW-QUESTION")
     assert final is not None and final["stopReason"] == "error"
@@ -169,7 +160,7 @@ def test_overflow_is_not_compacted_when_auto_compaction_is_off(
 
 def test_session_toggle_turns_overflow_compaction_off(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     h.session.set_auto_compaction(False)
     scripted_server.enqueue(OVERFLOWS["anthropic"], Reply(text="NEVER-SENT"))
     final = h.session.prompt("NEW-QUESTION")
@@ -182,7 +173,7 @@ def test_silent_overflow_keeps_the_answer_and_compacts_without_retry(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     # The provider answered although the prompt was larger than the window (usage.input > window).
     scripted_server.enqueue(Reply(text="BIG-ANSWER", prompt_tokens=WINDOW + 100), summary_reply())
     final = h.session.prompt("NEW-QUESTION")
@@ -198,7 +189,7 @@ def test_length_overflow_retry_leaves_the_empty_reply_out_of_the_context(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     full = Reply(text="", finish_reason="length", prompt_tokens=WINDOW - 10, completion_tokens=0)
     scripted_server.enqueue(full, summary_reply(), Reply(text="RETRY-ANSWER"))
     final = h.session.prompt("NEW-QUESTION")
@@ -214,7 +205,7 @@ def test_resumed_session_ending_in_an_overflow_compacts_before_the_prompt(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     first = make_harness(scripted_server, tmp_path)
-    _history(first)
+    two_finished_turns(first)
     scripted_server.enqueue(summary_reply())
     assert first.session.compact() is not None
     first.session.set_auto_compaction(False)
@@ -235,7 +226,7 @@ def test_usage_of_the_retried_reply_counts_after_overflow_recovery(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     scripted_server.enqueue(OVERFLOWS["openai"], summary_reply(), Reply(text="RETRY-ANSWER", prompt_tokens=3000))
     h.session.prompt("NEW-QUESTION")
     usage = h.session.context_usage()
@@ -247,7 +238,7 @@ def test_overflow_reported_by_another_model_is_not_compacted_before_the_prompt(
 ) -> None:
     other = ModelInfo("openai/tiny-model", "openai", 4_000, None)
     first = make_harness(scripted_server, tmp_path, info=other, auto_compact=False)
-    _history(first)
+    two_finished_turns(first)
     scripted_server.enqueue(OVERFLOWS["openai"])
     first.session.prompt("TOO-BIG-FOR-TINY")
     resumed = make_harness(scripted_server, tmp_path,

@@ -17,6 +17,7 @@ from agent_harness import (
     request_text,
     summary_in,
     summary_reply,
+    two_finished_turns,
 )
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
@@ -91,20 +92,12 @@ def _tool_loop_script(server: ScriptedServer, tool_call_tokens: int, *, compacts
     )
 
 
-def _history(h: Harness) -> None:
-    h.server.enqueue(
-        Reply(text=padded("EARLY-ANSWER"), prompt_tokens=UNDER_THRESHOLD),
-        Reply(text=padded("LATER-ANSWER"), prompt_tokens=UNDER_THRESHOLD),
-    )
-    h.session.prompt(padded("EARLY-QUESTION"))
-    h.session.prompt(padded("LATER-QUESTION"))
-
 
 def test_threshold_crossed_mid_tool_loop_compacts_before_the_next_model_call(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     _tool_loop_script(scripted_server, OVER_THRESHOLD)
     h.session.prompt("Run the two steps.")
     agent = h.agent_requests()
@@ -123,7 +116,7 @@ def test_task_continues_to_its_answer_after_a_mid_loop_compaction(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     h = make_harness(scripted_server, tmp_path)
-    _history(h)
+    two_finished_turns(h)
     _tool_loop_script(scripted_server, OVER_THRESHOLD)
     final = h.session.prompt("Run the two steps.")
     assert final is not None and final["content"] == [{"type": "text", "text": "TASK-DONE"}]
@@ -138,7 +131,7 @@ def test_task_continues_to_its_answer_after_a_mid_loop_compaction(
 def test_compaction_disabled_skips_threshold(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     settings = replace(SETTINGS, compaction=replace(SETTINGS.compaction, enabled=False))
     h = make_harness(scripted_server, tmp_path, settings=settings)
-    _history(h)
+    two_finished_turns(h)
     _tool_loop_script(scripted_server, OVER_THRESHOLD, compacts=False)
     final = h.session.prompt("Run the two steps.")
     assert final is not None and final["content"] == [{"type": "text", "text": "TASK-DONE"}]
