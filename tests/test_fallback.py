@@ -109,6 +109,15 @@ def test_fallback_keeps_the_previous_summary_whole() -> None:
     assert build(previous).endswith("\n\n" + previous)
 
 
+def test_fallback_drops_the_file_lists_of_the_previous_summary() -> None:
+    # The caller appends the current lists (which include the old ones); a second block would repeat them.
+    previous = structured_summary("earlier work")
+    old_lists = "\n\n<read-files>\ndocs/a.md\n</read-files>\n\n<modified-files>\nsrc/old.py\n</modified-files>"
+    summary = build(previous + old_lists)
+    assert summary.endswith("\n\n" + previous)
+    assert "<read-files>" not in summary and "<modified-files>" not in summary
+
+
 def test_fallback_is_deterministic() -> None:
     assert build() == build()
 

@@ -274,6 +274,31 @@ def test_split_turn_at_previous_kept_boundary_keeps_previous_summary(
     assert "No prior history." not in result.summary
 
 
+def test_split_turn_keeping_previous_summary_has_one_file_list_block(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    # The previous summary already ends in its file lists; keeping it verbatim and appending the new
+    # lists gave two <read-files> blocks. The new lists include the old ones (seeded from details).
+    previous = structured_summary("previous")
+    old_lists = "\n\n<read-files>\ndocs/a.md\n</read-files>\n\n<modified-files>\nsrc/old.py\n</modified-files>"
+    path = tmp_path / "s.jsonl"
+    write_session(path, chain(
+        user("first question"),
+        assistant("first answer"),
+        user(sized(10)),
+        assistant(sized(400)),
+        compaction(previous + old_lists, "test-id-2", 4000,
+                   details={"readFiles": ["docs/a.md"], "modifiedFiles": ["src/old.py"]}),
+        user(sized(300)),
+        assistant(sized(300), usage=usage(4000, 1000)),
+    ))
+    prefix_summary = "## Original Request\nx\n\n## Early Progress\n- y\n\n## Context for Suffix\n- z"
+    scripted_server.enqueue(Reply(text=prefix_summary))
+    result = run(path, scripted_server, settings=compaction_settings(keep=900))
+    assert result is not None
+    assert result.summary == previous + SPLIT_TURN_SEPARATOR + prefix_summary + old_lists
+
+
 # ---- the fit guarantee ---------------------------------------------------------------------------
 
 FIT_WINDOW = 8000

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pi_compact.compaction.fileops import strip_file_lists
 from pi_compact.jstext import js_len, js_slice
 from pi_compact.messages import Message, text_of
 
@@ -94,7 +95,7 @@ def fallback_summary(
     modified_files: Sequence[str],
     error: str,
 ) -> str:
-    """A deterministic six-section summary of ``messages`` (plus the previous summary, kept whole)."""
+    """A deterministic six-section summary of ``messages``, then the previous summary without its file lists."""
     users = _user_texts(messages)
     goal = _clip(users[0], 600) if users else "(not stated in the summarized messages)"
     constraints = [
@@ -118,6 +119,8 @@ def fallback_summary(
         "## Critical Context\n" + _bullets(context),
     ]
     summary = "\n\n".join(sections)
-    if previous_summary:
-        summary += "\n\n---\n\n**Earlier summary (kept as written):**\n\n" + previous_summary
+    # Its file lists are left out: the caller appends the current ones, which include them.
+    previous = strip_file_lists(previous_summary or "")
+    if previous:
+        summary += "\n\n---\n\n**Earlier summary (kept as written):**\n\n" + previous
     return summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,3 +75,16 @@ def format_file_lists(read_files: Iterable[str], modified_files: Iterable[str]) 
     if modified:
         sections.append("<modified-files>\n" + "\n".join(modified) + "\n</modified-files>")
     return "\n\n" + "\n\n".join(sections) if sections else ""
+
+
+# A block as ``format_file_lists`` writes it (one path per line), with the blank line before it.
+_FILE_LIST_BLOCK = re.compile(r"\n*<(read-files|modified-files)>\n(?:.*\n)*?</\1>(?=\n|$)")
+
+
+def strip_file_lists(summary: str) -> str:
+    """``summary`` without its ``<read-files>`` / ``<modified-files>`` blocks.
+
+    For a summary kept verbatim inside a new one: the new summary gets the current lists, which
+    already hold the old ones, so keeping the old blocks would list the files twice.
+    """
+    return _FILE_LIST_BLOCK.sub("", summary)

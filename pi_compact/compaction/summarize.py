@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_compact.compaction.fallback import fallback_summary
-from pi_compact.compaction.fileops import format_file_lists
+from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
     SPLIT_TURN_SEPARATOR,
@@ -273,8 +273,9 @@ def _model_summary(
         def history() -> str:
             if plan.messages_to_summarize:
                 return _history(model, plan, budget, instructions, cancel, reasoning)
-            # Fix of pi's loss: an empty history keeps the previous summary instead of dropping it.
-            return plan.previous_summary or NO_PRIOR_HISTORY
+            # Fix of pi's loss: an empty history keeps the previous summary instead of dropping it
+            # (without its file lists: the current ones, appended below, include them).
+            return strip_file_lists(plan.previous_summary or "") or NO_PRIOR_HISTORY
 
         def prefix() -> str:
             return _turn_prefix(model, plan, budget, cancel, reasoning)
