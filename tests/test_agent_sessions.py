@@ -9,12 +9,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import uuid
 from pathlib import Path
 
 import pytest
+from agent_harness import make_harness
 from scripted_server import Reply, ScriptedServer
 
 from pi_compact.app import AppOptions, run_print_mode
+from pi_compact.llm.litellm_model import LiteLLMModel
+from pi_compact.llm.protocol import ModelInfo
 from pi_compact.paths import session_dir_name
 from pi_compact.settings import RetrySettings, Settings
 
@@ -63,7 +67,61 @@ def test_default_session_is_a_new_file_named_by_its_header_id(
     assert match is not None
     header = _lines(path)[0]
     assert (header["type"], header["id"], header["cwd"]) == ("session", match.group(1), str(cwd))
-    assert [e["type"] for e in _lines(path)] == ["session", "message", "message"]
+    assert [e["type"] for e in _lines(path)] == [
+        "session", "model_change", "thinking_level_change", "message", "message"
+    ]
+
+
+def test_new_session_opens_with_the_model_and_thinking_level_as_pi_does(
+    scripted_server: ScriptedServer, tmp_path: Path, agent_dir: Path
+) -> None:
+    path = tmp_path / "talk.jsonl"
+    _run(scripted_server, tmp_path / "proj", "Say hi.", "Hi.", session=path)
+    _, model, thinking, question, _ = _lines(path)
+    # pi 0.73.1 writes these two entries first, each chained to the one before.
+    fields = {"id", "parentId", "timestamp"}
+    assert {k: v for k, v in model.items() if k not in fields} == {
+        "type": "model_change", "provider": "openai", "modelId": "scripted"
+    }
+    assert {k: v for k, v in thinking.items() if k not in fields} == {
+        "type": "thinking_level_change", "thinkingLevel": "off"
+    }
+    assert (model["parentId"], thinking["parentId"], question["parentId"]) == (None, model["id"], thinking["id"])
+
+
+def test_resumed_session_gets_no_second_opening(
+    scripted_server: ScriptedServer, tmp_path: Path, agent_dir: Path
+) -> None:
+    path = tmp_path / "talk.jsonl"
+    _run(scripted_server, tmp_path / "proj", "FIRST-QUESTION", "one", session=path)
+    _run(scripted_server, tmp_path / "proj", "SECOND-QUESTION", "two", session=path)
+    kinds = [e["type"] for e in _lines(path)]
+    assert (kinds.count("model_change"), kinds.count("thinking_level_change")) == (1, 1)
+
+
+def test_switch_before_the_first_prompt_follows_the_opening_entries(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    other = LiteLLMModel(ModelInfo("openai/other", "openai", 100_000, None), api_base=scripted_server.base_url,
+                         api_key="test")
+    h.session.set_model(other)
+    scripted_server.enqueue(Reply(text="Hi."))
+    h.session.prompt("Say hi.")
+    # As pi: the model the session started with and its thinking level, then the switch.
+    assert [(e["type"], e.get("modelId")) for e in h.entries()[1:4]] == [
+        ("model_change", "scripted"), ("thinking_level_change", None), ("model_change", "other")
+    ]
+    assert h.entries()[-1]["message"]["model"] == "other"
+
+
+def test_session_flag_new_file_gets_a_uuid_v7_header_id(
+    scripted_server: ScriptedServer, tmp_path: Path, agent_dir: Path
+) -> None:
+    path = tmp_path / "talk.jsonl"
+    _run(scripted_server, tmp_path / "proj", "Say hi.", "Hi.", session=path)
+    # pi makes every session id a UUIDv7, whether or not --session names the file.
+    assert uuid.UUID(str(_lines(path)[0]["id"])).version == 7
 
 
 def test_each_run_without_continue_starts_a_new_session(
@@ -88,7 +146,7 @@ def test_continue_appends_to_the_most_recent_session(
     _run(scripted_server, cwd, "NEXT-QUESTION", "next", continue_recent=True)
     assert len(list(folder.iterdir())) == 2
     [recent] = [p for p in folder.iterdir() if p != old]
-    assert len(_lines(recent)) == 5 and len(_lines(old)) == 3
+    assert len(_lines(recent)) == 7 and len(_lines(old)) == 5
     sent = json.dumps(scripted_server.requests[-1]["messages"])
     assert "RECENT-QUESTION" in sent and "RECENT-ANSWER" in sent and "NEXT-QUESTION" in sent
     assert "OLD-QUESTION" not in sent
@@ -109,7 +167,9 @@ def test_session_flag_creates_then_reopens_that_file(
     path = tmp_path / "chosen dir" / "talk.jsonl"
     _run(scripted_server, cwd, "FIRST-QUESTION", "FIRST-ANSWER", session=path)
     _run(scripted_server, cwd, "SECOND-QUESTION", "two", session=path)
-    assert [e["type"] for e in _lines(path)] == ["session", "message", "message", "message", "message"]
+    assert [e["type"] for e in _lines(path)] == [
+        "session", "model_change", "thinking_level_change", "message", "message", "message", "message"
+    ]
     assert "FIRST-ANSWER" in json.dumps(scripted_server.requests[-1]["messages"])
     assert not (agent_dir / "sessions").exists()
 

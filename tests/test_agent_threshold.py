@@ -180,7 +180,8 @@ def test_switching_to_a_smaller_window_compacts_with_the_new_model(
     assert [(s.reason, e.result is not None) for s, e in assert_compactions_paired(h.events)] == [("threshold", True)]
     assert h.summarizer_requests()[0]["model"] == "small-scripted"
     change = [e for e in h.entries() if e["type"] == "model_change"]
-    assert [(e["provider"], e["modelId"]) for e in change] == [("openai", "small-scripted")]
+    # The model the session opened with, then the switch.
+    assert [(e["provider"], e["modelId"]) for e in change] == [("openai", "scripted"), ("openai", "small-scripted")]
 
 
 def test_nothing_to_compact_in_a_long_loop_stays_silent(scripted_server: ScriptedServer, tmp_path: Path) -> None:

@@ -91,18 +91,19 @@ def test_every_message_is_in_the_file_when_the_next_step_starts(
     # The tool itself reads the session file: the assistant message that called it must be there.
     request = _run_one_call(h, "bash", {"command": f"cat '{h.path}'"})
     seen = [json.loads(line) for line in _tool_messages(request)[0]["content"].split("\n\n[Exit")[0].splitlines()]
-    assert [e["type"] for e in seen] == ["session", "message", "message"]
-    assert [e["message"]["role"] for e in seen[1:]] == ["user", "assistant"]
-    assert seen[2]["message"]["stopReason"] == "toolUse"
+    assert [e["type"] for e in seen] == ["session", "model_change", "thinking_level_change", "message", "message"]
+    assert [e["message"]["role"] for e in seen[3:]] == ["user", "assistant"]
+    assert seen[4]["message"]["stopReason"] == "toolUse"
 
 
 def test_session_file_holds_pi_entry_shapes_in_order(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     h = make_harness(scripted_server, tmp_path)
     _run_one_call(h, "ls", {})
-    header, *entries = h.entries()
+    header, model_change, thinking, *entries = h.entries()
     assert (header["type"], header["version"], header["cwd"]) == ("session", 3, str(h.cwd))
+    assert (model_change["type"], thinking["type"]) == ("model_change", "thinking_level_change")
     assert [e["message"]["role"] for e in entries] == ["user", "assistant", "toolResult", "assistant"]
-    assert [e["parentId"] for e in entries] == [None, *(e["id"] for e in entries[:-1])]
+    assert [e["parentId"] for e in entries] == [thinking["id"], *(e["id"] for e in entries[:-1])]
     assert all(set(e) == {"type", "id", "parentId", "timestamp", "message"} for e in entries)
     user, call, result, answer = (e["message"] for e in entries)
     assert user["content"] == [{"type": "text", "text": "Please use ls."}]

@@ -46,6 +46,23 @@ def test_bare_model_name_gets_its_provider_from_litellm() -> None:
     assert (info.provider, info.context_window, info.reasoning) == ("anthropic", 200000, True)
 
 
+@pytest.mark.parametrize(
+    ("model", "provider", "model_id"),
+    [
+        ("openai/gpt-4o", "openai", "gpt-4o"),
+        ("anthropic/claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5"),
+        ("gemini/gemini-2.5-pro", "google", "gemini-2.5-pro"),
+        ("bedrock/anthropic.claude-3-5-sonnet-20241022-v2:0", "amazon-bedrock",
+         "anthropic.claude-3-5-sonnet-20241022-v2:0"),
+        ("openrouter/anthropic/claude-sonnet-4", "openrouter", "anthropic/claude-sonnet-4"),
+    ],
+)
+def test_model_is_recorded_by_pis_provider_name_and_id(model: str, provider: str, model_id: str) -> None:
+    # What session files record, so that pi finds the same model in its registry when it resumes.
+    info = resolve_model(model, context_window=1000, settings=Settings())
+    assert (info.provider, info.model_id) == (provider, model_id)
+
+
 def test_models_override_beats_the_map() -> None:
     settings = with_models(**{"openai/gpt-4o": ModelOverride(context_window=64000, max_tokens=4000)})
     info = resolve_model("openai/gpt-4o", settings=settings)

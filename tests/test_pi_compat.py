@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_harness import make_harness
 from builders import (
     assistant,
     branch_summary,
@@ -35,7 +36,9 @@ from builders import (
 )
 from scripted_server import Reply, ScriptedServer
 
+from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.session.store import SessionStore
+from pi_compact.settings import Settings
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "@mariozechner/pi-coding-agent"
@@ -138,3 +141,72 @@ def test_pi_builds_the_same_context_when_the_kept_region_holds_other_entries(
     ours = our_context(path)
     assert "details" not in ours[2]  # like pi, an absent ``details`` stays absent
     assert theirs == ours
+
+
+# ---- the model and thinking level a session records (pi restores both on resume) --------------------
+
+# Loads a session file with pi's SessionManager and prints what pi restores from it: the model and
+# thinking level of the context, the branch's entry types, and the model pi's registry finds.
+PI_RESTORE_SCRIPT = f"""
+import {{ AuthStorage, ModelRegistry, SessionManager }} from "{PACKAGE}";
+const [file, dir] = process.argv.slice(1);
+const manager = SessionManager.open(file, dir);
+const context = manager.buildSessionContext();
+const registry = ModelRegistry.create(AuthStorage.create(dir + "/auth.json"), dir + "/models.json");
+const found = context.model ? registry.find(context.model.provider, context.model.modelId) : undefined;
+process.stdout.write(JSON.stringify({{
+  model: context.model, thinkingLevel: context.thinkingLevel,
+  types: manager.getBranch().map((entry) => entry.type),
+  found: found ? [found.provider, found.id] : null,
+}}));
+"""
+
+
+@pytest.fixture
+def pi_restore(tmp_path: Path) -> Any:
+    reason = pi_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+
+    def read(path: Path) -> dict[str, Any]:
+        env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+        done = subprocess.run(
+            ["node", "--input-type=module", "-e", PI_RESTORE_SCRIPT, str(path), str(tmp_path)],
+            cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, env=env,
+        )
+        assert done.returncode == 0, done.stderr
+        restored: dict[str, Any] = json.loads(done.stdout)
+        return restored
+
+    return read
+
+
+def test_pi_reads_the_opening_entries_of_a_session_we_start(
+    scripted_server: ScriptedServer, tmp_path: Path, pi_restore: Any
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    scripted_server.enqueue(Reply(text="Hi."))
+    h.session.prompt("Say hi.")
+    restored = pi_restore(h.path)
+    # pi's branch holds a thinking_level_change, so pi resuming this file keeps "off" and writes nothing.
+    assert restored["types"] == ["model_change", "thinking_level_change", "message", "message"]
+    assert (restored["model"], restored["thinkingLevel"]) == ({"provider": "openai", "modelId": "scripted"}, "off")
+    context = SessionStore.open(h.path, str(h.cwd), 0).context()
+    assert (context.model, context.thinking_level) == (("openai", "scripted"), "off")
+
+
+def test_pi_restores_the_model_we_switched_to(
+    scripted_server: ScriptedServer, tmp_path: Path, pi_restore: Any
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    scripted_server.enqueue(Reply(text="Hi."))
+    h.session.prompt("Say hi.")
+    settings = Settings()
+    gemini = create_model(resolve_model("gemini/gemini-2.5-pro", settings=settings), settings=settings)
+    h.session.set_model(gemini)  # a window of a million tokens: no compaction, no request
+    restored = pi_restore(h.path)
+    assert restored["types"][-1] == "model_change"
+    # litellm's "gemini" is pi's "google": pi finds the model in its registry and restores it.
+    assert restored["model"] == {"provider": "google", "modelId": "gemini-2.5-pro"}
+    assert restored["found"] == ["google", "gemini-2.5-pro"]
+    assert SessionStore.open(h.path, str(h.cwd), 0).context().model == ("google", "gemini-2.5-pro")

@@ -267,7 +267,7 @@ def test_session_shows_the_file_its_entries_and_size(project: Path) -> None:
     size = (project / "s.jsonl").stat().st_size
     assert f"File {project / 's.jsonl'}" in out
     assert f"Size {size:,} bytes" in out
-    assert "Entries 2" in out
+    assert "Entries 4" in out  # model and thinking level (as pi opens a session), question, answer
 
 
 def test_new_starts_a_fresh_session_and_leaves_the_old_file_alone(project: Path) -> None:

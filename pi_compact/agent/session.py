@@ -42,7 +42,7 @@ from pi_compact.compaction.tokens import (
 )
 from pi_compact.errors import PiCompactError
 from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ToolSpec, empty_usage
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, ToolSpec, empty_usage
 from pi_compact.messages import Message, convert_to_llm
 from pi_compact.session.context import project_path
 from pi_compact.session.store import SessionStore
@@ -118,6 +118,8 @@ class AgentSession:
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self.compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
         self._reload_context()
+        # pi opens a session without messages with its model and thinking level (see _record_opening).
+        self._opening_due = not self.messages
 
     # ---- context -------------------------------------------------------------------------------
 
@@ -141,6 +143,29 @@ class AgentSession:
                 trailing = sum(estimate(m) for m in self.messages[index + 1 :])
                 return ContextUsage(calculate_context_tokens(usage) + trailing, window, threshold, True)
         return ContextUsage(sum(estimate(m) for m in self.messages), window, threshold, False)
+
+    def _record_opening(self) -> None:
+        """pi's first entries of a new session, once: the model in use, then the thinking level.
+
+        Recorded when first needed (the first prompt or model switch) rather than at start-up, which
+        must not wait for the model to resolve; like every entry they reach the file with the first
+        answer. Without a usable model pi records only the thinking level, and so do we.
+        """
+        if not self._opening_due:
+            return
+        self._opening_due = False
+        try:
+            info = self.model.info
+        except PiCompactError:
+            info = None  # the prompt itself reports why the model is unusable
+        if info is not None:
+            self._record_model(info)
+        # No model is ever asked to think (no reasoning effort is sent): pi's level "off".
+        self.store.append({"type": "thinking_level_change", "thinkingLevel": "off"}, self._now())
+
+    def _record_model(self, info: ModelInfo) -> None:
+        # pi's provider name and the id without the litellm prefix, as in assistant messages.
+        self.store.append({"type": "model_change", "provider": info.provider, "modelId": info.model_id}, self._now())
 
     def _append(self, message: Message) -> None:
         self.store.append_message(message, self._now())
@@ -242,6 +267,7 @@ class AgentSession:
         user = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()}
         self._emit(MessageStart("user"))
         self._emit(MessageEnd(user))
+        self._record_opening()
         self._append(user)
         try:
             final = self._run(token)
@@ -304,11 +330,9 @@ class AgentSession:
 
     def set_model(self, model: ChatModel, cancel: CancelToken | None = None) -> None:
         """Switch models; compact first when the context would not fit the new window's threshold."""
+        self._record_opening()  # a new session records the model it started with first, as pi does
         self.model = model
-        self.store.append(
-            # pi records the id without the provider prefix, as in assistant messages ("gpt-4o").
-            {"type": "model_change", "provider": model.info.provider, "modelId": model.info.model_id}, self._now()
-        )
+        self._record_model(model.info)
         if self._threshold_exceeded():
             self.compact(cancel=cancel, reason="threshold")
 

@@ -25,7 +25,10 @@ ABORTED_MESSAGE = "Request was aborted"
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What the agent needs to know about a model. ``model`` is the litellm model string."""
+    """What the agent needs to know about a model.
+
+    ``model`` is the litellm model string; ``provider`` is pi's name for its provider (``provider_names``).
+    """
 
     model: str
     provider: str
@@ -35,9 +38,12 @@ class ModelInfo:
 
     @property
     def model_id(self) -> str:
-        """The model's name without the provider prefix, as pi records it in assistant messages."""
-        prefix = f"{self.provider}/"
-        return self.model[len(prefix) :] if self.model.startswith(prefix) else self.model
+        """The model's name without the provider prefix, as pi records it in assistant messages.
+
+        The prefix is litellm's spelling, which ``provider`` (pi's spelling) need not repeat:
+        ``gemini/gemini-2.5-pro`` is provider ``google``, id ``gemini-2.5-pro``.
+        """
+        return self.model.split("/", 1)[1] if "/" in self.model else self.model
 
     def is_same_model(self, provider: object, model: object) -> bool:
         """Does an assistant message's ``provider``/``model`` name this model?"""

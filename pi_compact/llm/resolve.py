@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pi_compact.errors import ConfigError
 from pi_compact.llm.protocol import ChatModel, ModelInfo
+from pi_compact.llm.provider_names import pi_provider
 from pi_compact.settings import ModelOverride, Settings
 
 SETTINGS_PATH_HINT = "~/.pi/agent/settings.json"
@@ -63,7 +64,8 @@ def resolve_model(
             f"models.{name}.contextWindow in {SETTINGS_PATH_HINT}."
         )
     max_output = (override.max_tokens if override else None) or looked_up.max_output_tokens
-    provider = name.split("/", 1)[0] if "/" in name else (looked_up.provider or "openai")
+    # The provider the string names (else the one litellm routes a bare name to), spelled as pi does.
+    provider = pi_provider(name.split("/", 1)[0] if "/" in name else (looked_up.provider or "openai"))
     return ModelInfo(
         model=name,
         provider=provider,

@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -85,13 +86,14 @@ def parse_session_text(text: str, name: str = "<session>") -> LoadedFile:
 
 
 def new_header(cwd: str, now_ms: int, session_id: str | None = None) -> Entry:
-    """A fresh v3 session header."""
-    import uuid  # here, not at the top: it costs ~4 ms of start-up that reading a session never needs
+    """A fresh v3 session header; its id is a UUIDv7 of ``now_ms``, as pi makes every session id."""
+    # Imported here, not at the top: uuid costs ~4 ms of start-up that reading a session never needs.
+    from pi_compact.paths import new_session_id
 
     return {
         "type": "session",
         "version": CURRENT_VERSION,
-        "id": session_id or str(uuid.uuid4()),
+        "id": session_id or new_session_id(datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc)),
         "timestamp": ms_to_iso(now_ms),
         "cwd": cwd,
     }
