@@ -199,3 +199,23 @@ def test_write_removes_temporaries_of_killed_writers_only(tmp_path: Path) -> Non
     live.write_text("a write under way")
     run_tool(WriteTool(), {"path": "notes.txt", "content": "done"}, ToolContext(cwd=tmp_path))
     assert sorted(path.name for path in tmp_path.iterdir()) == [live.name, "notes.txt"]
+
+
+def test_unwritable_directory_error_names_the_file_and_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "locked.txt").write_text("old")
+    real_open = os.open
+
+    def deny_temporaries(path: str | os.PathLike[str], flags: int, mode: int = 0o777) -> int:
+        if str(path).endswith(atomic_write.TEMP_SUFFIX):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", deny_temporaries)
+    out = run_tool(WriteTool(), {"path": "locked.txt", "content": "new"}, ToolContext(cwd=tmp_path))
+    assert out.text == (
+        f"write failed: Permission denied to create a file in {tmp_path}, needed to replace the file "
+        f"safely: {tmp_path / 'locked.txt'}"
+    )
+    assert (tmp_path / "locked.txt").read_text() == "old"

@@ -41,7 +41,12 @@ def replace_file(path: Path, data: bytes) -> bool:
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = target.with_name(f"{_temp_prefix(target)}{os.getpid()}-{secrets.token_hex(4)}{TEMP_SUFFIX}")
     # A new file gets 0o666 & ~umask from the kernel; a replacement starts private and gets the old mode.
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if old is None else 0o600)
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if old is None else 0o600)
+    except PermissionError as exc:
+        # Name the user's file, not the temporary one, and say why a directory permission matters.
+        reason = f"{exc.strerror} to create a file in {target.parent}, needed to replace the file safely"
+        raise PermissionError(exc.errno, reason, str(path)) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
