@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from pi_compact.agent.tools import BashTool, ToolContext, run_tool
 
 
@@ -104,3 +106,78 @@ def test_bash_rejects_non_positive_timeout(tmp_path: Path) -> None:
     out = run_tool(BashTool(), {"command": "true", "timeout": -1}, ToolContext(cwd=tmp_path))
     assert out.is_error
     assert out.text == "timeout must be a positive number of seconds, got -1."
+
+
+def _kill_if_alive(pid_file: Path) -> None:
+    if pid_file.exists() and pid_file.read_text().strip():
+        try:
+            os.kill(int(pid_file.read_text()), 9)
+        except ProcessLookupError:
+            pass
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not _alive(pid)
+
+
+@pytest.mark.parametrize("launch", ["sleep 30 &", "nohup sleep 30 &"])
+def test_background_job_holding_the_pipe_does_not_hold_the_call(tmp_path: Path, launch: str) -> None:
+    pid_file = tmp_path / "job.pid"
+    command = f"{launch} echo $! > '{pid_file}'; echo started"
+    try:
+        out = run_tool(BashTool(), {"command": command, "timeout": 8}, ToolContext(cwd=tmp_path))
+        assert out.text == "started\n\n[Exit code: 0]"
+        assert out.details == {"exitCode": 0}
+        assert _alive(_wait_for_pid_file(pid_file))  # the job itself is left running, as it was asked
+    finally:
+        _kill_if_alive(pid_file)
+
+
+def test_output_before_exit_is_complete_despite_background_job(tmp_path: Path) -> None:
+    pid_file = tmp_path / "job.pid"
+    command = f"sleep 30 & echo $! > '{pid_file}'; seq 1 1500"
+    try:
+        out = run_tool(BashTool(), {"command": command, "timeout": 8}, ToolContext(cwd=tmp_path))
+        assert out.text.split("\n")[:1500] == [str(n) for n in range(1, 1501)]
+        assert out.text.endswith("1500\n\n[Exit code: 0]")
+    finally:
+        _kill_if_alive(pid_file)
+
+
+@pytest.mark.parametrize(
+    "spawn",
+    [
+        """setsid sh -c 'echo $$ > "{pid}"; exec sleep 30' &""",  # own session, shell still its parent
+        """(setsid sh -c 'echo $$ > "{pid}"; exec sleep 30' &)""",  # own session and orphaned: parent gone
+    ],
+)
+def test_timeout_kills_children_that_left_the_process_group(tmp_path: Path, spawn: str) -> None:
+    pid_file = tmp_path / "escaped.pid"
+    command = spawn.format(pid=pid_file) + f"\nwhile [ ! -s '{pid_file}' ]; do sleep 0.01; done; sleep 30"
+    try:
+        out = run_tool(BashTool(), {"command": command, "timeout": 1}, ToolContext(cwd=tmp_path))
+        assert "[Command timed out after 1 s; its process group was killed.]" in out.text
+        assert _gone_within(_wait_for_pid_file(pid_file), 5)
+    finally:
+        _kill_if_alive(pid_file)
+
+
+def test_cancel_kills_children_that_left_the_process_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "escaped.pid"
+    command = f"(setsid sh -c 'echo $$ > \"{pid_file}\"; exec sleep 30' &); sleep 30"
+    cancel = threading.Event()
+
+    def cancel_once_spawned() -> None:
+        _wait_for_pid_file(pid_file)
+        cancel.set()
+
+    try:
+        threading.Thread(target=cancel_once_spawned, daemon=True).start()
+        out = run_tool(BashTool(), {"command": command}, ToolContext(cwd=tmp_path, cancel=cancel))
+        assert "[Command cancelled; its process group was killed.]" in out.text
+        assert _gone_within(_wait_for_pid_file(pid_file), 5)
+    finally:
+        _kill_if_alive(pid_file)

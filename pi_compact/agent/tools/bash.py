@@ -1,28 +1,38 @@
 """``bash``: run a shell command in the working directory and report its output and exit code.
 
-The command runs as ``bash -c`` in a session (process group) of its own, so a timeout or a cancel can
-kill everything it started, background jobs included: SIGTERM to the group, then SIGKILL after a short
-grace. stdout and stderr are merged in arrival order. Only the last ``MAX_LINES`` lines / ``MAX_BYTES``
-bytes are returned, because the end of a long log is where the failure is. A non-zero exit, a timeout
-or a cancel is an error result; the output is shown either way.
+The call ends when the shell exits, with the output written up to then: a background job that still
+holds the output pipe (``server &``, ``nohup server &``) does not hold the call, and is left running
+(its later output is drained and dropped). A timeout or a cancel kills everything the call started:
+the command runs as ``bash -c`` in a session (process group) of its own, and the kill reaches that
+group plus, through ``proctree``, processes that left it with ``setsid`` or lost their parent. SIGTERM
+first, then SIGKILL after a short grace. stdout and stderr are merged in arrival order. Only the last
+``MAX_LINES`` lines / ``MAX_BYTES`` bytes are returned, because the end of a long log is where the
+failure is. A non-zero exit, a timeout or a cancel is an error result; the output is shown either way.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import select
 import signal
 import subprocess
+import termios
 import threading
 import time
 from collections.abc import Mapping
 from typing import IO, Any
 
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error, object_schema
+from pi_compact.agent.tools.proctree import call_processes, new_marker
 from pi_compact.agent.tools.truncate import MAX_BYTES, MAX_LINES, format_size, tail_text
 
 DEFAULT_TIMEOUT_S = 120.0
 _POLL_S = 0.05
 _KILL_GRACE_S = 2.0
+# After the shell exits, how long to wait for the output it wrote to be read from the pipe.
+_SETTLE_S = 2.0
+_KILL_ROUNDS = 3
 # Enough raw bytes to fill the byte budget even when the cut lands inside a multi-byte character.
 _TAIL_KEEP = 2 * MAX_BYTES
 
@@ -50,6 +60,7 @@ class BashTool:
             return error(f"The working directory {ctx.cwd} does not exist, so the command cannot run.")
         if ctx.cancelled:
             return error("Cancelled before the command started.")
+        marker = new_marker()
         proc = subprocess.Popen(
             ["bash", "-c", command],
             cwd=ctx.cwd,
@@ -57,16 +68,17 @@ class BashTool:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env={**os.environ, marker: "1"},
         )
         assert proc.stdout is not None  # stdout=PIPE guarantees it
         capture = _TailCapture()
+        # A daemon thread: a background job may keep the pipe open long after the call has returned.
         reader = threading.Thread(target=capture.pump, args=(proc.stdout,), daemon=True)
         reader.start()
-        stopped = _wait(proc, reader, timeout, ctx.cancel)
+        stopped = _wait(proc, timeout, ctx.cancel)
         if stopped is not None:
-            _kill_group(proc)
-        # A grandchild that left our process group may hold the pipe open forever; do not wait on it.
-        reader.join(timeout=1.0)
+            _kill_call(proc, marker)
+        capture.settle(_SETTLE_S)
         return _report(capture, proc.wait(), stopped, timeout)
 
 
@@ -76,20 +88,46 @@ class _TailCapture:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tail = bytearray()
+        self._fd = -1
+        self._ended = threading.Event()
         self.total_bytes = 0
         self.newlines = 0
         self.ends_with_newline = True
 
     def pump(self, stream: IO[bytes]) -> None:
-        fd = stream.fileno()
-        while chunk := os.read(fd, 65536):
+        self._fd = fd = stream.fileno()
+        poller = select.poll()  # not select.select, which fails for descriptors past FD_SETSIZE
+        poller.register(fd, select.POLLIN)
+        try:
+            while True:
+                poller.poll()
+                # Read and record under one lock, so ``settle`` never sees bytes that left the pipe
+                # but are not in the tail yet.
+                with self._lock:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        return
+                    self._tail += chunk
+                    del self._tail[:-_TAIL_KEEP]
+                    self.total_bytes += len(chunk)
+                    self.newlines += chunk.count(b"\n")
+                    self.ends_with_newline = chunk.endswith(b"\n")
+        finally:
+            self._ended.set()
+            stream.close()
+
+    def settle(self, timeout: float) -> None:
+        """Wait until everything written to the pipe so far has been recorded (or ``timeout`` passes).
+
+        Called after the shell exited: whatever it wrote is in the pipe or the tail by then, while a
+        background job may keep writing, or keep the pipe open, indefinitely.
+        """
+        deadline = time.monotonic() + timeout
+        while not self._ended.is_set() and time.monotonic() < deadline:
             with self._lock:
-                self._tail += chunk
-                del self._tail[:-_TAIL_KEEP]
-                self.total_bytes += len(chunk)
-                self.newlines += chunk.count(b"\n")
-                self.ends_with_newline = chunk.endswith(b"\n")
-        stream.close()
+                if self._fd >= 0 and _unread_bytes(self._fd) == 0:
+                    return
+            self._ended.wait(0.01)
 
     def snapshot(self) -> tuple[str, bool]:
         """The captured tail as text, and whether earlier bytes were already dropped."""
@@ -101,43 +139,58 @@ class _TailCapture:
         return self.newlines + (0 if self.ends_with_newline else 1)
 
 
-def _wait(
-    proc: subprocess.Popen[bytes], reader: threading.Thread, timeout: float, cancel: threading.Event | None
-) -> str | None:
-    """Wait for the command and its output to finish; ``"timeout"``/``"cancelled"`` if stopped early."""
+def _unread_bytes(fd: int) -> int:
+    """Bytes waiting in the pipe ``fd``; -1 if that cannot be asked (so the caller keeps waiting)."""
+    try:
+        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), "little", signed=True)
+    except OSError:
+        return -1
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float, cancel: threading.Event | None) -> str | None:
+    """Wait for the shell to exit; ``"timeout"``/``"cancelled"`` if it has to be stopped first."""
     deadline = time.monotonic() + timeout
-    while proc.poll() is None or reader.is_alive():
+    while proc.poll() is None:
         if cancel is not None and cancel.is_set():
             return "cancelled"
-        if time.monotonic() >= deadline:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
             return "timeout"
-        if proc.poll() is None:
-            try:
-                proc.wait(timeout=_POLL_S)
-            except subprocess.TimeoutExpired:
-                pass
-        else:
-            reader.join(timeout=_POLL_S)
+        try:
+            proc.wait(timeout=min(_POLL_S, remaining))
+        except subprocess.TimeoutExpired:
+            pass
     return None
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the command's whole process group, then SIGKILL whatever is left after a grace period."""
+def _kill_call(proc: subprocess.Popen[bytes], marker: str) -> None:
+    """SIGTERM everything the call started, then SIGKILL whatever is left after a grace period."""
     # start_new_session=True made the shell a session leader, so its pid is also the group id.
-    _signal_group(proc.pid, signal.SIGTERM)
+    _signal_all(proc.pid, call_processes(proc.pid, marker), signal.SIGTERM)
     try:
         proc.wait(timeout=_KILL_GRACE_S)
     except subprocess.TimeoutExpired:
         pass
-    # Background jobs may outlive the shell or ignore SIGTERM; SIGKILL cannot be ignored.
-    _signal_group(proc.pid, signal.SIGKILL)
+    # Background jobs may outlive the shell or ignore SIGTERM; SIGKILL cannot be ignored. A few rounds,
+    # as a process can fork between one look at /proc and the kill.
+    for _ in range(_KILL_ROUNDS):
+        left = call_processes(proc.pid, marker)
+        _signal_all(proc.pid, left, signal.SIGKILL)
+        if not left:
+            break
+        time.sleep(0.01)
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
+def _signal_all(pgid: int, pids: set[int], sig: signal.Signals) -> None:
     try:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass  # the group is already gone
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _report(capture: _TailCapture, exit_code: int, stopped: str | None, timeout: float) -> ToolOutput:

@@ -3,6 +3,8 @@
 Exactness is the safety net: if ``oldText`` is missing or ambiguous nothing is written and the error
 says which, so the model re-reads or adds context. Files with CRLF line endings or a UTF-8 BOM keep
 them; the model's LF-only text still matches. ``details["diff"]`` carries a small unified diff.
+The file is replaced atomically (``atomic_write``), so a kill mid-call never leaves it truncated, and
+paths that are not regular files (FIFOs, devices) are refused before anything is read.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+from pi_compact.agent.tools.atomic_write import replace_file
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error, object_schema, resolve_path
+from pi_compact.agent.tools.regular import NotRegularFile, open_regular
 from pi_compact.agent.tools.truncate import plural
 
 _BOM = "\ufeff"
@@ -42,7 +46,12 @@ class EditTool:
             return error("oldText is empty; give the exact text to replace (use write to create a file).")
         if old_text == new_text:
             return error(f"oldText and newText are identical, so {raw_path} would not change.")
-        raw = path.read_bytes().decode("utf-8")  # strict: never rewrite a file we could not decode
+        try:
+            with open_regular(path) as handle:
+                content = handle.read()
+        except NotRegularFile as exc:
+            return error(f"{raw_path} is {exc.kind}, not a regular file; edit only changes regular files.")
+        raw = content.decode("utf-8")  # strict: never rewrite a file we could not decode
         bom = _BOM if raw.startswith(_BOM) else ""
         crlf = "\r\n" in raw
         before = raw.removeprefix(bom).replace("\r\n", "\n") if crlf else raw.removeprefix(bom)
@@ -56,7 +65,7 @@ class EditTool:
         start = before.index(old_text)
         after = before[:start] + new_text + before[start + len(old_text) :]
         on_disk = after.replace("\n", "\r\n") if crlf else after
-        path.write_bytes((bom + on_disk).encode("utf-8"))
+        replace_file(path, (bom + on_disk).encode("utf-8"))
         first_line = before.count("\n", 0, start) + 1
         summary = (
             f"Edited {raw_path}: replaced {plural(_line_count(old_text), 'line')} with "

@@ -2,21 +2,39 @@
 
 Skips binary files and the directories in ``SKIPPED_DIRS``; files are read as UTF-8 with undecodable
 bytes replaced, so one odd file never aborts a search. Stops at ``limit`` matches with a notice.
+
+The search itself runs in a child process (``grep_worker``) because a Python regex cannot be stopped
+once it starts backtracking: the child is killed when the call is cancelled or when it has run for
+``TIME_LIMIT_S`` seconds, and the matches it had found by then are still shown.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import os
 import re
-from collections.abc import Iterator, Mapping
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error, object_schema, resolve_path
+from pi_compact.agent.tools.regular import file_kind
 from pi_compact.agent.tools.truncate import head_count
-from pi_compact.agent.tools.walk import SKIPPED_DIRS, compile_glob, is_binary, relative, walk
+from pi_compact.agent.tools.walk import SKIPPED_DIRS
 
 DEFAULT_LIMIT = 100
-MAX_MATCH_LINE_CHARS = 500
+TIME_LIMIT_S = 30.0
+_WORKER = "pi_compact.agent.tools.grep_worker"
+# The directory holding the pi_compact package: the worker must import this same copy of it.
+_PACKAGE_HOME = str(Path(__file__).resolve().parents[3])
+_POLL_S = 0.05
 
 
 class GrepTool:
@@ -24,7 +42,8 @@ class GrepTool:
     description = (
         "Search file contents with a Python regular expression and return matching lines as "
         "`path:line: text`. Searches a directory recursively (skipping binary files and "
-        f"{', '.join(sorted(SKIPPED_DIRS))}) or a single file. Set `literal` to search for plain text."
+        f"{', '.join(sorted(SKIPPED_DIRS))}) or a single file. Set `literal` to search for plain text. "
+        f"A search is stopped after {TIME_LIMIT_S:g} seconds."
     )
     parameters = object_schema(
         required=["pattern"],
@@ -42,62 +61,119 @@ class GrepTool:
         limit: int = args.get("limit") or DEFAULT_LIMIT
         if limit < 1:
             return error(f"limit must be 1 or more, got {limit}.")
-        flags = re.IGNORECASE if args.get("ignoreCase") else 0
-        try:
-            regex = re.compile(re.escape(pattern) if args.get("literal") else pattern, flags)
+        source = re.escape(pattern) if args.get("literal") else pattern
+        ignore_case = bool(args.get("ignoreCase"))
+        try:  # compiled here too, so a bad pattern is reported before any process starts
+            re.compile(source, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
             return error(f"Invalid regex {pattern!r}: {exc}; fix it or set literal=true for plain text.")
         root = resolve_path(raw_path, ctx.cwd)
         if not root.exists():
             return error(f"Path not found: {raw_path}")
-        glob = args.get("glob")
-        matcher = compile_glob(glob) if glob else None
-        lines: list[str] = []
-        more = False
-        for rel, path in _candidate_files(root, ctx):
-            if matcher is not None and not matcher.match(rel):
-                continue
-            for line_no, line in _matching_lines(path, regex):
-                if len(lines) == limit:
-                    more = True
-                    break
-                lines.append(f"{rel}:{line_no}: {_cut(line)}")
-            if more:
-                break
-        if ctx.cancelled:
+        kind = file_kind(root.stat().st_mode)
+        if kind not in ("a regular file", "a directory"):
+            return error(f"{raw_path} is {kind}; grep searches regular files and directories.")
+        request = {
+            "pattern": source,
+            "ignore_case": ignore_case,
+            "root": str(root),
+            "glob": args.get("glob"),
+            "limit": limit,
+        }
+        time_limit = TIME_LIMIT_S  # read at call time, so it can be changed (tests make it short)
+        found = _run_worker(request, time_limit, ctx.cancel)
+        if found.stopped == "cancelled":
             return error(f"Cancelled while searching {raw_path}.")
+        if found.failure is not None:
+            return error(f"grep failed: {found.failure}")
+        lines = [f"{rel}:{line_no}: {text}" for rel, line_no, text in found.matches]
+        if found.stopped == "time":
+            return _timed_out(lines, pattern, raw_path, time_limit)
         if not lines:
             return ToolOutput(f"No matches for {pattern!r} in {raw_path}.", details={"matches": 0})
         shown = head_count(lines)
         body = "\n".join(lines[:shown])
-        if more or shown < len(lines):
+        if found.more or shown < len(lines):
             body += (
                 f"\n\n[Showing the first {shown} matches; there are more. Narrow the pattern, path or glob, "
                 "or raise limit.]"
             )
-        return ToolOutput(body, details={"matches": shown, "truncated": more or shown < len(lines)})
+        return ToolOutput(body, details={"matches": shown, "truncated": found.more or shown < len(lines)})
 
 
-def _candidate_files(root: Path, ctx: ToolContext) -> Iterator[tuple[str, Path]]:
-    """``(relative name, path)`` for each text file to search; a single file is named by itself."""
-    if root.is_file():
-        if not is_binary(root):
-            yield root.name, root
-        return
-    for path, is_dir in walk(root, ctx.cancel):
-        if not is_dir and path.is_file() and not is_binary(path):
-            yield relative(path, root), path
+@dataclass
+class _Found:
+    """What the worker reported: matches, whether there were more, or why it was stopped or failed."""
+
+    matches: list[tuple[str, int, str]] = field(default_factory=list)
+    more: bool = False
+    finished: bool = False
+    stopped: str | None = None  # "cancelled" or "time"
+    failure: str | None = None
 
 
-def _matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
-    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            text = line.rstrip("\r\n")
-            if regex.search(text):
-                yield line_no, text
+def _run_worker(request: dict[str, Any], time_limit: float, cancel: threading.Event | None) -> _Found:
+    """Run one search in a child process, killing it on cancel or after ``time_limit`` seconds."""
+    found = _Found()
+    # The kernel's CPU limit is a backstop in case this process dies and cannot kill the child.
+    request = {**request, "cpu_seconds": math.ceil(time_limit) + 2}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", _WORKER],
+        cwd=_PACKAGE_HOME,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None  # all PIPE
+    try:
+        proc.stdin.write(json.dumps(request).encode("utf-8"))
+        proc.stdin.close()
+        found.stopped = _read_messages(proc.stdout.fileno(), found, time.monotonic() + time_limit, cancel)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        errors = proc.stderr.read().decode("utf-8", errors="replace").strip()
+        proc.stderr.close()
+    if found.stopped is None and not found.finished:
+        last = errors.splitlines()[-1] if errors else f"the search process exited with code {proc.returncode}"
+        found.failure = last
+    return found
 
 
-def _cut(line: str) -> str:
-    if len(line) <= MAX_MATCH_LINE_CHARS:
-        return line
-    return f"{line[:MAX_MATCH_LINE_CHARS]} [... {len(line) - MAX_MATCH_LINE_CHARS} more characters]"
+def _read_messages(fd: int, found: _Found, deadline: float, cancel: threading.Event | None) -> str | None:
+    """Collect the worker's messages until it ends; ``"cancelled"``/``"time"`` if it must be stopped."""
+    pending = b""
+    while True:
+        if cancel is not None and cancel.is_set():
+            return "cancelled"
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return "time"
+        ready, _, _ = select.select([fd], [], [], min(_POLL_S, remaining))
+        if not ready:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return None
+        *complete, pending = (pending + chunk).split(b"\n")
+        for line in complete:
+            message = json.loads(line)
+            if message[0] == "match":
+                found.matches.append((message[1], message[2], message[3]))
+            elif message[0] == "end":
+                found.more = bool(message[1])
+                found.finished = True
+
+
+def _timed_out(lines: list[str], pattern: str, raw_path: str, time_limit: float) -> ToolOutput:
+    notice = (
+        f"[grep stopped after its {time_limit:g} s time limit while searching {raw_path} for {pattern!r}. "
+        "Nested repeats such as (a+)+ can make a regex take for ever; simplify the pattern, narrow the "
+        "path or glob, or set literal=true.]"
+    )
+    shown = lines[: head_count(lines)]
+    if shown:
+        notice = "\n".join(shown) + f"\n\n[Matches found before the stop: {len(shown)}.]\n" + notice
+    return ToolOutput(notice, is_error=True, details={"matches": len(shown), "timedOut": True})

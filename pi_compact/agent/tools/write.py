@@ -1,11 +1,17 @@
-"""``write``: create or overwrite a file with the given text (UTF-8), creating parent directories."""
+"""``write``: create or overwrite a file with the given text (UTF-8), creating parent directories.
+
+The file is replaced atomically (``atomic_write``): a kill mid-call leaves the old contents or the new,
+never a truncated file. Paths that are not regular files (FIFOs, devices) are refused.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from pi_compact.agent.tools.atomic_write import replace_file
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error, object_schema, resolve_path
+from pi_compact.agent.tools.regular import NotRegularFile
 
 
 class WriteTool:
@@ -25,10 +31,11 @@ class WriteTool:
         path = resolve_path(raw_path, ctx.cwd)
         if path.is_dir():
             return error(f"{raw_path} is a directory; give a file path to write.")
+        # Bytes, not text mode: the model's newlines are written exactly as given on every platform.
         data = args["content"].encode("utf-8")
-        existed = path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Bytes, not write_text: the model's newlines are written exactly as given on every platform.
-        path.write_bytes(data)
+        try:
+            existed = replace_file(path, data)
+        except NotRegularFile as exc:
+            return error(f"{raw_path} is {exc.kind}, not a regular file; write only replaces regular files.")
         verb = "Overwrote" if existed else "Created"
         return ToolOutput(f"{verb} {raw_path}: wrote {len(data)} bytes.", details={"bytes": len(data)})
