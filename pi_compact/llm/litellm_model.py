@@ -16,7 +16,9 @@ Timeouts are ours, measured on that queue: a reply must start (first text, think
 within ``retry.provider.timeoutMs`` and then never stall longer than ``retry.provider.idleTimeoutMs``.
 SSE keep-alive comments and empty chunks are not progress, so a server that only drips them still
 times out (an HTTP read timeout alone never fires on such a stream). A reply with no content at all
-(an empty answer, or a 200 body that is not a stream) is an error, not an answer.
+(an empty answer, or a 200 body that is not a stream) is an error, not an answer. Every error text is
+passed through ``pi_compact.llm.redact`` first, so an API key a server quotes never reaches the
+session file, the terminal or JSON events.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from pi_compact.llm.protocol import (
     aborted_message,
     now_ms,
 )
+from pi_compact.llm.redact import known_secrets, redact
 from pi_compact.llm.retry import FailureReport, backoff_delay_ms, describe_failure
 from pi_compact.settings import RetrySettings
 
@@ -172,8 +175,10 @@ class LiteLLMModel:
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         """Stream one reply. Raises ``AuthError`` here, before any request, when the key is missing."""
         litellm = _litellm()
-        kwargs = self._completion_kwargs(request, self._resolve_key())
-        return self._events(litellm, kwargs, cancel or CancelToken())
+        key = self._resolve_key()
+        kwargs = self._completion_kwargs(request, key)
+        secrets = known_secrets((key, self._api_key), os.environ)
+        return self._events(litellm, kwargs, cancel or CancelToken(), secrets)
 
     def _resolve_key(self) -> str | None:
         if self._api_key:
@@ -212,7 +217,7 @@ class LiteLLMModel:
         return kwargs
 
     def _events(
-        self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken
+        self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken, secrets: tuple[str, ...]
     ) -> Iterator[StreamEvent]:
         timestamp = now_ms()
         costs = _model_costs(litellm, self._info.model)
@@ -236,7 +241,7 @@ class LiteLLMModel:
                 )
             else:
                 report = describe_failure(outcome, endpoint=self.endpoint)
-            text = report.text
+            text = redact(report.text, secrets)
             if report.retryable and not assembler.started and attempt + 1 < max_attempts:
                 delay_ms = backoff_delay_ms(attempt, self._retry)
                 attempt += 1
