@@ -1,6 +1,7 @@
 """``pi-compact compact SESSION`` without --dry-run: summarize with a real model and append the entry.
 
-Ctrl-C cancels the summary request: nothing is written and the file stays byte-identical.
+Provider retries are reported on stderr as they happen. Ctrl-C cancels the summary request: nothing is
+written and the file stays byte-identical.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_compact.agent.compactor import Compactor
-from pi_compact.agent.events import CompactionEnd, SessionEvent
+from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.llm.protocol import CancelToken
 from pi_compact.session.store import SessionStore
@@ -51,6 +52,9 @@ def compact_file(options: CompactOptions, settings: Settings, store: SessionStor
     def emit(event: SessionEvent) -> None:
         if isinstance(event, CompactionEnd):
             ends.append(event)
+        elif isinstance(event, Retry):
+            err.print(Text(f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:g} s "
+                           f"after: {event.error_message}", style="yellow"))
         elif event.type == "compaction_start":
             err.print(Text(f"Compacting {options.session} with {info.model}… (Ctrl-C to cancel)"))
 
