@@ -93,6 +93,7 @@ class Compactor:
     hooks: CompactionHooks | None = None
     reasoning: str | None = None
     now_ms: Callable[[], int] = _now_ms
+    allow_fallback: bool = True  # False: a failed model summary fails the compaction (``--no-fallback``)
 
     def run(
         self,
@@ -159,7 +160,7 @@ class Compactor:
             )
             model = RetryWatcher(self.model, self._report_retry)  # the spinner shows "retrying (2/3)…"
             result = summarize(plan, model, budget, instructions=instructions, cancel=cancel,
-                               reasoning=self.reasoning)
+                               reasoning=self.reasoning, allow_fallback=self.allow_fallback)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = _with_stats(result, plan)
