@@ -168,13 +168,17 @@ def compact_command(
     model: Annotated[str | None, typer.Option(help="litellm model string.")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key (else the provider's env var).")] = None,
+    no_fallback: Annotated[
+        bool, typer.Option("--no-fallback", help="If the model fails, write nothing (exit 1) instead of a "
+                           "model-free summary (exit 3).")
+    ] = False,
 ) -> None:
     """Compact a session file, or preview the compaction with --dry-run."""
     raise typer.Exit(
         _compact(
             session, dry_run=dry_run, as_json=as_json, keep_recent_tokens=keep_recent_tokens,
             reserve_tokens=reserve_tokens, context_window=context_window, token_estimator=token_estimator,
-            instructions=instructions, model=model, api_base=api_base, api_key=api_key,
+            instructions=instructions, model=model, api_base=api_base, api_key=api_key, no_fallback=no_fallback,
         )
     )
 
@@ -188,7 +192,7 @@ def _compact(
     session: Path, *, dry_run: bool = False, as_json: bool = False, keep_recent_tokens: int | None = None,
     reserve_tokens: int | None = None, context_window: int | None = None, token_estimator: str | None = None,
     instructions: str | None = None, model: str | None = None, api_base: str | None = None,
-    api_key: str | None = None,
+    api_key: str | None = None, no_fallback: bool = False,
 ) -> int:
     """The ``compact`` command without typer (shared by typer and the fast path); returns the exit code."""
     try:
@@ -211,7 +215,7 @@ def _compact(
 
         options = CompactOptions(
             session=session, dry_run=dry_run, as_json=as_json, context_window=context_window,
-            instructions=instructions, model=model, api_base=api_base, api_key=api_key,
+            instructions=instructions, model=model, api_base=api_base, api_key=api_key, no_fallback=no_fallback,
         )
         loaded = _load_settings(Path.cwd(), overrides)
         return run_compact(options, loaded.settings)
@@ -270,7 +274,7 @@ def _exit_now(code: object) -> NoReturn:
 # sure about (--help, unknown or malformed options, odd values) goes to typer, so messages for bad
 # input stay typer's. For what it accepts, it produces exactly the arguments typer would.
 
-_FLAGS = {"--dry-run": "dry_run", "--json": "as_json"}
+_FLAGS = {"--dry-run": "dry_run", "--json": "as_json", "--no-fallback": "no_fallback"}
 _INT_OPTIONS = {
     "--keep-recent-tokens": "keep_recent_tokens", "--reserve-tokens": "reserve_tokens",
     "--context-window": "context_window",

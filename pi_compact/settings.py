@@ -39,12 +39,17 @@ class RetrySettings:
     """pi's ``retry.*`` keys: transient provider errors are retried with exponential backoff.
 
     ``max_delay_ms`` is ``retry.provider.maxRetryDelayMs`` (formerly ``retry.maxDelayMs``).
+    ``timeout_ms`` (pi's ``retry.provider.timeoutMs``) is how long a reply may take to start: connection,
+    the server reading the prompt, first token. ``idle_timeout_ms`` (``retry.provider.idleTimeoutMs``,
+    ours) is the longest silence once it streams. Keep-alive comments do not count as progress.
     """
 
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
     max_delay_ms: int = 60000
+    timeout_ms: int = 300_000
+    idle_timeout_ms: int = 120_000
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,8 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("retry.maxRetries", "retry.max_retries", _WHOLE),
     SettingKey("retry.baseDelayMs", "retry.base_delay_ms", _WHOLE),
     SettingKey("retry.provider.maxRetryDelayMs", "retry.max_delay_ms", _WHOLE),
+    SettingKey("retry.provider.timeoutMs", "retry.timeout_ms", _POSITIVE),
+    SettingKey("retry.provider.idleTimeoutMs", "retry.idle_timeout_ms", _POSITIVE),
     SettingKey("defaultProvider", "default_provider", _TEXT),
     SettingKey("defaultModel", "default_model", _TEXT),
     SettingKey("showThinking", "show_thinking", _BOOL),

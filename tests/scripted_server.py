@@ -43,6 +43,11 @@ class Reply:
 
     With ``status`` != 200 the server sends ``error_body`` as JSON (or ``raw_error_body`` verbatim)
     with that status and nothing else.
+    Misbehaving servers: ``hang`` never answers (the connection stays open until the server stops);
+    ``drip_s`` > 0 streams the reply's deltas, then never finishes and sends an SSE keep-alive comment
+    every ``drip_s`` seconds instead; ``garbage_body`` is sent verbatim as a 200 answer that is neither
+    SSE nor JSON; ``echo_authorization`` answers ``status`` (401 when left at 200) with an error message
+    that quotes the request's Authorization header, as some servers do.
     ``repeat=True`` keeps the reply at the head of the queue forever (e.g. "500 forever").
     Usage is sent only when the request asked for it (``stream_options.include_usage``), as OpenAI does.
     """
@@ -60,6 +65,10 @@ class Reply:
     error_body: Mapping[str, Any] | None = None
     raw_error_body: str | None = None  # sent verbatim instead of error_body (may be empty)
     repeat: bool = False
+    hang: bool = False
+    drip_s: float = 0.0
+    garbage_body: str | None = None
+    echo_authorization: bool = False
 
     @property
     def effective_finish_reason(self) -> str:
@@ -96,6 +105,11 @@ def anthropic_prompt_too_long_reply(tokens: int = 210000, maximum: int = 200000)
     return Reply(status=400, error_body=body)
 
 
+def echo_authorization_reply(status: int = 401, repeat: bool = False) -> Reply:
+    """An error whose message quotes the request's Authorization header (the API key)."""
+    return Reply(status=status, echo_authorization=True, repeat=repeat)
+
+
 def rate_limit_reply(repeat: bool = False) -> Reply:
     """HTTP 429 whose text mentions "too many tokens": a rate limit, never a context overflow."""
     return error_reply(
@@ -124,7 +138,17 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.owner._record_and_next(body, headers)
         if reply.delay_s and self.server.owner._stopping.wait(reply.delay_s):
             return  # server is stopping: drop the connection
-        if not self.path.endswith("/chat/completions"):
+        if reply.hang:
+            self.server.owner._stopping.wait()
+            return
+        if reply.echo_authorization:
+            quoted = headers.get("authorization", "(none)")
+            message = f"Incorrect API key provided: {quoted}. You can find your API key in your account."
+            error = {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}
+            self._json(reply.status if reply.status != 200 else 401, {"error": error})
+        elif reply.garbage_body is not None:
+            self._raw(200, reply.garbage_body)
+        elif not self.path.endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no such endpoint {self.path}"}})
         elif reply.status != 200 and reply.raw_error_body is not None:
             self._raw(reply.status, reply.raw_error_body)
@@ -176,6 +200,13 @@ class _Handler(BaseHTTPRequestHandler):
             if i and reply.chunk_delay_s and self.server.owner._stopping.wait(reply.chunk_delay_s):
                 return
             self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        if reply.drip_s:
+            # Alive but never done: SSE comments keep the socket busy, so only a client-side idle timer
+            # that ignores them can notice the reply is stuck.
+            while not self.server.owner._stopping.wait(reply.drip_s):
+                self.wfile.write(b": keep-alive\n\n")
+                self.wfile.flush()
+            return
         self._event(
             {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.effective_finish_reason}]}
         )

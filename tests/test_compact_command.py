@@ -255,7 +255,8 @@ def test_compact_command_falls_back_to_a_model_free_summary_when_the_server_fail
     path, before = session
     scripted_server.enqueue(server_error_reply(500, repeat=True))
     done = run_cli(path, scripted_server, settings={"retry": {"maxRetries": 1, "baseDelayMs": 1}})
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # written, but not by the model: a distinct non-zero code
+    assert "built without it (exit code 3)" in " ".join(done.stderr.split())
     assert len(scripted_server.requests) == 2  # one try plus the one retry the settings file allows
     entry = new_entry(before, path)
     assert entry["details"]["fallback"] is True

@@ -45,7 +45,7 @@ from pi_compact.llm.litellm_model import LiteLLMModel, lookup_model_info
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, complete
 from pi_compact.settings import RetrySettings
 server = ScriptedServer().start()
-server.enqueue(Reply(text="ok"), Reply(finish_reason="weird"))
+server.enqueue(Reply(text="ok"), Reply(text="w", finish_reason="weird"))
 server.enqueue(server_error_reply(500), openai_context_overflow_reply())
 info = ModelInfo("openai/scripted", "openai", 1000, None)
 model = LiteLLMModel(info, api_base=server.base_url, api_key="k", retry=RetrySettings(enabled=False))

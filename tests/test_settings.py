@@ -32,7 +32,10 @@ def test_every_key_is_read_from_pi_layout() -> None:
             "enabled": False, "reserveTokens": 1000, "keepRecentTokens": 2000,
             "tokenEstimator": "chars4", "retainTail": False,
         },
-        "retry": {"enabled": False, "maxRetries": 5, "baseDelayMs": 10, "provider": {"maxRetryDelayMs": 99}},
+        "retry": {
+            "enabled": False, "maxRetries": 5, "baseDelayMs": 10,
+            "provider": {"maxRetryDelayMs": 99, "timeoutMs": 1500, "idleTimeoutMs": 700},
+        },
         "defaultProvider": "openai", "defaultModel": "gpt-4.1", "showThinking": False, "sessionDir": "~/s",
         "models": {"ollama/qwen3": {"contextWindow": 32768, "maxTokens": 4096, "apiBase": "http://h:1"}},
     }
@@ -40,7 +43,7 @@ def test_every_key_is_read_from_pi_layout() -> None:
     assert warnings == []
     assert settings == Settings(
         compaction=CompactionSettings(False, 1000, 2000, "chars4", False),
-        retry=RetrySettings(False, 5, 10, 99),
+        retry=RetrySettings(False, 5, 10, 99, 1500, 700),
         default_provider="openai",
         default_model="gpt-4.1",
         models=(("ollama/qwen3", ModelOverride(32768, 4096, "http://h:1")),),

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, SessionEvent
+from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, Retry, SessionEvent
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, estimated_tokens_after, summarize
 from pi_compact.errors import Cancelled, CompactionError, PiCompactError
-from pi_compact.llm.protocol import CancelToken, ChatModel
+from pi_compact.llm.protocol import CancelToken, ChatModel, Retrying
+from pi_compact.llm.retry_watch import RetryWatcher
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
@@ -92,6 +93,7 @@ class Compactor:
     hooks: CompactionHooks | None = None
     reasoning: str | None = None
     now_ms: Callable[[], int] = _now_ms
+    allow_fallback: bool = True  # False: a failed model summary fails the compaction (``--no-fallback``)
 
     def run(
         self,
@@ -156,14 +158,18 @@ class Compactor:
             budget = SummaryBudget.for_model(
                 info.context_window, info.max_output_tokens, self.settings.compaction.reserve_tokens
             )
-            result = summarize(plan, self.model, budget, instructions=instructions, cancel=cancel,
-                               reasoning=self.reasoning)
+            model = RetryWatcher(self.model, self._report_retry)  # the spinner shows "retrying (2/3)…"
+            result = summarize(plan, model, budget, instructions=instructions, cancel=cancel,
+                               reasoning=self.reasoning, allow_fallback=self.allow_fallback)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = _with_stats(result, plan)
         fields = compaction_entry_fields(result, plan, self.settings.compaction.retain_tail)
         entry = self.store.append(fields, self.now_ms())
         return result, entry
+
+    def _report_retry(self, retry: Retrying) -> None:
+        self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))
 
 
 def _skip_reason(branch: list[Entry], plan: CompactionPlan | None) -> str | None:

@@ -30,6 +30,7 @@ class CompactOptions:
     model: str | None = None
     api_base: str | None = None
     api_key: str | None = None
+    no_fallback: bool = False  # refuse the model-free summary: a failed model fails the command
 
 
 def _now_ms() -> int:

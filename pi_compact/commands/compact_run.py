@@ -1,6 +1,10 @@
 """``pi-compact compact SESSION`` without --dry-run: summarize with a real model and append the entry.
 
-Ctrl-C cancels the summary request: nothing is written and the file stays byte-identical.
+Exit codes: 0 compacted by the model (or nothing to compact), 1 failed with nothing written,
+``EXIT_FALLBACK`` (3) compacted, but the model failed and the summary was built without it, 130
+cancelled. ``--no-fallback`` turns that last case into a failure that writes nothing. Provider retries
+are reported on stderr as they happen. Ctrl-C cancels the summary request: nothing is written and the
+file stays byte-identical.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_compact.agent.compactor import Compactor
-from pi_compact.agent.events import CompactionEnd, SessionEvent
+from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.llm.protocol import CancelToken
 from pi_compact.session.store import SessionStore
@@ -21,6 +25,8 @@ from pi_compact.signals import cancel_on_sigint
 
 if TYPE_CHECKING:
     from pi_compact.commands.compact import CompactOptions
+
+EXIT_FALLBACK = 3
 
 
 def compact_file(options: CompactOptions, settings: Settings, store: SessionStore) -> int:
@@ -51,11 +57,14 @@ def compact_file(options: CompactOptions, settings: Settings, store: SessionStor
     def emit(event: SessionEvent) -> None:
         if isinstance(event, CompactionEnd):
             ends.append(event)
+        elif isinstance(event, Retry):
+            err.print(Text(f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:g} s "
+                           f"after: {event.error_message}", style="yellow"))
         elif event.type == "compaction_start":
             err.print(Text(f"Compacting {options.session} with {info.model}… (Ctrl-C to cancel)"))
 
     token = CancelToken()
-    compactor = Compactor(store, model, settings, emit)
+    compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback)
     with cancel_on_sigint(token):
         compactor.run("manual", instructions=options.instructions, cancel=token)
     end = ends[-1]
@@ -65,11 +74,20 @@ def compact_file(options: CompactOptions, settings: Settings, store: SessionStor
         console.print(Text(f"Kept from entry {end.result['firstKeptEntryId']}; "
                             f"read: {', '.join(details.get('readFiles') or []) or 'none'}; "
                             f"modified: {', '.join(details.get('modifiedFiles') or []) or 'none'}"))
+        if details.get("fallback"):
+            err.print(Text(f"The model failed, so the summary was built without it (exit code {EXIT_FALLBACK}). "
+                           "Pass --no-fallback to write nothing instead.", style="yellow"))
+            return EXIT_FALLBACK
         return 0
     if end.aborted:
         return 130
     message = (end.error_message or "").lower()
-    return 0 if "nothing to compact" in message or "already compacted" in message else 1
+    if "nothing to compact" in message or "already compacted" in message:
+        return 0
+    if options.no_fallback:
+        err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",
+                       style="yellow"))
+    return 1
 
 
 __all__ = ["compact_file"]

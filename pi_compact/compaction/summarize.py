@@ -230,8 +230,10 @@ def summarize(
     cancel: CancelToken | None = None,
     reasoning: str | None = None,
     run_parallel: Callable[[Callable[[], str], Callable[[], str]], tuple[str, str]] | None = None,
+    allow_fallback: bool = True,
 ) -> CompactionResult:
-    """Summarize a plan; falls back to a model-free summary on failure, raises Cancelled on cancel."""
+    """Summarize a plan; falls back to a model-free summary on failure (unless ``allow_fallback`` is
+    False: then the failure is raised), raises Cancelled on cancel."""
     details: dict[str, Any] = {"readFiles": list(plan.read_files), "modifiedFiles": list(plan.modified_files)}
     source: Source = "model"
     error: str | None = None
@@ -242,6 +244,8 @@ def summarize(
     except (ModelError, CompactionError) as exc:
         if cancel is not None and cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.") from exc
+        if not allow_fallback:
+            raise
         error = str(exc)
         source = "fallback"
         details.update({"fallback": True, "error": error})

@@ -84,6 +84,11 @@ class MessageAssembler:
             if isinstance(reason, str) and reason:
                 self._finish_reason = reason
 
+    @property
+    def finish_reason(self) -> str | None:
+        """The finish reason the server sent, once it has sent one."""
+        return self._finish_reason
+
     def content(self) -> list[dict[str, Any]]:
         """The content blocks so far, tool call arguments parsed."""
         for index, block in self._calls.items():

@@ -7,10 +7,18 @@ printing and logging are silenced, because it would scribble over the terminal U
 
 One ``stream()`` call = one assistant reply, with our own retries: litellm's are off
 (``max_retries=0``; its ``num_retries`` needs tenacity, which is not installed). Transient failures
-(429, 5xx, connection, timeout) are retried with exponential backoff while nothing has been
-streamed yet; the classification lives in ``pi_compact.llm.retry``. The blocking litellm iteration
+(429, 5xx, connection, timeout, an empty reply) are retried with exponential backoff while nothing has
+been streamed yet; the classification lives in ``pi_compact.llm.retry``. The blocking litellm iteration
 runs in a worker thread feeding a queue, so a cancel is honoured within ~0.1 s even while the server
 has not sent its first byte.
+
+Timeouts are ours, measured on that queue: a reply must start (first text, thinking or tool call)
+within ``retry.provider.timeoutMs`` and then never stall longer than ``retry.provider.idleTimeoutMs``.
+SSE keep-alive comments and empty chunks are not progress, so a server that only drips them still
+times out (an HTTP read timeout alone never fires on such a stream). A reply with no content at all
+(an empty answer, or a 200 body that is not a stream) is an error, not an answer. Every error text is
+passed through ``pi_compact.llm.redact`` first, so an API key a server quotes never reaches the
+session file, the terminal or JSON events.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import logging
 import os
 import queue
 import threading
+import time
 import warnings
 from collections.abc import Generator, Iterator
 from types import ModuleType
@@ -27,6 +36,7 @@ from typing import Any, NamedTuple
 from pi_compact.errors import AuthError
 from pi_compact.llm.assemble import MessageAssembler
 from pi_compact.llm.convert import to_openai_messages, to_openai_tools
+from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import (
     CancelToken,
     ChatRequest,
@@ -37,7 +47,8 @@ from pi_compact.llm.protocol import (
     aborted_message,
     now_ms,
 )
-from pi_compact.llm.retry import backoff_delay_ms, describe_failure
+from pi_compact.llm.redact import known_secrets, redact
+from pi_compact.llm.retry import FailureReport, backoff_delay_ms, describe_failure
 from pi_compact.settings import RetrySettings
 
 # Providers that authenticate without an API key variable (cloud credential chains, local servers).
@@ -164,8 +175,10 @@ class LiteLLMModel:
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         """Stream one reply. Raises ``AuthError`` here, before any request, when the key is missing."""
         litellm = _litellm()
-        kwargs = self._completion_kwargs(request, self._resolve_key())
-        return self._events(litellm, kwargs, cancel or CancelToken())
+        key = self._resolve_key()
+        kwargs = self._completion_kwargs(request, key)
+        secrets = known_secrets((key, self._api_key), os.environ)
+        return self._events(litellm, kwargs, cancel or CancelToken(), secrets)
 
     def _resolve_key(self) -> str | None:
         if self._api_key:
@@ -187,6 +200,8 @@ class LiteLLMModel:
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_retries": 0,
+            # A backstop for the worker thread's socket; the timeouts users see are enforced in _attempt.
+            "timeout": max(self._retry.timeout_ms, self._retry.idle_timeout_ms) / 1000 + 1,
         }
         if request.tools:
             kwargs["tools"] = to_openai_tools(request.tools)
@@ -202,7 +217,7 @@ class LiteLLMModel:
         return kwargs
 
     def _events(
-        self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken
+        self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken, secrets: tuple[str, ...]
     ) -> Iterator[StreamEvent]:
         timestamp = now_ms()
         costs = _model_costs(litellm, self._info.model)
@@ -215,19 +230,36 @@ class LiteLLMModel:
                 yield Done(aborted_message(self._info, assembler.content()))
                 return
             if outcome is None:
-                yield Done(assembler.finish())
-                return
-            report = describe_failure(outcome, endpoint=self.endpoint)
+                message = assembler.finish()
+                if not self._is_empty_reply(message):
+                    yield Done(message)
+                    return
+                report = FailureReport(
+                    f"Empty reply from {self.endpoint}: no text and no tool call (the answer was empty or "
+                    "not an OpenAI-compatible stream).",
+                    retryable=True,
+                )
+            else:
+                report = describe_failure(outcome, endpoint=self.endpoint)
+            text = redact(report.text, secrets)
             if report.retryable and not assembler.started and attempt + 1 < max_attempts:
                 delay_ms = backoff_delay_ms(attempt, self._retry)
                 attempt += 1
-                yield Retrying(attempt, max_attempts - 1, delay_ms, report.text)
+                yield Retrying(attempt, max_attempts - 1, delay_ms, text)
                 if cancel.wait(delay_ms / 1000):
                     yield Done(aborted_message(self._info))
                     return
                 continue
-            yield Done(assembler.finish(error=report.text))
+            yield Done(assembler.finish(error=text))
             return
+
+    def _is_empty_reply(self, message: dict[str, Any]) -> bool:
+        """A plain stop with nothing in it; a silent overflow (usage past the window) is left to the caller."""
+        return (
+            message["stopReason"] == "stop"
+            and not message["content"]
+            and not is_context_overflow(message, self._info.context_window)
+        )
 
     def _attempt(
         self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken, assembler: MessageAssembler
@@ -254,6 +286,7 @@ class LiteLLMModel:
 
         worker = threading.Thread(target=work, name="litellm-stream", daemon=True)
         worker.start()
+        deadline = time.monotonic() + self._retry.timeout_ms / 1000
         try:
             while True:
                 if cancel.cancelled:
@@ -261,9 +294,18 @@ class LiteLLMModel:
                 try:
                     kind, payload = inbox.get(timeout=_POLL_S)
                 except queue.Empty:
-                    continue
+                    if time.monotonic() < deadline:
+                        continue
+                    if assembler.finish_reason is not None:
+                        return None  # complete; the server just never closed the stream
+                    return _NoProgress(self._retry, started=assembler.started)
                 if kind == "chunk":
-                    yield from assembler.feed(payload)
+                    progressed = False
+                    for event in assembler.feed(payload):
+                        progressed = True
+                        yield event
+                    if progressed:
+                        deadline = time.monotonic() + self._retry.idle_timeout_ms / 1000
                 elif kind == "end":
                     return None
                 else:
@@ -278,6 +320,19 @@ class LiteLLMModel:
 
 class _Aborted(Exception):
     """Marker outcome of an attempt the cancel token stopped (never raised)."""
+
+
+class _NoProgress(TimeoutError):
+    """Outcome of an attempt that made no progress in time (never raised; a TimeoutError, so retried)."""
+
+    def __init__(self, retry: RetrySettings, *, started: bool) -> None:
+        if started:
+            text = (f"the reply stalled: nothing new for {retry.idle_timeout_ms / 1000:g} s "
+                    "(retry.provider.idleTimeoutMs)")
+        else:
+            text = (f"no reply within {retry.timeout_ms / 1000:g} s (raise retry.provider.timeoutMs "
+                    "for a slow server)")
+        super().__init__(text)
 
 
 _ABORTED = _Aborted()

@@ -10,7 +10,11 @@ Providers report overflow in many ways, so detection is by error text plus two u
 3. Length stop with nothing produced (Xiaomi MiMo style): ``stopReason == "length"``, zero output
    tokens and ``input + cacheRead`` at 99 % of the window or more.
 
-Cases 2 and 3 need the context window; without it only case 1 applies. Pure.
+Cases 2 and 3 need the context window; without it only case 1 applies.
+
+Beyond pi 0.73.1, case 1 also accepts ``EXTRA_OVERFLOW_PATTERNS``: the wordings later pi versions
+added and those of local and self-hosted servers (LM Studio 0.3, TGI, SGLang, vLLM's engine...).
+``stated_window(text)`` reads the window size an overflow message states, when it states one. Pure.
 """
 
 from __future__ import annotations
@@ -48,6 +52,54 @@ _TABLE: tuple[tuple[str, str], ...] = (
 
 OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for _, p in _TABLE)
 
+# Wordings pi 0.73.1 does not know, kept apart so ``OVERFLOW_PATTERNS`` stays exactly pi's list.
+_EXTRA_TABLE: tuple[tuple[str, str], ...] = (
+    ("OpenAI-compatible proxies (pi 0.79.2)",
+     r"exceeds (?:the )?(?:model's )?maximum context length (?:of \d+ tokens|\(\d+\))"),
+    ("OpenRouter / Poolside (pi 0.76.0)", r"exceeds (?:the )?maximum allowed input length of \d+ tokens?"),
+    ("Together AI, SGLang (pi 0.80.2)",
+     r"input \(\d+ tokens\) is longer than the model's context length \(\d+ tokens\)"),
+    ("DS4 server (pi 0.80.4)", r"prompt has \d+ tokens, but the configured context size is \d+ tokens"),
+    # LM Studio 0.3.x: "...the model is loaded with context length of only 4096 tokens, which is not enough."
+    ("LM Studio 0.3", r"context length of only \d+ tokens"),
+    ("SGLang", r"input length \(\d+ tokens\) exceeds the maximum allowed length"),
+    ("Hugging Face TGI", r"inputs`? tokens \+ `?max_new_tokens`? must be <= ?\d+"),
+    ("Hugging Face TGI", r"inputs`? must have less than \d+ tokens"),
+    ("vLLM engine", r"is longer than the maximum model length"),
+    ("Cerebras", r"current length is \d+ while limit is \d+"),
+    ("Ollama", r"input length exceeds the context length"),
+    ("Amazon Bedrock", r"too many input tokens"),
+)
+
+EXTRA_OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE) for _, p in _EXTRA_TABLE
+)
+
+# Where an overflow message states the window: (source, pattern whose first group is the window).
+_WINDOW_TABLE: tuple[tuple[str, str], ...] = (
+    ("OpenAI, Azure, vLLM, DeepSeek, OpenRouter", r"maximum context length is (\d+)"),
+    ("Anthropic", r"prompt is too long: \d+ tokens > (\d+) maximum"),
+    ("llama.cpp server", r"exceeds the available context size \((\d+) tokens\)"),
+    ("LM Studio 0.3", r"context length of only (\d+) tokens"),
+    ("LM Studio (n_keep >= n_ctx)", r"n_ctx: (\d+)"),
+    ("xAI", r"maximum prompt length is (\d+)"),
+    ("Mistral", r"too large for model with (\d+) maximum context length"),
+    ("Google Gemini", r"exceeds the maximum number of tokens allowed \((\d+)\)"),
+    ("GitHub Copilot", r"exceeds the limit of (\d+)"),
+    ("Kimi For Coding", r"exceeded model token limit: (\d+)"),
+    ("Together AI, SGLang", r"longer than the model's context length \((\d+) tokens\)"),
+    ("OpenAI-compatible proxies", r"maximum context length (?:of |\()(\d+)"),
+    ("OpenRouter / Poolside", r"maximum allowed input length of (\d+) tokens?"),
+    ("SGLang", r"exceeds the maximum allowed length \((\d+) tokens\)"),
+    ("DS4 server", r"configured context size is (\d+) tokens"),
+    ("Hugging Face TGI", r"max_new_tokens`? must be <= ?(\d+)"),
+    ("Hugging Face TGI", r"must have less than (\d+) tokens"),
+    ("vLLM engine", r"maximum model length of (\d+)"),
+    ("Cerebras", r"while limit is (\d+)"),
+)
+
+_WINDOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for _, p in _WINDOW_TABLE)
+
 # Texts that look like overflow ("too many tokens") but are throttling. The two prefixes are what
 # pi-ai's Bedrock formatter writes; a raw "ThrottlingException: Too many tokens" is still overflow.
 _NOT_OVERFLOW: tuple[re.Pattern[str], ...] = (
@@ -69,7 +121,22 @@ def is_overflow_error_text(text: str) -> bool:
     """Case 1 alone: is this provider error text a context overflow?"""
     if not text or any(p.search(text) for p in _NOT_OVERFLOW):
         return False
-    return any(p.search(text) for p in OVERFLOW_PATTERNS)
+    return any(p.search(text) for p in OVERFLOW_PATTERNS) or any(p.search(text) for p in EXTRA_OVERFLOW_PATTERNS)
+
+
+def stated_window(text: str) -> int | None:
+    """The context window (tokens) an overflow error text states, or None.
+
+    None too when the text is not an overflow at all: a size in a rate-limit or payload message
+    ("exceeds the limit of 20 MB") is not a context window.
+    """
+    if not is_overflow_error_text(text):
+        return None
+    for pattern in _WINDOW_PATTERNS:
+        match = pattern.search(text)
+        if match and int(match.group(1)) > 0:
+            return int(match.group(1))
+    return None
 
 
 def is_context_overflow(message: Mapping[str, Any], context_window: int | None = None) -> bool:

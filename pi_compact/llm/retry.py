@@ -5,7 +5,8 @@
 
 - context overflow -> "context length exceeded: <provider text>", never retried (compaction's job);
   recognised from litellm's ``ContextWindowExceededError`` or a 400 whose body says
-  ``context_length_exceeded`` (litellm only spots some wordings);
+  ``context_length_exceeded`` (litellm only spots some wordings), unless the body's error code names
+  another size limit (OpenAI's ``string_above_max_length``);
 - HTTP 429 -> "429 rate limit: <provider text>", retried. The words "rate limit" keep
   ``is_context_overflow`` from mistaking "too many tokens per min" for an overflow;
 - connection refused/reset and timeouts -> a text naming the endpoint, retried;
@@ -40,6 +41,9 @@ _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception)(?::\s
 # What the Python OpenAI SDK says when an error response has no body.
 _BARE_STATUS = re.compile(r"Error code: \d+")
 _GENERIC_ERROR_TYPES = frozenset({"invalid_request_error", "error", "api_error"})
+# Error codes that say "a size limit, but not the context window". litellm skips them in its own string
+# check, yet its OpenAI mapping can still call such a 400 a ContextWindowExceededError.
+_NOT_CONTEXT_CODES = ("string_above_max_length",)
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,9 @@ def describe_failure(exc: BaseException, *, endpoint: str) -> FailureReport:
     status = _status_code(exc)
     body = _response_text(exc)
     text = _provider_text(exc, body, status)
-    if "ContextWindowExceededError" in names or (status == 400 and "context_length_exceeded" in body):
+    if not any(code in body for code in _NOT_CONTEXT_CODES) and (
+        "ContextWindowExceededError" in names or (status == 400 and "context_length_exceeded" in body)
+    ):
         return FailureReport(CONTEXT_EXCEEDED_PREFIX + text, retryable=False)
     if status == 429 or "RateLimitError" in names:
         return FailureReport(f"429 rate limit: {text}", retryable=True)

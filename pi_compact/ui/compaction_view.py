@@ -6,6 +6,7 @@ interpreted as rich markup.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -17,8 +18,10 @@ from pi_compact.agent.events import CompactionEnd, CompactionReason
 CANCEL_HINT = "Esc or Ctrl-C to cancel"
 
 
-def spinner_text(reason: CompactionReason, context_percent: float | None, elapsed_s: float) -> str:
-    """The live status line while a compaction runs."""
+def spinner_text(
+    reason: CompactionReason, context_percent: float | None, elapsed_s: float, retry: str | None = None
+) -> str:
+    """The live status line while a compaction runs; ``retry`` is a ``retry_label`` while one is pending."""
     if reason == "manual":
         label = "Compacting context…"
     elif reason == "threshold":
@@ -26,7 +29,28 @@ def spinner_text(reason: CompactionReason, context_percent: float | None, elapse
         label = f"Auto-compacting (context {pct}% full)…"
     else:
         label = "Context overflow — compacting and retrying…"
+    if retry:
+        label = f"{label} {retry}"
     return f"{label} {elapsed_s:.0f}s ({CANCEL_HINT})"
+
+
+_STATUS = re.compile(r"^(\d{3})\b")
+
+
+def retry_label(attempt: int, max_attempts: int, error_message: str) -> str:
+    """"retrying (2/3) after 500…": which retry this is and what failed, short enough for a status line."""
+    status = _STATUS.match(error_message)
+    if status:
+        cause = status.group(1)
+    elif "timed out" in error_message:
+        cause = "a timeout"
+    elif error_message.startswith("Connection error"):
+        cause = "a connection error"
+    elif error_message.startswith("Empty reply"):
+        cause = "an empty reply"
+    else:
+        cause = "an error"
+    return f"retrying ({attempt}/{max_attempts}) after {cause}…"
 
 
 def _advice(reason: CompactionReason, message: str) -> str:

@@ -40,7 +40,7 @@ from pi_compact.agent.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
 )
-from pi_compact.ui.compaction_view import end_renderable, spinner_text
+from pi_compact.ui.compaction_view import end_renderable, retry_label, spinner_text
 
 CANCEL_KEYS = "Esc or Ctrl-C to cancel"
 RESULT_LINES = 4  # a tool result is collapsed to this many lines
@@ -142,6 +142,7 @@ class TerminalRenderer:
         self._view_since = 0.0
         self._compaction: CompactionStart | None = None
         self._compaction_since = 0.0
+        self._compaction_retry: str | None = None  # retry_label of the summarizer's pending retry
 
     # ---- the live region -------------------------------------------------------------------------
 
@@ -199,8 +200,7 @@ class TerminalRenderer:
         elif isinstance(event, CompactionEnd):
             self._on_compaction_end(event)
         elif isinstance(event, Retry):
-            self.print(Text(f"Provider error: {clean(event.error_message)} — retry {event.attempt}/"
-                            f"{event.max_attempts} in {event.delay_ms / 1000:.1f}s", style="yellow"))
+            self._on_retry(event)
         elif isinstance(event, Notice):
             self.print(Text(clean(event.text), style=_NOTICE_STYLES.get(event.level, "cyan")))
         elif isinstance(event, AgentEnd):
@@ -251,17 +251,28 @@ class TerminalRenderer:
         elif stop == "length":
             self.print(Text("The reply was cut off at the output token limit.", style="yellow"))
 
+    def _on_retry(self, event: Retry) -> None:
+        label = retry_label(event.attempt, event.max_attempts, event.error_message)
+        if self._compaction is not None:
+            self._compaction_retry = label  # the compaction spinner says it; its end block gives the outcome
+            return
+        self.print(Text(f"Provider error: {clean(event.error_message)} — retry {event.attempt}/"
+                        f"{event.max_attempts} in {event.delay_ms / 1000:.1f}s", style="yellow"))
+        self.working(label[0].upper() + label[1:])
+
     def _on_compaction_start(self, event: CompactionStart) -> None:
         self.close()
         self._compaction = event
         self._compaction_since = self._clock()
+        self._compaction_retry = None
         self._show(_Ticker(lambda: spinner_text(event.reason, event.context_percent,
-                                                self._clock() - self._compaction_since)))
+                                                self._clock() - self._compaction_since, self._compaction_retry)))
 
     def _on_compaction_end(self, event: CompactionEnd) -> None:
         self.close()
         started = self._compaction_since if self._compaction is not None else self._clock()
         self._compaction = None
+        self._compaction_retry = None
         self.print(end_renderable(event, self._clock() - started))
         if event.result is not None and event.will_retry:
             self.print(Text("Retrying the request with the compacted context…", style="dim"))

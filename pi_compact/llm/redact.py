@@ -1,0 +1,35 @@
+"""Keep API keys out of error texts: a provider error may quote the key it was sent.
+
+``known_secrets(explicit, environ)`` collects the values to hide: the keys passed in (``--api-key``)
+and every environment variable whose name ends in ``_API_KEY``, ``_TOKEN``, ``_SECRET``,
+``_ACCESS_KEY`` or ``_PASSWORD`` (OPENAI_API_KEY, HF_TOKEN, AWS_SECRET_ACCESS_KEY...). Values shorter
+than ``MIN_SECRET_LENGTH`` are left alone: replacing "true" or "1" everywhere would garble messages
+and hide nothing. ``redact(text, secrets)`` replaces each occurrence, and any ``Bearer <token>``, with
+``REDACTED``. Pure: the environment is a parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 8
+_SECRET_NAME_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY", "_PASSWORD")
+# A bearer credential is a secret whatever its origin (a key from a file, a proxy's own token).
+_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+
+
+def known_secrets(explicit: Iterable[str | None], environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The secret values to hide, longest first (so a key containing another is replaced whole)."""
+    values = {value for value in explicit if value}
+    values.update(value for name, value in environ.items() if name.upper().endswith(_SECRET_NAME_SUFFIXES))
+    kept = {value.strip() for value in values if len(value.strip()) >= MIN_SECRET_LENGTH}
+    return tuple(sorted(kept, key=len, reverse=True))
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret and bearer token replaced by ``REDACTED``."""
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return _BEARER.sub(lambda match: match.group(1) + REDACTED, text)

@@ -1,0 +1,85 @@
+"""Provider retries are visible while they happen: in the compaction spinner and in a turn's status."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from agent_harness import make_harness, summary_reply, two_finished_turns
+from rich.console import Console, RenderableType
+from scripted_server import ScriptedServer, server_error_reply
+
+from pi_compact.agent.events import CompactionEnd, CompactionStart, MessageStart, Retry
+from pi_compact.ui.compaction_view import retry_label, spinner_text
+from pi_compact.ui.renderer import TerminalRenderer
+
+
+def shown(renderable: RenderableType | None) -> str:
+    assert renderable is not None
+    buffer = io.StringIO()
+    Console(file=buffer, width=200, color_system=None, force_terminal=False).print(renderable)
+    return buffer.getvalue()
+
+
+def renderer() -> tuple[TerminalRenderer, io.StringIO]:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=200, color_system=None, force_terminal=False, highlight=False)
+    return TerminalRenderer(console, clock=lambda: 100.0), buffer
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        ("500 The server had an error", "500"),
+        ("429 rate limit: Rate limit reached", "429"),
+        ("Request to http://h/v1 timed out: no reply within 300 s", "a timeout"),
+        ("Connection error: cannot reach http://h/v1: refused", "a connection error"),
+        ("Empty reply from http://h/v1: no text and no tool call", "an empty reply"),
+        ("something odd", "an error"),
+    ],
+)
+def test_retry_label_names_the_attempt_and_the_cause(error: str, cause: str) -> None:
+    assert retry_label(2, 3, error) == f"retrying (2/3) after {cause}…"
+
+
+def test_spinner_text_carries_a_pending_retry() -> None:
+    text = spinner_text("manual", None, 14, retry_label(2, 3, "500 boom"))
+    assert text == "Compacting context… retrying (2/3) after 500… 14s (Esc or Ctrl-C to cancel)"
+
+
+def test_compaction_spinner_shows_the_retry_instead_of_printing_it() -> None:
+    view, buffer = renderer()
+    view(CompactionStart("threshold", 91.0))
+    view(Retry(2, 3, 4000, "500 The server had an error"))
+    assert "Auto-compacting (context 91% full)… retrying (2/3) after 500…" in shown(view.current_view())
+    assert "Provider error" not in buffer.getvalue()
+    view(CompactionEnd("threshold", None, error_message="Auto-compaction failed: 500"))
+    view(CompactionStart("manual"))
+    assert "retrying" not in shown(view.current_view())  # the next compaction starts clean
+    view.close()
+
+
+def test_turn_status_shows_the_retry_while_waiting() -> None:
+    view, buffer = renderer()
+    view(MessageStart("assistant"))
+    view(Retry(1, 3, 2000, "429 rate limit: slow down"))
+    assert "Retrying (1/3) after 429…" in shown(view.current_view())
+    assert "Provider error: 429 rate limit: slow down — retry 1/3 in 2.0s" in buffer.getvalue()
+    view.close()
+
+
+def test_summarizer_retries_reach_the_session_events_inside_the_compaction(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    two_finished_turns(h)
+    scripted_server.enqueue(server_error_reply(500), summary_reply())
+    h.session.compact()
+    kinds = [type(e) for e in h.events if isinstance(e, (CompactionStart, Retry, CompactionEnd))]
+    assert kinds == [CompactionStart, Retry, CompactionEnd]
+    retry = next(e for e in h.events if isinstance(e, Retry))
+    assert (retry.attempt, retry.max_attempts) == (1, 2)
+    assert retry.error_message.startswith("500 ")
+    end = next(e for e in h.events if isinstance(e, CompactionEnd))
+    assert end.result is not None and end.result["details"]["source"] == "model"
