@@ -13,8 +13,9 @@ from agent_harness import (
     make_harness,
     padded,
     summary_reply,
+    two_finished_turns,
 )
-from scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer, ToolCallReply
 
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
 from pi_compact.llm.protocol import CancelToken
@@ -70,3 +71,23 @@ def test_cancel_during_threshold_compaction_writes_nothing(
     assert h.entries()[-1]["message"]["content"] == [{"type": "text", "text": "BIG-ANSWER"}]
     pairs = assert_compactions_paired(h.events)
     assert [(s.reason, e.result, e.aborted) for s, e in pairs] == [("threshold", None, True)]
+
+
+def test_cancel_during_compaction_between_tool_turns_stops_the_whole_turn(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    two_finished_turns(h)
+    scripted_server.enqueue(
+        Reply(text=padded("CALLING"), tool_calls=(ToolCallReply("ls", {}),), prompt_tokens=OVER_THRESHOLD),
+        summary_reply(delay_s=10, repeat=True),
+    )
+    token = CancelToken()
+    _Canceller(scripted_server, token, requests=4)  # 2 finished turns + the tool call + the first summary request
+    final = h.session.prompt(padded("LONG-TASK"), token)
+    assert final is not None and final["stopReason"] == "toolUse"
+    # The cancelled compaction is the only one: no second summary request, no second cancel report.
+    assert len(h.summarizer_requests()) == 1
+    pairs = assert_compactions_paired(h.events)
+    assert [(s.reason, e.aborted) for s, e in pairs] == [("threshold", True)]
+    assert not any(e["type"] == "compaction" for e in h.entries())

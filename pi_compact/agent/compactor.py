@@ -2,7 +2,8 @@
 
 Manual ``/compact``, the threshold check and overflow recovery all call ``Compactor.run``. It emits
 exactly one ``CompactionStart`` and exactly one ``CompactionEnd`` for it, whatever happens, except
-that an automatic compaction with nothing to compact emits nothing (pi 0.80.2; manual reports it). The
+that an automatic compaction with nothing to compact emits nothing (pi 0.80.2; manual reports it),
+and nothing at all happens with a token cancelled before the run (its turn was already cancelled). The
 session file changes only by one appended compaction entry, and only after the summary is complete:
 a cancel or an error leaves it byte-identical.
 """
@@ -104,6 +105,8 @@ class Compactor:
     ) -> CompactionResult | None:
         """Compact now. Returns the result, or None when nothing was written (see the end event)."""
         token = cancel or CancelToken()
+        if token.cancelled:
+            return None  # the work this belongs to was cancelled: start nothing, report nothing twice
         branch = self.store.branch()
         plan = prepare_compaction(branch, self.settings.compaction)
         skip = _skip_reason(branch, plan)

@@ -256,8 +256,9 @@ class AgentSession:
         self._emit(AgentEnd(str(error) if error else None))
         # An error reply is checked too (pi #1834: the estimate keeps compaction possible when a provider
         # keeps failing); an overflow was already handled inside the run.
-        if final is not None and final.get("stopReason") != "aborted" and not self._is_overflow(final) \
-                and self._threshold_exceeded():
+        # A cancel stops the whole turn: no compaction starts after it (the token stays cancelled).
+        if final is not None and final.get("stopReason") != "aborted" and not token.cancelled \
+                and not self._is_overflow(final) and self._threshold_exceeded():
             self.compact(cancel=token, reason="threshold")
         return final
 
