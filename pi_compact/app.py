@@ -169,11 +169,20 @@ def final_text(message: dict[str, Any] | None) -> str:
     )
 
 
+def cancelled_text(end: CompactionEnd | None) -> str:
+    """The line print mode ends with when the user cancelled after the model had replied."""
+    if end is None:
+        return "cancelled."
+    what = {"threshold": "Auto-compaction", "overflow": "Context overflow recovery"}.get(end.reason, "Compaction")
+    return f"{what} cancelled; nothing was written."
+
+
 def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | None = None) -> int:
     """``-p PROMPT``: one prompt with tools and compaction; the answer (or JSON events) on stdout."""
     assert options.prompt is not None
     as_json = options.mode == "json"
     failures: list[str] = []
+    aborted: list[CompactionEnd] = []
 
     def emit(event: SessionEvent) -> None:
         if as_json:
@@ -185,6 +194,8 @@ def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | N
             sys.stderr.write(f"pi-compact: {event.error_message}\n")
         if isinstance(event, AgentEnd) and event.error_message:
             failures.append(event.error_message)
+        if isinstance(event, CompactionEnd) and event.aborted:
+            aborted.append(event)
 
     runtime = build_runtime(options, settings, emit, model)
     token = CancelToken()
@@ -194,6 +205,12 @@ def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | N
     except KeyboardInterrupt:
         token.cancel()
         sys.stderr.write("pi-compact: cancelled.\n")
+        return 130
+    if token.cancelled and (final or {}).get("stopReason") != "aborted":
+        # Ctrl-C after the reply came (during a tool or a compaction): the run did not finish.
+        if final is not None and final.get("stopReason") == "stop" and not as_json:
+            sys.stdout.write(final_text(final) + "\n")  # complete, and saved in the session file
+        sys.stderr.write(f"pi-compact: {cancelled_text(aborted[-1] if aborted else None)}\n")
         return 130
     if final is None or final.get("stopReason") in ("error", "aborted"):
         reason = (final or {}).get("errorMessage") or (failures[0] if failures else "the model gave no answer")
