@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from agent_harness import (
@@ -18,7 +19,7 @@ from agent_harness import (
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
-from pi_compact.llm.protocol import CancelToken
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 
 
 class _Canceller(threading.Thread):
@@ -91,3 +92,31 @@ def test_cancel_during_compaction_between_tool_turns_stops_the_whole_turn(
     pairs = assert_compactions_paired(h.events)
     assert [(s.reason, e.aborted) for s, e in pairs] == [("threshold", True)]
     assert not any(e["type"] == "compaction" for e in h.entries())
+
+
+class _CountingModel:
+    """The harness's real model, counting ``stream`` calls (a request starts with the call)."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model, self.calls = model, 0
+
+    @property
+    def info(self) -> ModelInfo:
+        return self.model.info
+
+    def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        self.calls += 1
+        return self.model.stream(request, cancel)
+
+
+def test_compaction_with_a_cancelled_token_sends_no_request(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    two_finished_turns(h)
+    counting = _CountingModel(h.session.model)
+    h.session.model = counting
+    token = CancelToken()
+    token.cancel()
+    assert h.session.compact(cancel=token) is None
+    assert counting.calls == 0
+    pairs = assert_compactions_paired(h.events)
+    assert [(s.reason, e.aborted) for s, e in pairs] == [("manual", True)]

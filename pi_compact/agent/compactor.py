@@ -2,8 +2,7 @@
 
 Manual ``/compact``, the threshold check and overflow recovery all call ``Compactor.run``. It emits
 exactly one ``CompactionStart`` and exactly one ``CompactionEnd`` for it, whatever happens, except
-that an automatic compaction with nothing to compact emits nothing (pi 0.80.2; manual reports it),
-and nothing at all happens with a token cancelled before the run (its turn was already cancelled). The
+that an automatic compaction with nothing to compact emits nothing (pi 0.80.2; manual reports it). The
 session file changes only by one appended compaction entry, and only after the summary is complete:
 a cancel or an error leaves it byte-identical.
 """
@@ -105,8 +104,6 @@ class Compactor:
     ) -> CompactionResult | None:
         """Compact now. Returns the result, or None when nothing was written (see the end event)."""
         token = cancel or CancelToken()
-        if token.cancelled:
-            return None  # the work this belongs to was cancelled: start nothing, report nothing twice
         branch = self.store.branch()
         plan = prepare_compaction(branch, self.settings.compaction)
         skip = _skip_reason(branch, plan)
@@ -155,6 +152,8 @@ class Compactor:
             if decision is not None and decision.result is not None:
                 result = _from_extension(decision.result)
         if result is None:
+            if cancel.cancelled:  # checked before the request goes out, not after its first byte
+                raise Cancelled("Compaction cancelled; nothing was written.")
             info = self.model.info
             budget = SummaryBudget.for_model(
                 info.context_window, info.max_output_tokens, self.settings.compaction.reserve_tokens
