@@ -194,11 +194,11 @@ def _validated(
 
 
 def _turn_prefix(
-    model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, cancel: CancelToken | None,
-    reasoning: str | None,
+    model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, instructions: str | None,
+    cancel: CancelToken | None, reasoning: str | None,
 ) -> str:
     text = "\n\n".join(_blocks(plan.turn_prefix_messages))
-    limit = _room(budget, budget.prefix_max_tokens, turn_prefix_request_text(""), 1)
+    limit = _room(budget, budget.prefix_max_tokens, turn_prefix_request_text("", instructions), 1)
     if limit < MIN_CHUNK_TOKENS:
         raise CompactionError("The summarizer's window is too small for the turn prefix.")
     if estimate_text_tokens(text) > limit:
@@ -209,7 +209,7 @@ def _turn_prefix(
         while size > 1 and estimate_text_tokens(text[-size:]) > half:
             size = size * 3 // 4
         text = f"{head}\n\n[... middle of the turn omitted to fit ...]\n\n{text[-size:]}"
-    summary = _ask(model, turn_prefix_request_text(text), budget.prefix_max_tokens, cancel, reasoning)
+    summary = _ask(model, turn_prefix_request_text(text, instructions), budget.prefix_max_tokens, cancel, reasoning)
     if not summary:
         raise CompactionError("The model returned an empty turn-prefix summary.")
     return summary
@@ -277,7 +277,7 @@ def _model_summary(
             return plan.previous_summary or NO_PRIOR_HISTORY
 
         def prefix() -> str:
-            return _turn_prefix(model, plan, budget, cancel, reasoning)
+            return _turn_prefix(model, plan, budget, instructions, cancel, reasoning)
 
         history_text, prefix_text = run_parallel(history, prefix)
         return history_text + SPLIT_TURN_SEPARATOR + prefix_text
