@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
-from pi_compact.errors import UsageError
+from pi_compact.errors import PiCompactError, UsageError
 from pi_compact.jstext import dumps_json
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
@@ -77,6 +77,21 @@ class LazyModel:
         return self.get().stream(request, cancel)
 
 
+def flag_window(options: AppOptions, settings: Settings, model: str | None) -> int | None:
+    """``--context-window`` for ``model`` (None: the start model): it belongs to the model the run
+    started with, so a ``/model`` switch to another model uses that model's window and a switch back
+    gets the flag's window again. With no start model configured it applies to whichever is chosen."""
+    if options.context_window is None or model is None:
+        return options.context_window
+    from pi_compact.llm.resolve import model_string
+
+    try:
+        start = model_string(options.model, settings)
+    except PiCompactError:
+        return options.context_window
+    return options.context_window if model_string(model, settings) == start else None
+
+
 def model_factory(options: AppOptions, settings: Settings, model: str | None = None) -> Callable[[], ChatModel]:
     """A function that resolves and builds the model (imports litellm when it runs)."""
 
@@ -84,7 +99,7 @@ def model_factory(options: AppOptions, settings: Settings, model: str | None = N
         from pi_compact.llm.resolve import create_model, resolve_model
 
         info = resolve_model(model or options.model, api_base=options.api_base, api_key=options.api_key,
-                             context_window=options.context_window if model is None else None, settings=settings)
+                             context_window=flag_window(options, settings, model), settings=settings)
         return create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
 
     return resolve
