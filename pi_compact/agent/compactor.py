@@ -21,7 +21,7 @@ from pi_compact.errors import Cancelled, CompactionError, PiCompactError
 from pi_compact.llm.protocol import CancelToken, ChatModel
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import Settings
+from pi_compact.settings import CompactionSettings, Settings
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,11 @@ class Compactor:
         return result, entry
 
 
+def nothing_to_compact(branch: list[Entry], settings: CompactionSettings) -> bool:
+    """True when a compaction of ``branch`` would find nothing to summarize."""
+    return _skip_reason(branch, prepare_compaction(branch, settings)) is not None
+
+
 def _skip_reason(branch: list[Entry], plan: CompactionPlan | None) -> str | None:
     """Why there is nothing to compact, or None when the plan has something to summarize."""
     if plan is None:
@@ -221,6 +226,7 @@ __all__ = [
     "Compactor",
     "HookDecision",
     "compaction_entry_fields",
+    "nothing_to_compact",
     "result_json",
 ]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pi_compact.agent.compactor import CompactionHooks, Compactor
+from pi_compact.agent.compactor import CompactionHooks, Compactor, nothing_to_compact
 from pi_compact.agent.events import (
     AgentEnd,
     AgentStart,
@@ -42,11 +42,12 @@ from pi_compact.compaction.tokens import (
 )
 from pi_compact.errors import PiCompactError
 from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ToolSpec, empty_usage
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, ToolSpec, empty_usage
+from pi_compact.llm.resolve import SETTINGS_PATH_HINT
 from pi_compact.messages import Message, convert_to_llm
 from pi_compact.session.context import project_path
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import Settings
+from pi_compact.settings import Settings, model_key
 
 OVERFLOW_GIVE_UP = (
     "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
@@ -72,6 +73,15 @@ class ContextUsage:
     def tokens_left(self) -> int:
         """Tokens before auto-compaction triggers."""
         return max(0, self.threshold - self.tokens)
+
+
+def window_hint(info: ModelInfo) -> str:
+    """Said when the provider overflows with nothing left to compact: our window is likely too big."""
+    return (
+        f"The provider reports a context overflow and there is nothing to compact: the context window known "
+        f"for {info.model} is {info.context_window:,} tokens; if the provider's real limit is smaller, set "
+        f"{model_key(info.model)}.contextWindow in {SETTINGS_PATH_HINT} or pass --context-window."
+    )
 
 
 def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
@@ -284,6 +294,8 @@ class AgentSession:
                     return reply
                 overflow_retried = True
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
+                    if not cancel.cancelled and nothing_to_compact(self.store.branch(), self.settings.compaction):
+                        self._emit(Notice(window_hint(self.model.info), "warning"))
                     return reply
                 self._drop_failed_reply(reply)
                 continue
