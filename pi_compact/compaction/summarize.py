@@ -98,9 +98,10 @@ def _ask(model: ChatModel, text: str, max_tokens: int, cancel: CancelToken | Non
         raise Cancelled("Compaction cancelled; nothing was written.")
     if reply.get("stopReason") == "error":
         error = str(reply.get("errorMessage") or "unknown error")
+        # The provider's text as is: whoever reports it says that summarization failed (once).
         if is_context_overflow(reply, model.info.context_window):
-            raise _Overflow(f"Summarization failed: {error}")
-        raise ModelError(f"Summarization failed: {error}")
+            raise _Overflow(error)
+        raise ModelError(error)
     return "\n".join(
         str(b.get("text", "")) for b in reply.get("content") or () if b.get("type") == "text"
     ).strip()
