@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -184,6 +184,15 @@ def final_text(message: dict[str, Any] | None) -> str:
     )
 
 
+def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[str, str] | None) -> None:
+    """Resolve the model now and say, before any work, which compaction settings cannot fit its window."""
+    from pi_compact.settings_report import fit_to_window
+
+    info = model.info
+    for warning in fit_to_window(settings, info.context_window, model=info.model, sources=sources)[1]:
+        sys.stderr.write(f"warning: {warning}\n")
+
+
 def cancelled_text(end: CompactionEnd | None) -> str:
     """The line print mode ends with when the user cancelled after the model had replied."""
     if end is None:
@@ -192,8 +201,13 @@ def cancelled_text(end: CompactionEnd | None) -> str:
     return f"{what} cancelled; nothing was written."
 
 
-def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | None = None) -> int:
-    """``-p PROMPT``: one prompt with tools and compaction; the answer (or JSON events) on stdout."""
+def run_print_mode(
+    options: AppOptions, settings: Settings, model: ChatModel | None = None, sources: Mapping[str, str] | None = None,
+) -> int:
+    """``-p PROMPT``: one prompt with tools and compaction; the answer (or JSON events) on stdout.
+
+    ``sources`` says where each setting came from, so a warning can name the file to fix.
+    """
     assert options.prompt is not None
     as_json = options.mode == "json"
     failures: list[str] = []
@@ -213,6 +227,7 @@ def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | N
             aborted.append(event)
 
     runtime = build_runtime(options, settings, emit, model)
+    warn_against_window(runtime.model, settings, sources)
     token = CancelToken()
     try:
         with cancel_on_sigint(token):

@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builders import structured_summary
@@ -38,7 +39,8 @@ class Terminal:
     """A tmux session on a private socket running the CLI."""
 
     def __init__(
-        self, root: Path, server: ScriptedServer, session_file: Path | None = None, model_args: str | None = None
+        self, root: Path, server: ScriptedServer, session_file: Path | None = None, model_args: str | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.root = root
         self.socket = root / "tmux.sock"
@@ -47,7 +49,7 @@ class Terminal:
         self.project = root / "project"
         self.session_file = session_file or root / "session.jsonl"
         (self.project / ".pi").mkdir(parents=True)
-        (self.project / ".pi" / "settings.json").write_text(json.dumps(SETTINGS))
+        (self.project / ".pi" / "settings.json").write_text(json.dumps(SETTINGS if settings is None else settings))
         (root / "home").mkdir()
         if model_args is None:
             model_args = f"--model openai/scripted --api-base {server.base_url} --api-key x --context-window {WINDOW}"
@@ -321,5 +323,25 @@ def test_an_unknown_context_window_is_said_once(server: ScriptedServer, tmp_path
         term.wait_for(NOT_SENT, timeout=LONG)
         screen = term.wait_prompt(since=0)
         assert screen.count("is unknown") == 1
+    finally:
+        term.close()
+
+
+def test_a_reserve_not_below_the_window_is_fitted_with_one_warning_naming_the_file(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    term = Terminal(tmp_path, server, settings={"compaction": {"reserveTokens": 5000, "keepRecentTokens": 100}})
+    try:
+        settings_file = term.project / ".pi" / "settings.json"
+        term.wait_for("using 1000 instead.", timeout=LONG)
+        start = term.mark()
+        term.type("/context")
+        screen = term.wait_prompt(since=start)
+        assert "Threshold    3,000 tokens (window − reserveTokens 1,000)" in screen
+        words = " ".join(term.screen().split())  # rich wraps long lines at spaces
+        assert words.count(
+            f"warning: compaction.reserveTokens (5000) in {settings_file} is not smaller than the 4000-token context "
+            "window of openai/scripted, so auto-compaction would run before every turn; using 1000 instead."
+        ) == 1
     finally:
         term.close()

@@ -48,6 +48,7 @@ from pi_compact.messages import Message, convert_to_llm
 from pi_compact.session.context import project_path
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings, model_key
+from pi_compact.settings_report import fit_to_window
 
 OVERFLOW_GIVE_UP = (
     "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
@@ -129,6 +130,16 @@ class AgentSession:
         self.compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
         self._reload_context()
 
+    def fitted_settings(self) -> Settings:
+        """The settings in force: compaction budgets fitted to the model's window (``fit_to_window``).
+
+        ``settings`` stays as given, so a model switch or a reload is fitted afresh; no threshold is
+        ever negative. A model still resolving is not waited for (the terminal reads this meanwhile).
+        """
+        if not getattr(self.model, "ready", True):
+            return self.settings
+        return fit_to_window(self.settings, self.model.info.context_window)[0]
+
     # ---- context -------------------------------------------------------------------------------
 
     def _reload_context(self) -> None:
@@ -144,7 +155,7 @@ class AgentSession:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
         estimate = estimator_for(self.settings.compaction.token_estimator)
         window = self.model.info.context_window
-        threshold = window - self.settings.compaction.reserve_tokens
+        threshold = window - self.fitted_settings().compaction.reserve_tokens
         for index in range(len(self.messages) - 1, self._fresh_from - 1, -1):
             usage = assistant_usage(self.messages[index])
             if usage is not None and calculate_context_tokens(usage) > 0:
@@ -159,7 +170,7 @@ class AgentSession:
     # ---- compaction ----------------------------------------------------------------------------
 
     def _compactor(self) -> Compactor:
-        return Compactor(self.store, self.model, self.settings, self._emit, self.hooks, now_ms=self._now)
+        return Compactor(self.store, self.model, self.fitted_settings(), self._emit, self.hooks, now_ms=self._now)
 
     def compact(
         self, instructions: str | None = None, cancel: CancelToken | None = None,
@@ -183,7 +194,8 @@ class AgentSession:
         is empty and no summarizer call is made.
         """
         usage = self.context_usage()
-        if not should_compact(usage.tokens, usage.context_window, replace(self.settings.compaction, enabled=True)):
+        always = replace(self.fitted_settings().compaction, enabled=True)
+        if not should_compact(usage.tokens, usage.context_window, always):
             return
         biggest = max(self.messages, key=estimator_for(self.settings.compaction.token_estimator), default=None)
         culprit = ""
@@ -202,7 +214,7 @@ class AgentSession:
         if not self.auto_compact:
             return False
         usage = self.context_usage()
-        return should_compact(usage.tokens, usage.context_window, self.settings.compaction)
+        return should_compact(usage.tokens, usage.context_window, self.fitted_settings().compaction)
 
     def _is_overflow(self, message: Mapping[str, Any]) -> bool:
         if message.get("model") is not None and not self.model.info.is_same_model(
@@ -294,7 +306,8 @@ class AgentSession:
                     return reply
                 overflow_retried = True
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
-                    if not cancel.cancelled and nothing_to_compact(self.store.branch(), self.settings.compaction):
+                    budgets = self.fitted_settings().compaction
+                    if not cancel.cancelled and nothing_to_compact(self.store.branch(), budgets):
                         self._emit(Notice(window_hint(self.model.info), "warning"))
                     return reply
                 self._drop_failed_reply(reply)

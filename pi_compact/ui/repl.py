@@ -147,14 +147,17 @@ class Repl:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
         from pi_compact.app import LazyModel
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
-        from pi_compact.settings_report import validate_against_window
+        from pi_compact.settings_report import fit_to_window
 
         state = self._require()
         try:
             preload_litellm()
             if isinstance(state.session.model, LazyModel):
-                window = state.session.model.get().info.context_window
-                for warning in validate_against_window(state.session.settings, window):
+                info = state.session.model.get().info
+                # The settings as loaded (the session fits them to the window); name each value a user set.
+                fitted = fit_to_window(self.loaded.settings, info.context_window, model=info.model,
+                                       sources=self.loaded.sources)
+                for warning in fitted[1]:
                     self._post_say(f"warning: {warning}", "yellow")
         except PiCompactError as exc:
             if self._first_model_error(str(exc)):
