@@ -9,14 +9,14 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
-from pi_compact.errors import UsageError
+from pi_compact.errors import PiCompactError, UsageError
 from pi_compact.jstext import dumps_json
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
@@ -77,6 +77,21 @@ class LazyModel:
         return self.get().stream(request, cancel)
 
 
+def flag_window(options: AppOptions, settings: Settings, model: str | None) -> int | None:
+    """``--context-window`` for ``model`` (None: the start model): it belongs to the model the run
+    started with, so a ``/model`` switch to another model uses that model's window and a switch back
+    gets the flag's window again. With no start model configured it applies to whichever is chosen."""
+    if options.context_window is None or model is None:
+        return options.context_window
+    from pi_compact.llm.resolve import model_string
+
+    try:
+        start = model_string(options.model, settings)
+    except PiCompactError:
+        return options.context_window
+    return options.context_window if model_string(model, settings) == start else None
+
+
 def model_factory(options: AppOptions, settings: Settings, model: str | None = None) -> Callable[[], ChatModel]:
     """A function that resolves and builds the model (imports litellm when it runs)."""
 
@@ -84,7 +99,7 @@ def model_factory(options: AppOptions, settings: Settings, model: str | None = N
         from pi_compact.llm.resolve import create_model, resolve_model
 
         info = resolve_model(model or options.model, api_base=options.api_base, api_key=options.api_key,
-                             context_window=options.context_window if model is None else None, settings=settings)
+                             context_window=flag_window(options, settings, model), settings=settings)
         return create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
 
     return resolve
@@ -169,11 +184,34 @@ def final_text(message: dict[str, Any] | None) -> str:
     )
 
 
-def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | None = None) -> int:
-    """``-p PROMPT``: one prompt with tools and compaction; the answer (or JSON events) on stdout."""
+def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[str, str] | None) -> None:
+    """Resolve the model now and say, before any work, which compaction settings cannot fit its window."""
+    from pi_compact.settings_report import fit_to_window
+
+    info = model.info
+    for warning in fit_to_window(settings, info.context_window, model=info.model, sources=sources)[1]:
+        sys.stderr.write(f"warning: {warning}\n")
+
+
+def cancelled_text(end: CompactionEnd | None) -> str:
+    """The line print mode ends with when the user cancelled after the model had replied."""
+    if end is None:
+        return "cancelled."
+    what = {"threshold": "Auto-compaction", "overflow": "Context overflow recovery"}.get(end.reason, "Compaction")
+    return f"{what} cancelled; nothing was written."
+
+
+def run_print_mode(
+    options: AppOptions, settings: Settings, model: ChatModel | None = None, sources: Mapping[str, str] | None = None,
+) -> int:
+    """``-p PROMPT``: one prompt with tools and compaction; the answer (or JSON events) on stdout.
+
+    ``sources`` says where each setting came from, so a warning can name the file to fix.
+    """
     assert options.prompt is not None
     as_json = options.mode == "json"
     failures: list[str] = []
+    aborted: list[CompactionEnd] = []
 
     def emit(event: SessionEvent) -> None:
         if as_json:
@@ -185,8 +223,11 @@ def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | N
             sys.stderr.write(f"pi-compact: {event.error_message}\n")
         if isinstance(event, AgentEnd) and event.error_message:
             failures.append(event.error_message)
+        if isinstance(event, CompactionEnd) and event.aborted:
+            aborted.append(event)
 
     runtime = build_runtime(options, settings, emit, model)
+    warn_against_window(runtime.model, settings, sources)
     token = CancelToken()
     try:
         with cancel_on_sigint(token):
@@ -194,6 +235,12 @@ def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | N
     except KeyboardInterrupt:
         token.cancel()
         sys.stderr.write("pi-compact: cancelled.\n")
+        return 130
+    if token.cancelled and (final or {}).get("stopReason") != "aborted":
+        # Ctrl-C after the reply came (during a tool or a compaction): the run did not finish.
+        if final is not None and final.get("stopReason") == "stop" and not as_json:
+            sys.stdout.write(final_text(final) + "\n")  # complete, and saved in the session file
+        sys.stderr.write(f"pi-compact: {cancelled_text(aborted[-1] if aborted else None)}\n")
         return 130
     if final is None or final.get("stopReason") in ("error", "aborted"):
         reason = (final or {}).get("errorMessage") or (failures[0] if failures else "the model gave no answer")

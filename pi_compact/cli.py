@@ -143,7 +143,7 @@ def main_callback(
         if prompt is not None:
             from pi_compact.app import run_print_mode
 
-            raise typer.Exit(run_print_mode(options, loaded.settings))
+            raise typer.Exit(run_print_mode(options, loaded.settings, sources=loaded.sources))
         if mode == "json":
             raise UsageError("--mode json needs a prompt: pass -p PROMPT.")
         from pi_compact.ui.repl import run_repl
@@ -218,7 +218,7 @@ def _compact(
             instructions=instructions, model=model, api_base=api_base, api_key=api_key, no_fallback=no_fallback,
         )
         loaded = _load_settings(Path.cwd(), overrides)
-        return run_compact(options, loaded.settings)
+        return run_compact(options, loaded.settings, loaded.sources)
     except (UsageError, SessionError) as exc:
         return _report(str(exc), EXIT_USAGE)
     except Cancelled:

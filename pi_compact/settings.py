@@ -85,12 +85,16 @@ class Settings:
 
 
 Accepts = Callable[[Any], bool]
+# No token count, delay or retry count comes near this; a bigger number (1e36) is a typo or a unit mix-up,
+# and taken as is it would make every threshold meaningless.
+MAX_WHOLE = 1_000_000_000
 
 
 def _whole(minimum: int) -> Accepts:
     # JSON has one number type: 2000.0 is the same setting as 2000, but 2.5 or true are not.
     return lambda v: (
-        isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() and v >= minimum
+        isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+        and minimum <= v <= MAX_WHOLE
     )
 
 
@@ -100,10 +104,17 @@ class Rule:
 
     expected: str
     accepts: Accepts = field(repr=False, compare=False)
+    maximum: int | None = None
+
+    def expected_for(self, value: Any) -> str:
+        """The phrase for a warning about ``value``: names the maximum when the value is above it."""
+        too_big = isinstance(value, (int, float)) and not isinstance(value, bool) and self.maximum is not None \
+            and value > self.maximum
+        return f"{self.expected} and at most {self.maximum:,}" if too_big else self.expected
 
 
-_WHOLE = Rule("a whole number >= 0", _whole(0))
-_POSITIVE = Rule("a whole number > 0", _whole(1))
+_WHOLE = Rule("a whole number >= 0", _whole(0), MAX_WHOLE)
+_POSITIVE = Rule("a whole number > 0", _whole(1), MAX_WHOLE)
 _BOOL = Rule("true or false", lambda v: isinstance(v, bool))
 _TEXT = Rule("a non-empty string", lambda v: isinstance(v, str) and bool(v.strip()))
 _ESTIMATOR = Rule('"auto" or "chars4"', lambda v: v in ("auto", "chars4"))
@@ -187,7 +198,7 @@ def check_value(key: SettingKey, value: Any) -> Any:
     """The normalised value for ``key``, or ``SettingProblem`` if it is of the wrong type or range."""
     if key.rule.accepts(value):
         return int(value) if isinstance(value, float) else value
-    return SettingProblem(key.dotted, key.expected, show_value(value))
+    return SettingProblem(key.dotted, key.rule.expected_for(value), show_value(value))
 
 
 def _check_leaf(
@@ -202,7 +213,7 @@ def _check_leaf(
     elif rule.accepts(value):
         node[leaf] = int(value) if isinstance(value, float) else value
     else:
-        problems.append(SettingProblem(name, rule.expected, show_value(value)))
+        problems.append(SettingProblem(name, rule.expected_for(value), show_value(value)))
         del node[leaf]
 
 
@@ -223,7 +234,7 @@ def _migrate_legacy(tree: dict[str, Any], problems: list[SettingProblem]) -> Non
             if _WHOLE.accepts(legacy):
                 retry["provider"] = {**provider, "maxRetryDelayMs": int(legacy)}
             else:
-                problems.append(SettingProblem("retry.maxDelayMs", _WHOLE.expected, show_value(legacy)))
+                problems.append(SettingProblem("retry.maxDelayMs", _WHOLE.expected_for(legacy), show_value(legacy)))
     # pi's own key for the same toggle; honoured so a shared pi settings file behaves the same here.
     hide = tree.get("hideThinkingBlock")
     if hide is not None and tree.get("showThinking") is None:

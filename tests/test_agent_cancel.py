@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from agent_harness import (
@@ -13,11 +14,12 @@ from agent_harness import (
     make_harness,
     padded,
     summary_reply,
+    two_finished_turns,
 )
-from scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer, ToolCallReply
 
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
-from pi_compact.llm.protocol import CancelToken
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 
 
 class _Canceller(threading.Thread):
@@ -70,3 +72,51 @@ def test_cancel_during_threshold_compaction_writes_nothing(
     assert h.entries()[-1]["message"]["content"] == [{"type": "text", "text": "BIG-ANSWER"}]
     pairs = assert_compactions_paired(h.events)
     assert [(s.reason, e.result, e.aborted) for s, e in pairs] == [("threshold", None, True)]
+
+
+def test_cancel_during_compaction_between_tool_turns_stops_the_whole_turn(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    two_finished_turns(h)
+    scripted_server.enqueue(
+        Reply(text=padded("CALLING"), tool_calls=(ToolCallReply("ls", {}),), prompt_tokens=OVER_THRESHOLD),
+        summary_reply(delay_s=10, repeat=True),
+    )
+    token = CancelToken()
+    _Canceller(scripted_server, token, requests=4)  # 2 finished turns + the tool call + the first summary request
+    final = h.session.prompt(padded("LONG-TASK"), token)
+    assert final is not None and final["stopReason"] == "toolUse"
+    # The cancelled compaction is the only one: no second summary request, no second cancel report.
+    assert len(h.summarizer_requests()) == 1
+    pairs = assert_compactions_paired(h.events)
+    assert [(s.reason, e.aborted) for s, e in pairs] == [("threshold", True)]
+    assert not any(e["type"] == "compaction" for e in h.entries())
+
+
+class _CountingModel:
+    """The harness's real model, counting ``stream`` calls (a request starts with the call)."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model, self.calls = model, 0
+
+    @property
+    def info(self) -> ModelInfo:
+        return self.model.info
+
+    def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        self.calls += 1
+        return self.model.stream(request, cancel)
+
+
+def test_compaction_with_a_cancelled_token_sends_no_request(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    two_finished_turns(h)
+    counting = _CountingModel(h.session.model)
+    h.session.model = counting
+    token = CancelToken()
+    token.cancel()
+    assert h.session.compact(cancel=token) is None
+    assert counting.calls == 0
+    pairs = assert_compactions_paired(h.events)
+    assert [(s.reason, e.aborted) for s, e in pairs] == [("manual", True)]

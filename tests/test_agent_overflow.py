@@ -26,7 +26,7 @@ from scripted_server import (
     rate_limit_reply,
 )
 
-from pi_compact.agent.events import CompactionEnd, CompactionStart, Retry
+from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry
 from pi_compact.agent.session import OVERFLOW_GIVE_UP
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.session.store import SessionStore
@@ -248,3 +248,21 @@ def test_overflow_reported_by_another_model_is_not_compacted_before_the_prompt(
     assert final is not None and final["content"] == [{"type": "text", "text": "BIG-MODEL-ANSWER"}]
     assert _compaction_events(resumed) == []
     assert resumed.summarizer_requests() == []
+
+
+def test_overflow_with_nothing_to_compact_hints_that_the_window_may_be_wrong(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    scripted_server.enqueue(openai_context_overflow_reply(window=4_000, requested=5_000))
+    final = h.session.prompt("FIRST-QUESTION")
+    assert final is not None and final["stopReason"] == "error"
+    assert "maximum context length is 4000" in final["errorMessage"]
+    assert [(n.text, n.level) for n in h.events if isinstance(n, Notice)] == [(
+        "The provider reports a context overflow and there is nothing to compact: the context window known for "
+        'openai/scripted is 10,000 tokens; if the provider\'s real limit is smaller, set models["openai/scripted"]'
+        ".contextWindow in ~/.pi/agent/settings.json or pass --context-window.",
+        "warning",
+    )]
+    assert _compaction_events(h) == []
+    assert len(scripted_server.requests) == 1

@@ -195,3 +195,19 @@ def test_nothing_to_compact_in_a_long_loop_stays_silent(scripted_server: Scripte
     assert final is not None and final["content"] == [{"type": "text", "text": "FINISHED"}]
     assert [e for e in h.events if isinstance(e, (CompactionStart, CompactionEnd))] == []
     assert h.summarizer_requests() == []
+
+
+def test_a_reserve_not_below_the_window_is_fitted_and_never_makes_the_threshold_negative(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    settings = replace(SETTINGS, compaction=replace(SETTINGS.compaction, reserve_tokens=20_000))
+    h = make_harness(scripted_server, tmp_path, settings=settings)
+    two_finished_turns(h)  # 1,000 tokens each: far under a working threshold
+    usage = h.session.context_usage()
+    assert (usage.context_window, usage.threshold) == (10_000, 7_500)  # reserve: a quarter of the window
+    assert [e for e in h.events if isinstance(e, (CompactionStart, CompactionEnd))] == []
+    assert h.summarizer_requests() == []
+    big = LiteLLMModel(ModelInfo("openai/big-scripted", "openai", 100_000, None), api_base=scripted_server.base_url,
+                       api_key="test", retry=SETTINGS.retry)
+    h.session.set_model(big)  # the setting as given fits this window: it applies again
+    assert h.session.context_usage().threshold == 80_000

@@ -291,3 +291,53 @@ def test_ctrl_c_during_the_summary_request_exits_130_and_writes_nothing(
     assert time.monotonic() - sent_at < 10
     assert "cancelled" in (out + err).lower()
     assert path.read_bytes() == before
+
+
+def test_dry_run_fits_a_reserve_not_below_the_window_and_names_the_settings_file(
+    session: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pi_compact.cli import _compact
+
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    settings = {"compaction": {"reserveTokens": 20000, "keepRecentTokens": 400}}
+    (agent_dir / "settings.json").write_text(json.dumps(settings))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.chdir(tmp_path)
+    path, before = session
+    assert _compact(path, dry_run=True, context_window=10_000) == 0
+    out, err = capsys.readouterr()
+    assert err == (
+        f"warning: compaction.reserveTokens (20000) in {agent_dir / 'settings.json'} is not smaller than the "
+        "10000-token context window, so auto-compaction would run before every turn; using 2500 instead.\n"
+    )
+    assert "threshold 7,500 tokens" in out and "threshold -" not in out
+    assert path.read_bytes() == before
+
+
+def test_compact_fits_a_keep_that_cannot_fit_the_window_and_compacts(
+    scripted_server: ScriptedServer, session: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pi_compact.cli import _compact
+
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    settings = {"compaction": {"reserveTokens": 400, "keepRecentTokens": 50000}, "retry": {"maxRetries": 0}}
+    (agent_dir / "settings.json").write_text(json.dumps(settings))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.chdir(tmp_path)
+    scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
+    path, before = session
+    code = _compact(path, context_window=1_200, model="openai/scripted", api_base=scripted_server.base_url,
+                    api_key="test")
+    assert code == 0
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"warning: compaction.keepRecentTokens (50000) in {agent_dir / 'settings.json'} is not smaller than the "
+        "800 tokens left by the 1200-token context window minus compaction.reserveTokens (400), so compaction "
+        "could not bring the context under its threshold; using 400 instead.\n"
+    )
+    assert err.count("warning:") == 1
+    entry = new_entry(before, path)  # with the keep as set, everything would have been "kept": nothing to do
+    assert (entry["type"], entry["firstKeptEntryId"]) == ("compaction", KEPT_IDS[0])

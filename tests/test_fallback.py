@@ -159,6 +159,17 @@ def test_server_failing_forever_gives_a_fallback_summary_after_retries(
     assert section(result.summary, "## Goal") == "Add a --verbose flag to src/cli.py. Never change the public API."
 
 
+def test_fallback_names_the_provider_error_once_without_a_repeated_prefix(
+    scripted_server: ScriptedServer, session: tuple[Path, bytes]
+) -> None:
+    path, _ = session
+    result = compact(path, scripted_server, server_error_reply(500, repeat=True))
+    error = "500 The server had an error while processing your request (500)"
+    assert result.details["error"] == result.error == error
+    assert f"- This summary was built without a model because summarization failed: {error}" in result.summary
+    assert result.summary.lower().count("summarization failed") == 1
+
+
 def test_fallback_is_written_to_the_session_with_its_marker(
     scripted_server: ScriptedServer, session: tuple[Path, bytes]
 ) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +200,53 @@ def test_missing_api_key_fails_with_one_line_and_closes_the_run(
     failed = events[4]["message"]
     assert (failed["role"], failed["stopReason"], failed["errorMessage"]) == ("assistant", "error", reason)
     assert events[-1]["errorMessage"] == reason
+
+
+def test_ctrl_c_during_compaction_after_the_answer_says_so_and_exits_130(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    scripted_server.enqueue(
+        Reply(tool_calls=(ToolCallReply("bash", {"command": "echo one"}),), prompt_tokens=1000),
+        Reply(text="THE ANSWER " + "x" * 800, prompt_tokens=OVER_THRESHOLD),  # crosses the threshold
+        Reply(text="never sent", delay_s=30, repeat=True),  # the summary: still waiting when Ctrl-C comes
+    )
+    agent_dir, cwd = _dirs(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_CODING_AGENT", "OPENAI_"))}
+    env.update({"PI_CODING_AGENT_DIR": str(agent_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    command = [sys.executable, "-m", "pi_compact", *_model_args(scripted_server), "-p", "Run it."]
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        deadline = time.monotonic() + 90
+        while len(scripted_server.requests) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert len(scripted_server.requests) == 3, "the compaction never started"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert stdout.startswith("THE ANSWER ")  # the answer was complete and is in the session file
+    assert stderr == "pi-compact: Auto-compaction cancelled; nothing was written.\n"
+    [session] = list((tmp_path / "agent" / "sessions").rglob("*.jsonl"))
+    assert not any(json.loads(line)["type"] == "compaction" for line in session.read_text().splitlines())
+
+
+@pytest.mark.parametrize("mode", ["text", "json"])
+def test_settings_that_cannot_fit_the_window_are_fitted_with_one_warning_naming_the_file(
+    mode: str, scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_dir, cwd = _dirs(tmp_path)
+    settings_file = agent_dir / "settings.json"
+    compaction = {"reserveTokens": 20000, "keepRecentTokens": 1e36}
+    settings_file.write_text(json.dumps({**SETTINGS_FILE, "compaction": compaction}))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.chdir(cwd)
+    scripted_server.enqueue(Reply(text="Fine.", prompt_tokens=1000))
+    args = [*_model_args(scripted_server), "-p", "Hi", "--mode", mode, "--no-session"]
+    done = CliRunner().invoke(app.build(), args)
+    assert done.exit_code == 0, done.output
+    assert done.stderr == (
+        f"warning: Ignoring compaction.keepRecentTokens in {settings_file}: expected a whole number > 0 and at most "
+        "1,000,000,000, got 1e+36.\n"
+        f"warning: compaction.reserveTokens (20000) in {settings_file} is not smaller than the 10000-token context "
+        "window of openai/scripted, so auto-compaction would run before every turn; using 2500 instead.\n"
+    )  # the default keepRecentTokens (20,000) is fitted to the window too, silently: it is not the user's
+    assert len(scripted_server.requests) == 1  # 1,000 tokens are under the fitted threshold: no compaction

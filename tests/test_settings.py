@@ -17,7 +17,7 @@ from pi_compact.settings import (
     merge_settings,
     parse_settings,
 )
-from pi_compact.settings_report import settings_as_json, settings_items, validate_against_window
+from pi_compact.settings_report import fit_to_window, settings_as_json, settings_items, validate_against_window
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "settings.example.json"
 
@@ -224,7 +224,9 @@ def test_window_check_flags_keep_recent_tokens_that_cannot_fit() -> None:
 
 def test_window_check_flags_reserve_tokens_at_least_the_window() -> None:
     warnings = validate_against_window(Settings(), 16_000)
-    assert len(warnings) == 1 and "compaction.reserveTokens (16384)" in warnings[0]
+    # The reserve is replaced by 4,000; the default keep (20,000) does not fit under that either.
+    assert len(warnings) == 2 and "compaction.reserveTokens (16384)" in warnings[0]
+    assert "compaction.keepRecentTokens (20000)" in warnings[1] and "12000 tokens" in warnings[1]
 
 
 def test_window_check_is_silent_for_unknown_window() -> None:
@@ -254,3 +256,48 @@ def test_example_file_lists_every_key() -> None:
     example = json.loads(EXAMPLE.read_text(encoding="utf-8"))
     without_comments = {k: v for k, v in example.items() if not k.startswith("//")}
     assert without_comments == settings_as_json(Settings())
+
+
+def test_window_fit_replaces_a_reserve_not_below_the_window_and_names_its_file() -> None:
+    settings = Settings(compaction=CompactionSettings(reserve_tokens=20_000, keep_recent_tokens=1_000))
+    fitted, warnings = fit_to_window(settings, 10_000, model="openai/x",
+                                     sources={"compaction.reserveTokens": "/home/u/.pi/agent/settings.json"})
+    assert (fitted.compaction.reserve_tokens, fitted.compaction.keep_recent_tokens) == (2_500, 1_000)
+    assert warnings == [
+        "compaction.reserveTokens (20000) in /home/u/.pi/agent/settings.json is not smaller than the 10000-token "
+        "context window of openai/x, so auto-compaction would run before every turn; using 2500 instead."
+    ]
+
+
+def test_window_fit_replaces_a_keep_that_cannot_fit_under_the_threshold() -> None:
+    settings = Settings(compaction=CompactionSettings(reserve_tokens=2_000, keep_recent_tokens=10_000))
+    fitted, warnings = fit_to_window(settings, 10_000, sources={"compaction.keepRecentTokens": "CLI flag"})
+    assert (fitted.compaction.reserve_tokens, fitted.compaction.keep_recent_tokens) == (2_000, 4_000)
+    assert warnings == [
+        "compaction.keepRecentTokens (10000, from the command line) is not smaller than the 8000 tokens left by the "
+        "10000-token context window minus compaction.reserveTokens (2000), so compaction could not bring the "
+        "context under its threshold; using 4000 instead."
+    ]
+
+
+def test_window_fit_leaves_working_settings_alone() -> None:
+    settings = Settings(compaction=CompactionSettings(reserve_tokens=2_000, keep_recent_tokens=1_000))
+    assert fit_to_window(settings, 10_000) == (settings, [])
+
+
+def test_absurd_numbers_are_rejected_with_their_maximum() -> None:
+    raw = {"compaction": {"reserveTokens": 1e36}, "models": {"m": {"contextWindow": 1e12}}}
+    settings, warnings = parse_settings(raw)
+    assert settings.compaction.reserve_tokens == Settings().compaction.reserve_tokens
+    assert settings.models == (("m", ModelOverride()),)
+    assert warnings == [
+        "Ignoring compaction.reserveTokens: expected a whole number >= 0 and at most 1,000,000,000, got 1e+36.",
+        'Ignoring models["m"].contextWindow: expected a whole number > 0 and at most 1,000,000,000, '
+        "got 1000000000000.0.",
+    ]
+
+
+def test_window_fit_fits_defaults_silently() -> None:
+    sources = {"compaction.reserveTokens": "default", "compaction.keepRecentTokens": "default"}
+    fitted, warnings = fit_to_window(Settings(), 8_000, sources=sources)
+    assert (fitted.compaction.reserve_tokens, fitted.compaction.keep_recent_tokens, warnings) == (2_000, 3_000, [])

@@ -247,6 +247,30 @@ def test_split_turn_summary_is_history_then_separator_then_prefix(
     assert result.summary.startswith(SUMMARY + SPLIT_TURN_SEPARATOR + SUMMARY + "\n\n<read-files>")
 
 
+def test_instructions_reach_both_split_turn_requests(scripted_server: ScriptedServer, split_path: Path) -> None:
+    scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
+    run(split_path, scripted_server, instructions="focus on the parser")
+    assert len(scripted_server.requests) == 2
+    for request in scripted_server.requests:
+        assert user_text(request).endswith("\n\nAdditional focus: focus on the parser"), is_prefix_request(request)
+
+
+def test_instructions_reach_the_prefix_request_when_the_whole_history_is_one_split_turn(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "one-turn.jsonl"
+    write_session(path, chain(*split_turn_session()[10:]))
+    plan = plan_of(path)
+    assert (plan.is_split_turn, plan.messages_to_summarize, plan.previous_summary) == (True, (), None)
+    prefix_summary = "## Original Request\nx\n\n## Early Progress\n- y\n\n## Context for Suffix\n- z"
+    scripted_server.enqueue(Reply(text=prefix_summary))
+    result = run(path, scripted_server, instructions="focus on the parser")
+    assert result is not None and result.source == "model"
+    [request] = scripted_server.requests
+    assert is_prefix_request(request)
+    assert user_text(request).endswith(TURN_PREFIX_PROMPT + "\n\nAdditional focus: focus on the parser")
+
+
 def test_split_turn_at_previous_kept_boundary_keeps_previous_summary(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:

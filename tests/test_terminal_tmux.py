@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builders import structured_summary
@@ -37,7 +38,10 @@ LONG = 60  # timeout for steps that may wait for litellm's import in the CLI (~5
 class Terminal:
     """A tmux session on a private socket running the CLI."""
 
-    def __init__(self, root: Path, server: ScriptedServer, session_file: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, server: ScriptedServer, session_file: Path | None = None, model_args: str | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
         self.root = root
         self.socket = root / "tmux.sock"
         self.exit_file = root / "exit-code"
@@ -45,11 +49,12 @@ class Terminal:
         self.project = root / "project"
         self.session_file = session_file or root / "session.jsonl"
         (self.project / ".pi").mkdir(parents=True)
-        (self.project / ".pi" / "settings.json").write_text(json.dumps(SETTINGS))
+        (self.project / ".pi" / "settings.json").write_text(json.dumps(SETTINGS if settings is None else settings))
         (root / "home").mkdir()
+        if model_args is None:
+            model_args = f"--model openai/scripted --api-base {server.base_url} --api-key x --context-window {WINDOW}"
         command = (  # the shell ignores Ctrl-C (a no-op trap; the CLI still gets it) so it can record the exit code
-            f"trap : INT; {CLI} --model openai/scripted --api-base {server.base_url} --api-key x "
-            f"--context-window {WINDOW} --session {self.session_file} 2> {self.stderr_file}; "
+            f"trap : INT; {CLI} {model_args} --session {self.session_file} 2> {self.stderr_file}; "
             f"echo $? > {self.exit_file}"
         )
         env = {
@@ -291,3 +296,52 @@ def test_a_file_that_is_not_a_session_ends_with_one_error_line(server: ScriptedS
         assert not_a_session.read_text() == '{"hello": "world"}\n'
     finally:
         bad.close()
+
+
+NOT_SENT = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
+
+
+def test_no_model_configured_is_said_once_and_a_prompt_gets_a_short_reply(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    term = Terminal(tmp_path, server, model_args="")
+    try:
+        term.wait_for("pi>", timeout=LONG)
+        term.type("hello")
+        term.wait_for(NOT_SENT, timeout=LONG)
+        screen = term.wait_prompt(since=0)
+        assert screen.count("No model configured") == 1
+    finally:
+        term.close()
+
+
+def test_an_unknown_context_window_is_said_once(server: ScriptedServer, tmp_path: Path) -> None:
+    term = Terminal(tmp_path, server, model_args="--model openai/no-such-model --api-key x")
+    try:
+        term.wait_for("The context window of model openai/no-such-model is unknown", timeout=LONG)
+        term.type("hello")
+        term.wait_for(NOT_SENT, timeout=LONG)
+        screen = term.wait_prompt(since=0)
+        assert screen.count("is unknown") == 1
+    finally:
+        term.close()
+
+
+def test_a_reserve_not_below_the_window_is_fitted_with_one_warning_naming_the_file(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    term = Terminal(tmp_path, server, settings={"compaction": {"reserveTokens": 5000, "keepRecentTokens": 100}})
+    try:
+        settings_file = term.project / ".pi" / "settings.json"
+        term.wait_for("using 1000 instead.", timeout=LONG)
+        start = term.mark()
+        term.type("/context")
+        screen = term.wait_prompt(since=start)
+        assert "Threshold    3,000 tokens (window − reserveTokens 1,000)" in screen
+        words = " ".join(term.screen().split())  # rich wraps long lines at spaces
+        assert words.count(
+            f"warning: compaction.reserveTokens (5000) in {settings_file} is not smaller than the 4000-token context "
+            "window of openai/scripted, so auto-compaction would run before every turn; using 1000 instead."
+        ) == 1
+    finally:
+        term.close()

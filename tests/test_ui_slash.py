@@ -259,6 +259,21 @@ def test_model_switch_to_a_smaller_window_compacts_first(
     assert "Switched to openai/small (window 3,000 tokens)." in buffer.getvalue()
 
 
+def test_context_window_flag_belongs_to_the_start_model_across_switches(project: Path) -> None:
+    (project / ".pi" / "settings.json").write_text(json.dumps({**SETTINGS, "models": {"openai/small": {
+        "contextWindow": 3000}}}))
+    state, buffer = make_state(project, FakeModel(window=5000), context_window=5000, api_key="test")
+    windows = []
+    for name in ("fake/model", "openai/small", "openai/gpt-4o", "fake/model"):
+        dispatch(state, f"/model {name}")
+        windows.append((state.session.model.info.model, state.session.model.info.context_window))
+    # The flag's window for the start model (unknown to litellm), each other model its own window.
+    assert windows == [("fake/model", 5000), ("openai/small", 3000), ("openai/gpt-4o", 128000),
+                       ("fake/model", 5000)]
+    assert "unknown" not in buffer.getvalue()
+    assert "Switched to fake/model (window 5,000 tokens)." in buffer.getvalue()
+
+
 def test_session_shows_the_file_its_entries_and_size(project: Path) -> None:
     state, buffer = make_state(project, FakeModel())
     chat(state, "hello")

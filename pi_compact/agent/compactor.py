@@ -22,7 +22,7 @@ from pi_compact.llm.protocol import CancelToken, ChatModel, Retrying
 from pi_compact.llm.retry_watch import RetryWatcher
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import Settings
+from pi_compact.settings import CompactionSettings, Settings
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,8 @@ class Compactor:
             if decision is not None and decision.result is not None:
                 result = _from_extension(decision.result)
         if result is None:
+            if cancel.cancelled:  # checked before the request goes out, not after its first byte
+                raise Cancelled("Compaction cancelled; nothing was written.")
             info = self.model.info
             budget = SummaryBudget.for_model(
                 info.context_window, info.max_output_tokens, self.settings.compaction.reserve_tokens
@@ -170,6 +172,11 @@ class Compactor:
 
     def _report_retry(self, retry: Retrying) -> None:
         self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))
+
+
+def nothing_to_compact(branch: list[Entry], settings: CompactionSettings) -> bool:
+    """True when a compaction of ``branch`` would find nothing to summarize."""
+    return _skip_reason(branch, prepare_compaction(branch, settings)) is not None
 
 
 def _skip_reason(branch: list[Entry], plan: CompactionPlan | None) -> str | None:
@@ -225,6 +232,7 @@ __all__ = [
     "Compactor",
     "HookDecision",
     "compaction_entry_fields",
+    "nothing_to_compact",
     "result_json",
 ]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pi_compact.agent.compactor import CompactionHooks, Compactor
+from pi_compact.agent.compactor import CompactionHooks, Compactor, nothing_to_compact
 from pi_compact.agent.events import (
     AgentEnd,
     AgentStart,
@@ -43,10 +43,12 @@ from pi_compact.compaction.tokens import (
 from pi_compact.errors import PiCompactError
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, ToolSpec, empty_usage
+from pi_compact.llm.resolve import SETTINGS_PATH_HINT
 from pi_compact.messages import Message, convert_to_llm
 from pi_compact.session.context import project_path
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import Settings
+from pi_compact.settings import Settings, model_key
+from pi_compact.settings_report import fit_to_window
 
 OVERFLOW_GIVE_UP = (
     "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
@@ -72,6 +74,15 @@ class ContextUsage:
     def tokens_left(self) -> int:
         """Tokens before auto-compaction triggers."""
         return max(0, self.threshold - self.tokens)
+
+
+def window_hint(info: ModelInfo) -> str:
+    """Said when the provider overflows with nothing left to compact: our window is likely too big."""
+    return (
+        f"The provider reports a context overflow and there is nothing to compact: the context window known "
+        f"for {info.model} is {info.context_window:,} tokens; if the provider's real limit is smaller, set "
+        f"{model_key(info.model)}.contextWindow in {SETTINGS_PATH_HINT} or pass --context-window."
+    )
 
 
 def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
@@ -121,6 +132,16 @@ class AgentSession:
         # pi opens a session without messages with its model and thinking level (see _record_opening).
         self._opening_due = not self.messages
 
+    def fitted_settings(self) -> Settings:
+        """The settings in force: compaction budgets fitted to the model's window (``fit_to_window``).
+
+        ``settings`` stays as given, so a model switch or a reload is fitted afresh; no threshold is
+        ever negative. A model still resolving is not waited for (the terminal reads this meanwhile).
+        """
+        if not getattr(self.model, "ready", True):
+            return self.settings
+        return fit_to_window(self.settings, self.model.info.context_window)[0]
+
     # ---- context -------------------------------------------------------------------------------
 
     def _reload_context(self) -> None:
@@ -136,7 +157,7 @@ class AgentSession:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
         estimate = estimator_for(self.settings.compaction.token_estimator)
         window = self.model.info.context_window
-        threshold = window - self.settings.compaction.reserve_tokens
+        threshold = window - self.fitted_settings().compaction.reserve_tokens
         for index in range(len(self.messages) - 1, self._fresh_from - 1, -1):
             usage = assistant_usage(self.messages[index])
             if usage is not None and calculate_context_tokens(usage) > 0:
@@ -174,7 +195,7 @@ class AgentSession:
     # ---- compaction ----------------------------------------------------------------------------
 
     def _compactor(self) -> Compactor:
-        return Compactor(self.store, self.model, self.settings, self._emit, self.hooks, now_ms=self._now)
+        return Compactor(self.store, self.model, self.fitted_settings(), self._emit, self.hooks, now_ms=self._now)
 
     def compact(
         self, instructions: str | None = None, cancel: CancelToken | None = None,
@@ -198,7 +219,8 @@ class AgentSession:
         is empty and no summarizer call is made.
         """
         usage = self.context_usage()
-        if not should_compact(usage.tokens, usage.context_window, replace(self.settings.compaction, enabled=True)):
+        always = replace(self.fitted_settings().compaction, enabled=True)
+        if not should_compact(usage.tokens, usage.context_window, always):
             return
         biggest = max(self.messages, key=estimator_for(self.settings.compaction.token_estimator), default=None)
         culprit = ""
@@ -217,7 +239,7 @@ class AgentSession:
         if not self.auto_compact:
             return False
         usage = self.context_usage()
-        return should_compact(usage.tokens, usage.context_window, self.settings.compaction)
+        return should_compact(usage.tokens, usage.context_window, self.fitted_settings().compaction)
 
     def _is_overflow(self, message: Mapping[str, Any]) -> bool:
         if message.get("model") is not None and not self.model.info.is_same_model(
@@ -282,8 +304,9 @@ class AgentSession:
         self._emit(AgentEnd(str(error) if error else None))
         # An error reply is checked too (pi #1834: the estimate keeps compaction possible when a provider
         # keeps failing); an overflow was already handled inside the run.
-        if final is not None and final.get("stopReason") != "aborted" and not self._is_overflow(final) \
-                and self._threshold_exceeded():
+        # A cancel stops the whole turn: no compaction starts after it (the token stays cancelled).
+        if final is not None and final.get("stopReason") != "aborted" and not token.cancelled \
+                and not self._is_overflow(final) and self._threshold_exceeded():
             self.compact(cancel=token, reason="threshold")
         return final
 
@@ -309,6 +332,9 @@ class AgentSession:
                     return reply
                 overflow_retried = True
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
+                    budgets = self.fitted_settings().compaction
+                    if not cancel.cancelled and nothing_to_compact(self.store.branch(), budgets):
+                        self._emit(Notice(window_hint(self.model.info), "warning"))
                     return reply
                 self._drop_failed_reply(reply)
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from pi_compact.session.branch_tail import open_branch_tail
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore, gc_paused
 from pi_compact.settings import Settings
+from pi_compact.settings_report import fit_to_window
 
 
 @dataclass(frozen=True)
@@ -37,25 +38,25 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def run_compact(options: CompactOptions, settings: Settings) -> int:
-    """Run the command; returns the exit code."""
+def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None = None) -> int:
+    """Run the command; returns the exit code. ``sources``: where each setting came from (for warnings)."""
     if options.dry_run:
         # The collector would only rescan the many objects a large session is read into, and find
         # no garbage; _lean_dry_run's locals are gone when it returns, before it is enabled again.
         with gc_paused():
-            code = _lean_dry_run(options, settings)
+            code = _lean_dry_run(options, settings, sources)
         if code is not None:
             return code
     store = SessionStore.open(options.session, str(Path.cwd()), _now_ms())
     _warn(store.warnings)
     if options.dry_run:
-        return _dry_run(options, settings, store.branch())
+        return _dry_run(options, settings, store.branch(), sources=sources)
     from pi_compact.commands.compact_run import compact_file
 
-    return compact_file(options, settings, store)
+    return compact_file(options, settings, store, sources)
 
 
-def _lean_dry_run(options: CompactOptions, settings: Settings) -> int | None:
+def _lean_dry_run(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None) -> int | None:
     """A preview from the lean read of the branch tail, or None when the file needs a full load.
 
     A 100 MB session stays well under its file size in memory this way (a full load takes about ten
@@ -66,12 +67,21 @@ def _lean_dry_run(options: CompactOptions, settings: Settings) -> int | None:
             return None
         _warn(lean.warnings)
         estimator = lean.estimator(estimator_for(settings.compaction.token_estimator))
-        return _dry_run(options, settings, lean.entries, estimator)
+        return _dry_run(options, settings, lean.entries, estimator, sources)
 
 
 def _warn(warnings: Sequence[str]) -> None:
     for warning in warnings:
         sys.stderr.write(f"warning: {warning}\n")
+
+
+def fitted_settings(
+    settings: Settings, window: int, model: str | None, sources: Mapping[str, str] | None
+) -> Settings:
+    """The settings with budgets that fit ``window``; says which values were replaced, and why."""
+    fitted, warnings = fit_to_window(settings, window, model=model, sources=sources)
+    _warn(warnings)
+    return fitted
 
 
 def _window(options: CompactOptions, settings: Settings) -> int:
@@ -88,9 +98,11 @@ def _window(options: CompactOptions, settings: Settings) -> int:
 
 
 def _dry_run(
-    options: CompactOptions, settings: Settings, branch: list[Entry], estimator: Estimator | None = None
+    options: CompactOptions, settings: Settings, branch: list[Entry], estimator: Estimator | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> int:
     window = _window(options, settings)
+    settings = fitted_settings(settings, window, options.model if options.context_window is None else None, sources)
     preview = dry_run(branch, settings.compaction, window, estimator)
     if options.as_json:
         # In pieces: the serialized history can be most of a large session, and building the report

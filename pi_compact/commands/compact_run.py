@@ -10,6 +10,7 @@ file stays byte-identical.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -29,11 +30,16 @@ if TYPE_CHECKING:
 EXIT_FALLBACK = 3
 
 
-def compact_file(options: CompactOptions, settings: Settings, store: SessionStore) -> int:
+def compact_file(
+    options: CompactOptions, settings: Settings, store: SessionStore, sources: Mapping[str, str] | None = None
+) -> int:
     """Compact the session; prints the outcome; returns the exit code."""
+    from pi_compact.commands.compact import fitted_settings
     from pi_compact.llm.resolve import create_model, resolve_model
     from pi_compact.ui.compaction_view import end_renderable
 
+    if options.context_window is not None:  # the window is known without the model: check before planning
+        settings = fitted_settings(settings, options.context_window, None, sources)
     branch = store.branch()
     plan = prepare_compaction(branch, settings.compaction)
     if plan is None or plan.is_empty:
@@ -48,6 +54,7 @@ def compact_file(options: CompactOptions, settings: Settings, store: SessionStor
         return 0
     info = resolve_model(options.model, api_base=options.api_base, api_key=options.api_key,
                          context_window=options.context_window, settings=settings)
+    settings = fitted_settings(settings, info.context_window, info.model, sources)  # silent if already fitted
     model = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
     console = Console(stderr=False)
     err = Console(stderr=True)

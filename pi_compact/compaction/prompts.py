@@ -114,9 +114,10 @@ def history_request_text(
     return text
 
 
-def turn_prefix_request_text(conversation: str) -> str:
-    """The user message of a turn-prefix summary request."""
-    return f"<conversation>\n{conversation}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
+def turn_prefix_request_text(conversation: str, instructions: str | None = None) -> str:
+    """The user message of a turn-prefix summary request (with the user's focus, as history requests)."""
+    text = f"<conversation>\n{conversation}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
+    return f"{text}\n\nAdditional focus: {instructions}" if instructions else text
 
 
 def missing_headings(summary: str, headings: tuple[str, ...] = HISTORY_HEADINGS) -> list[str]:

@@ -98,9 +98,10 @@ def _ask(model: ChatModel, text: str, max_tokens: int, cancel: CancelToken | Non
         raise Cancelled("Compaction cancelled; nothing was written.")
     if reply.get("stopReason") == "error":
         error = str(reply.get("errorMessage") or "unknown error")
+        # The provider's text as is: whoever reports it says that summarization failed (once).
         if is_context_overflow(reply, model.info.context_window):
-            raise _Overflow(f"Summarization failed: {error}")
-        raise ModelError(f"Summarization failed: {error}")
+            raise _Overflow(error)
+        raise ModelError(error)
     return "\n".join(
         str(b.get("text", "")) for b in reply.get("content") or () if b.get("type") == "text"
     ).strip()
@@ -194,11 +195,11 @@ def _validated(
 
 
 def _turn_prefix(
-    model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, cancel: CancelToken | None,
-    reasoning: str | None,
+    model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, instructions: str | None,
+    cancel: CancelToken | None, reasoning: str | None,
 ) -> str:
     text = "\n\n".join(_blocks(plan.turn_prefix_messages))
-    limit = _room(budget, budget.prefix_max_tokens, turn_prefix_request_text(""), 1)
+    limit = _room(budget, budget.prefix_max_tokens, turn_prefix_request_text("", instructions), 1)
     if limit < MIN_CHUNK_TOKENS:
         raise CompactionError("The summarizer's window is too small for the turn prefix.")
     if estimate_text_tokens(text) > limit:
@@ -209,7 +210,7 @@ def _turn_prefix(
         while size > 1 and estimate_text_tokens(text[-size:]) > half:
             size = size * 3 // 4
         text = f"{head}\n\n[... middle of the turn omitted to fit ...]\n\n{text[-size:]}"
-    summary = _ask(model, turn_prefix_request_text(text), budget.prefix_max_tokens, cancel, reasoning)
+    summary = _ask(model, turn_prefix_request_text(text, instructions), budget.prefix_max_tokens, cancel, reasoning)
     if not summary:
         raise CompactionError("The model returned an empty turn-prefix summary.")
     return summary
@@ -282,7 +283,7 @@ def _model_summary(
             return strip_file_lists(plan.previous_summary or "") or NO_PRIOR_HISTORY
 
         def prefix() -> str:
-            return _turn_prefix(model, plan, budget, cancel, reasoning)
+            return _turn_prefix(model, plan, budget, instructions, cancel, reasoning)
 
         history_text, prefix_text = run_parallel(history, prefix)
         return history_text + SPLIT_TURN_SEPARATOR + prefix_text

@@ -25,7 +25,7 @@ from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.formatted_text import FormattedText
 
 from pi_compact import __version__
-from pi_compact.errors import PiCompactError
+from pi_compact.errors import ConfigError, PiCompactError
 from pi_compact.llm.protocol import CancelToken
 from pi_compact.llm.resolve import model_string
 from pi_compact.paths import history_file
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
                  "/help", "/quit")
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
+MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
 
 
 def _plain(text: str, style: str = "") -> None:
@@ -84,11 +85,13 @@ class Repl:
         self._loader: threading.Thread | None = None
         self._typeahead = ""
         self._queued: list[str] = []  # lines typed ahead (with Enter) during a turn, submitted in order
+        self._model_errors: set[str] = set()  # why the model cannot be used, as already shown: said once
         try:
             self.model_name = model_string(options.model, loaded.settings)
             self._model_error: str | None = None
         except PiCompactError as exc:
             self.model_name, self._model_error = "(no model)", str(exc)
+            self._model_errors.add(str(exc))
 
     # ---- background loading --------------------------------------------------------------------
 
@@ -144,19 +147,30 @@ class Repl:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
         from pi_compact.app import LazyModel
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
-        from pi_compact.settings_report import validate_against_window
+        from pi_compact.settings_report import fit_to_window
 
         state = self._require()
         try:
             preload_litellm()
             if isinstance(state.session.model, LazyModel):
-                window = state.session.model.get().info.context_window
-                for warning in validate_against_window(state.session.settings, window):
+                info = state.session.model.get().info
+                # The settings as loaded (the session fits them to the window); name each value a user set.
+                fitted = fit_to_window(self.loaded.settings, info.context_window, model=info.model,
+                                       sources=self.loaded.sources)
+                for warning in fitted[1]:
                     self._post_say(f"warning: {warning}", "yellow")
         except PiCompactError as exc:
-            self._post_say(str(exc), "red")
+            if self._first_model_error(str(exc)):
+                self._post_say(str(exc), "red")
         except Exception as exc:  # noqa: BLE001 - a background failure must not kill the prompt
             self._post_say(f"Loading the model failed: {exc}", "red")
+
+    def _first_model_error(self, text: str) -> bool:
+        """Remember a model error; False when it was already shown (the banner, the loader or a send)."""
+        with self._lock:
+            seen = text in self._model_errors
+            self._model_errors.add(text)
+        return not seen
 
     def _post_say(self, text: str, style: str) -> None:
         state = self._require()
@@ -245,7 +259,8 @@ class Repl:
             self.run_cancellable(lambda token: session.prompt(text, token))
         except PiCompactError as exc:
             state.renderer.close()
-            state.say(str(exc), "red")
+            repeated = isinstance(exc, ConfigError) and not self._first_model_error(str(exc))
+            state.say(MODEL_UNUSABLE if repeated else str(exc), "red")
         except Exception as exc:  # noqa: BLE001 - a bug must not lose the session; the file is intact
             state.renderer.close()
             state.say(f"Internal error ({type(exc).__name__}): {exc}", "red")

@@ -161,7 +161,7 @@ def _last_usage(messages: Sequence[Message]) -> tuple[Mapping[str, Any] | None, 
 def context_report(session: AgentSession, model_name: str) -> Table:
     """Everything ``/context`` shows: size now, limits, the estimator, the last usage, the breakdown."""
     info = gather_status(session, model_name)
-    compaction = session.settings.compaction
+    compaction = session.fitted_settings().compaction  # the budgets in force, as the threshold uses them
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
