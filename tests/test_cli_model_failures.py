@@ -60,7 +60,7 @@ def test_no_fallback_refuses_the_model_free_summary_and_writes_nothing(
     done, path, before = _compact(scripted_server, tmp_path, monkeypatch, "--no-fallback")
     assert done.exit_code == 1, done.output
     assert path.read_bytes() == before
-    assert "Compaction failed: Summarization failed: 500 " in done.stdout
+    assert "Compaction failed: 500 The server had an error" in done.stdout
     assert "--no-fallback: no model-free summary was written; the file was not changed." in done.stderr
 
 

@@ -331,7 +331,8 @@ def test_compact_fits_a_keep_that_cannot_fit_the_window_and_compacts(
     path, before = session
     code = _compact(path, context_window=1_200, model="openai/scripted", api_base=scripted_server.base_url,
                     api_key="test")
-    assert code == 0
+    # A 1,200-token window is too small for the summarizer too: the model-free summary is written (exit 3).
+    assert code == 3
     err = capsys.readouterr().err
     assert err.startswith(
         f"warning: compaction.keepRecentTokens (50000) in {agent_dir / 'settings.json'} is not smaller than the "
