@@ -97,17 +97,19 @@ def open_store(options: AppOptions, settings: Settings) -> SessionStore:
     cwd = str(options.cwd)
     if options.no_session:
         return SessionStore.in_memory(cwd, now_ms())
+    # A live session keeps its file locked until it ends: another writer (`compact FILE`, a second
+    # REPL) is refused instead of appending to it behind this session's back.
     if options.session is not None:
-        return SessionStore.open(options.session, cwd, now_ms())
+        return SessionStore.open(options.session, cwd, now_ms(), hold=True)
     directory = resolve_session_dir(options.cwd, flag=options.session_dir, setting=settings.session_dir)
     if options.continue_recent:
         recent = find_most_recent_session(directory)
         if recent is not None:
-            return SessionStore.open(recent, cwd, now_ms())
+            return SessionStore.open(recent, cwd, now_ms(), hold=True)
     now = datetime.now(timezone.utc)
     session_id = new_session_id(now)
     path = new_session_file(options.cwd, now, session_id=session_id, directory=directory)
-    return SessionStore.create(path, cwd, now_ms(), session_id=session_id)
+    return SessionStore.create(path, cwd, now_ms(), session_id=session_id, hold=True)
 
 
 def project_instructions(cwd: Path) -> str | None:
@@ -187,6 +189,8 @@ def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | N
             failures.append(event.error_message)
 
     runtime = build_runtime(options, settings, emit, model)
+    for warning in runtime.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
+        sys.stderr.write(f"pi-compact: warning: {warning}\n")
     token = CancelToken()
     try:
         with cancel_on_sigint(token):
