@@ -192,6 +192,17 @@ def test_non_utf8_lines_give_the_same_warnings_and_branch_as_a_full_load(tmp_pat
     assert _assert_same_as_full_load(path)[-1] == "a11"
 
 
+def test_a_wrongly_shaped_entry_is_skipped_and_bridged_as_in_a_full_load(tmp_path: Path) -> None:
+    entries = _linear(3)
+    entries[5] = {**entries[5], "message": "not an object"}  # a5: its child a6 hangs on a4 instead
+    entries.append(compaction("summary", "a4", id="c1", parent=entries[-1]["id"]))
+    entries += _after("c1")
+    path = _write(tmp_path / "s.jsonl", entries)
+    with open_branch_tail(path) as tail:
+        assert tail is not None and len(tail.warnings) == 1 and "line 7 cannot be used" in tail.warnings[0]
+    assert _assert_same_as_full_load(path)[0] == "a4"
+
+
 def test_a_line_changed_in_place_after_reading_is_detected(tmp_path: Path) -> None:
     entries = _linear(3)
     entries.append(compaction("summary", "a8", id="c1", parent=entries[-1]["id"]))

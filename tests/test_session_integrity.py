@@ -161,6 +161,28 @@ def test_an_invalid_byte_in_a_middle_line_skips_only_that_line(tmp_path: Path) -
     assert len(store.entries) == 3
 
 
+def test_print_mode_reports_skipped_lines_on_stderr_and_keeps_stdout_for_the_answer(
+    scripted_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scripted_server import Reply
+    from typer.testing import CliRunner
+
+    from pi_compact.cli import app
+
+    path = tmp_path / "s.jsonl"
+    lines = _session(path).splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]) + b"\xff oops\n" + b"".join(lines[2:]))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.chdir(tmp_path)
+    scripted_server.enqueue(Reply(text="fine"))
+    done = CliRunner().invoke(app.build(), [
+        "--model", "openai/scripted", "--api-base", scripted_server.base_url, "--api-key", "test",
+        "--context-window", "100000", "--session", str(path), "-p", "go on",
+    ])
+    assert (done.exit_code, done.stdout) == (0, "fine\n")
+    assert done.stderr == f"pi-compact: warning: {path}: line 3 is not valid UTF-8 text; skipped it.\n"
+
+
 # ---- 3. one writer at a time ------------------------------------------------------------------------------
 
 
@@ -287,27 +309,31 @@ def test_rewrite_keeps_a_symlinked_session_a_symlink(tmp_path: Path) -> None:
 
 # ---- 4. entries of the wrong shape are skipped like malformed lines ----------------------------------------
 
+_DEEP = json.loads("[" * 500 + "]" * 500)
 _WRONG = {
     "message is a string": lambda e: {**e, "message": "hello"},
     "content is a number": lambda e: {**e, "message": {**e["message"], "content": 5}},
     "role is a list": lambda e: {**e, "message": {**e["message"], "role": []}},
     "usage holds text": lambda e: {**e, "message": {**e["message"], "usage": {"input": "abc"}}},
-    "nested 500 deep": lambda e: {**e, "message": {**e["message"], "details": json.loads("[" * 500 + "]" * 500)}},
+    "text is a number": lambda e: {**e, "message": {**e["message"], "content": [{"type": "text", "text": 5}]}},
+    "tool arguments nested 500 deep": lambda e: {**e, "message": {**e["message"], "content": [
+        {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": _DEEP}}]}},
 }
 
 
 @pytest.mark.parametrize("damage", _WRONG.values(), ids=_WRONG.keys())
 def test_a_wrongly_shaped_message_is_skipped_with_a_warning_and_the_rest_kept(tmp_path: Path, damage: Any) -> None:
     path = tmp_path / "s.jsonl"
-    entries = chain(user("q0"), assistant("a0"), user("q1"), assistant("a1"))
-    entries[2] = damage(entries[2])
+    entries = chain(user("q0"), assistant("a0"), user("q1"), assistant("a1"), user("q2"))
+    entries[3] = damage(entries[3])
     _write(path, entries)
     store = _open(path)
-    assert len(store.warnings) == 1 and store.warnings[0].startswith(f"{path}: line 4 ")
+    assert len(store.warnings) == 1 and store.warnings[0].startswith(f"{path}: line 5 cannot be used (")
     assert store.warnings[0].endswith("; skipped it.")
     # The skipped entry's child hangs on its parent: the conversation before it stays in the context.
     assert [m["content"][0]["text"] if m["role"] == "assistant" else m["content"]
-            for m in store.context().messages] == ["q0", "a0", "a1"]
+            for m in store.context().messages] == ["q0", "a0", "q1", "q2"]
+    assert store.append_message(user("q3"), NOW)["parentId"] == entries[4]["id"]
 
 
 def test_a_compaction_with_text_for_tokens_before_is_skipped(tmp_path: Path) -> None:

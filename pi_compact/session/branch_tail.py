@@ -110,7 +110,7 @@ class _LeanReader:
             if end != len(line) or type(value) is not dict:
                 value, warning = parse_line(number, raw, self.name)
             else:
-                warning = line_problem(number, body, value, self.name)
+                warning = line_problem(number, value, self.name)
             if warning is not None:
                 self.warnings.append(warning)
                 if value is not None:

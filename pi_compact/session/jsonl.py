@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pi_compact.session.entries import Entry
-from pi_compact.session.shape import MAX_DEPTH, depth_exceeds, entry_problem
+from pi_compact.session.shape import entry_problem
 
 
 @dataclass(frozen=True)
@@ -55,14 +55,11 @@ def parse_line(number: int, raw: bytes, name: str) -> tuple[Entry | None, str | 
         return None, incomplete if unterminated else f"{name}: line {number} is not valid JSON; skipped it."
     if not isinstance(value, dict):
         return None, f"{name}: line {number} is not a JSON object; skipped it."
-    return value, line_problem(number, body, value, name)
+    return value, line_problem(number, value, name)
 
 
-def line_problem(number: int, body: bytes, value: Entry, name: str) -> str | None:
+def line_problem(number: int, value: Entry, name: str) -> str | None:
     """The warning for a parsed object that is no usable entry, or None."""
-    # Counting brackets is cheap and bounds the depth, so most lines need no walk.
-    if body.count(b"{") + body.count(b"[") > MAX_DEPTH and depth_exceeds(value):
-        return f"{name}: line {number} is nested too deeply; skipped it."
     problem = entry_problem(value)
     return None if problem is None else f"{name}: line {number} cannot be used ({problem}); skipped it."
 

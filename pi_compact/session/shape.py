@@ -18,14 +18,15 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 100
-"""Deepest nesting of objects and arrays accepted in one entry. Real entries stay far below it; deeper
-ones would exhaust Python's recursion limit in code that copies or serializes them."""
+"""Deepest nesting of objects and arrays accepted in a tool call's arguments, the one free-form value
+that is estimated, serialized and copied (recursively) on its way to the model. Real arguments stay
+far below it. (A line nested too deeply for the JSON parser itself is skipped when parsed.)"""
 
 _ABSENT: Any = object()
 
 
 def _text(value: Any) -> bool:
-    return value is _ABSENT or value is None or type(value) is str
+    return value is None or value is _ABSENT or type(value) is str
 
 
 def _number(value: Any) -> bool:
@@ -35,61 +36,92 @@ def _number(value: Any) -> bool:
     return type(value) is float and math.isfinite(value)
 
 
+_USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+
+
 def _block_problem(block: Any) -> str | None:
     if type(block) is not dict:
         return "a content block that is not an object"
     kind = block.get("type")
+    if kind == "text":
+        return None if type(block.get("text", "")) is str else "a text block whose text is not a string"
     if type(kind) is not str:
         return "a content block without a string type"
-    if kind == "text" and type(block.get("text", "")) is not str:
-        return "a text block whose text is not a string"
-    if kind == "thinking" and not _text(block.get("thinking", _ABSENT)):
-        return "a thinking block whose thinking is not a string"
     if kind == "toolCall":
-        if not _text(block.get("name", _ABSENT)) or not _text(block.get("id", _ABSENT)):
+        name, call_id, arguments = block.get("name"), block.get("id"), block.get("arguments")
+        if (name is not None and type(name) is not str) or (call_id is not None and type(call_id) is not str):
             return "a tool call whose name or id is not a string"
-        arguments = block.get("arguments", _ABSENT)
-        if arguments is not _ABSENT and arguments is not None and type(arguments) is not dict:
-            return "a tool call whose arguments are not an object"
-    if kind == "image" and not (_text(block.get("data", _ABSENT)) and _text(block.get("mimeType", _ABSENT))):
+        if arguments is not None and (type(arguments) is not dict or depth_exceeds(arguments)):
+            return "a tool call whose arguments are not an object, or nested too deeply"
+    elif kind == "thinking":
+        if not _text(block.get("thinking")):
+            return "a thinking block whose thinking is not a string"
+    elif kind == "image" and not (_text(block.get("data")) and _text(block.get("mimeType"))):
         return "an image block whose data is not a string"
     return None
 
 
 def _content_problem(content: Any) -> str | None:
-    if content is _ABSENT or content is None or type(content) is str:
+    if content is None or type(content) is str:
         return None
     if type(content) is not list:
         return "content that is neither text nor a list of blocks"
     for block in content:
+        # Plain text blocks are most blocks: checked here without a call.
+        if type(block) is dict and block.get("type") == "text" and type(block.get("text", "")) is str:
+            continue
         problem = _block_problem(block)
         if problem is not None:
             return problem
     return None
 
 
-_USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+_TEXT_KEYS = {  # per role, the text fields code reads
+    "assistant": ("stopReason", "provider", "model"),
+    "toolResult": ("toolCallId", "toolName"),
+    "bashExecution": ("command", "output"),
+    "branchSummary": ("summary",),
+    "compactionSummary": ("summary",),
+}
+_TEXT = frozenset({str, type(None)})
+_COUNT = frozenset({int, type(None)})
 
 
 def message_problem(message: Any) -> str | None:
-    """Why a message (in pi's JSON shape) cannot be used, or None."""
+    """Why a message (in pi's JSON shape) cannot be used, or None.
+
+    Written for speed (it runs on every message of every session loaded): the usual case, text
+    blocks and integer counts, takes no function call.
+    """
     if type(message) is not dict:
         return "a message that is not an object"
-    role = message.get("role")
+    get = message.get
+    role = get("role")
     if type(role) is not str:
         return "a message without a string role"
-    problem = _content_problem(message.get("content", _ABSENT))
-    if problem is not None:
-        return f"a {role} message with {problem}"
-    if not all(_text(message.get(key, _ABSENT)) for key in ("stopReason", "provider", "model", "toolCallId",
-                                                             "toolName", "command", "output", "summary")):
-        return f"a {role} message with a text field that is not a string"
-    usage = message.get("usage", _ABSENT)
-    if usage is not _ABSENT and usage is not None:
-        if type(usage) is not dict or not all(_number(usage.get(key, _ABSENT)) for key in _USAGE_KEYS):
-            return f"a {role} message whose usage does not hold numbers"
-    if not _number(message.get("exitCode", _ABSENT)):
-        return f"a {role} message whose exit code is not a number"
+    content = get("content")
+    if type(content) is list:
+        for block in content:
+            if type(block) is dict and block.get("type") == "text" and type(block.get("text", "")) is str:
+                continue
+            problem = _block_problem(block)
+            if problem is not None:
+                return f"a {role} message with {problem}"
+    elif type(content) not in _TEXT:
+        return f"a {role} message with content that is neither text nor a list of blocks"
+    for key in _TEXT_KEYS.get(role, ()):
+        if type(get(key)) not in _TEXT:
+            return f"a {role} message whose {key} is not a string"
+    if role == "assistant":
+        usage = get("usage")
+        if usage is not None:
+            if type(usage) is not dict:
+                return "an assistant message whose usage is not an object"
+            for value in map(usage.get, _USAGE_KEYS):
+                if type(value) not in _COUNT and not _number(value):
+                    return "an assistant message whose usage does not hold numbers"
+    elif role == "bashExecution" and not _number(get("exitCode")):
+        return "a bashExecution message whose exit code is not a number"
     return None
 
 
@@ -119,11 +151,6 @@ def _compaction_problem(entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _message_entry_problem(entry: dict[str, Any]) -> str | None:
-    problem = message_problem(entry.get("message"))
-    return None if problem is None else f"it holds {problem}"
-
-
 def _custom_message_problem(entry: dict[str, Any]) -> str | None:
     problem = _content_problem(entry.get("content", _ABSENT))
     if problem is None and not _text(entry.get("customType", _ABSENT)):
@@ -142,7 +169,6 @@ def _text_fields(*keys: str) -> Callable[[dict[str, Any]], str | None]:
 
 
 _BY_TYPE: dict[str, Callable[[dict[str, Any]], str | None]] = {
-    "message": _message_entry_problem,
     "compaction": _compaction_problem,
     "custom_message": _custom_message_problem,
     "branch_summary": _text_fields("summary", "fromId"),
@@ -157,8 +183,12 @@ def entry_problem(entry: dict[str, Any]) -> str | None:
     kind = entry.get("type")
     if type(kind) is not str:
         return "it has no string type"
-    if not _text(entry.get("id", _ABSENT)) or not _text(entry.get("parentId", _ABSENT)):
+    entry_id, parent = entry.get("id"), entry.get("parentId")
+    if (entry_id is not None and type(entry_id) is not str) or (parent is not None and type(parent) is not str):
         return "its id or parentId is not a string"
+    if kind == "message":
+        problem = message_problem(entry.get("message"))
+        return None if problem is None else f"it holds {problem}"
     check = _BY_TYPE.get(kind)
     return None if check is None else check(entry)
 
