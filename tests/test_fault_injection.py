@@ -140,6 +140,7 @@ def test_compact_refuses_a_session_that_a_live_session_holds(workspace: Workspac
     assert live.returncode == 0, err
     verdict = verify(workspace)
     assert (verdict.lost, verdict.skipped) == (0, 0)
+    assert sorted(p.name for p in workspace.root.iterdir()) == ["agent", "proj", "session.jsonl"]  # lock gone
 
 
 def test_an_append_by_another_program_mid_turn_fails_the_turn_instead_of_orphaning_it(

@@ -44,11 +44,18 @@ def _open(path: Path) -> SessionStore:
     return SessionStore.open(path, "/work", NOW)
 
 
-def _disk_full(monkeypatch: pytest.MonkeyPatch, after: int = 7) -> None:
-    """Every write stores ``after`` bytes for real, then fails as a full disk does."""
+def _disk_full(monkeypatch: pytest.MonkeyPatch, after: int = 7, ok_writes: int = 0) -> None:
+    """After ``ok_writes`` writes, every write stores ``after`` bytes for real, then fails as a full
+    disk does."""
     from pi_compact.session import writes
 
+    real = writes._write_all
+    done = [0]
+
     def write_some(fd: int, data: bytes) -> None:
+        done[0] += 1
+        if done[0] <= ok_writes:
+            return real(fd, data)
         os.write(fd, data[:after])
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
@@ -133,6 +140,29 @@ def test_failed_compaction_write_is_a_failed_compaction_and_leaves_the_file(
         store.append({"type": "compaction", "summary": "s" * 500, "firstKeptEntryId": leaf, "tokensBefore": 9}, NOW)
     assert path.read_bytes() == before
     assert store.leaf_id == leaf and store.branch()[-1]["type"] == "message"
+
+
+@pytest.mark.parametrize("ok_writes", [0, 1], ids=["prompt not saved", "reply not saved"])
+def test_a_turn_that_cannot_be_saved_ends_with_the_one_sentence_and_writes_nothing_more(
+    scripted_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ok_writes: int
+) -> None:
+    from agent_harness import make_harness, two_finished_turns
+    from scripted_server import Reply
+
+    from pi_compact.agent.events import AgentEnd
+
+    h = make_harness(scripted_server, tmp_path)
+    two_finished_turns(h)
+    before = h.path.read_bytes()
+    h.server.enqueue(Reply(text="an answer the full disk will not take"))
+    _disk_full(monkeypatch, ok_writes=ok_writes)
+    with pytest.raises(SessionError) as caught:
+        h.session.prompt("and now?")
+    assert str(caught.value).startswith(f"Could not save to {h.path} (No space left on device)")
+    assert h.events[-1] == AgentEnd(str(caught.value))  # closes the run for JSON-mode readers
+    saved = h.path.read_bytes()[len(before):].splitlines()  # the prompt, if that write went through
+    assert [json.loads(line)["message"]["role"] for line in saved] == ["user"] * ok_writes
+    assert roles(h.session.messages)[-1] == ("user" if ok_writes else "assistant")
 
 
 # ---- 2. damaged bytes cost one line, never the file ----------------------------------------------------
