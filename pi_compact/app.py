@@ -189,9 +189,9 @@ def run_print_mode(options: AppOptions, settings: Settings, model: ChatModel | N
             failures.append(event.error_message)
 
     runtime = build_runtime(options, settings, emit, model)
-    for warning in runtime.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
-        sys.stderr.write(f"pi-compact: warning: {warning}\n")
     token = CancelToken()
+    for warning in runtime.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
+        sys.stderr.write(f"warning: {warning}\n")
     try:
         with cancel_on_sigint(token):
             final = runtime.session.prompt(options.prompt, token)

@@ -242,8 +242,8 @@ class AgentSession:
         user = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()}
         self._emit(MessageStart("user"))
         self._emit(MessageEnd(user))
+        self._append(user)
         try:
-            self._append(user)
             final = self._run(token)
         except SessionError as exc:
             # A write failed (the store has said so in one sentence): recording that as a failed reply
