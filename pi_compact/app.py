@@ -112,17 +112,19 @@ def open_store(options: AppOptions, settings: Settings) -> SessionStore:
     cwd = str(options.cwd)
     if options.no_session:
         return SessionStore.in_memory(cwd, now_ms())
+    # A live session keeps its file locked until it ends: another writer (`compact FILE`, a second
+    # REPL) is refused instead of appending to it behind this session's back.
     if options.session is not None:
-        return SessionStore.open(options.session, cwd, now_ms())
+        return SessionStore.open(options.session, cwd, now_ms(), hold=True)
     directory = resolve_session_dir(options.cwd, flag=options.session_dir, setting=settings.session_dir)
     if options.continue_recent:
         recent = find_most_recent_session(directory)
         if recent is not None:
-            return SessionStore.open(recent, cwd, now_ms())
+            return SessionStore.open(recent, cwd, now_ms(), hold=True)
     now = datetime.now(timezone.utc)
     session_id = new_session_id(now)
     path = new_session_file(options.cwd, now, session_id=session_id, directory=directory)
-    return SessionStore.create(path, cwd, now_ms(), session_id=session_id)
+    return SessionStore.create(path, cwd, now_ms(), session_id=session_id, hold=True)
 
 
 def project_instructions(cwd: Path) -> str | None:
@@ -229,6 +231,8 @@ def run_print_mode(
     runtime = build_runtime(options, settings, emit, model)
     warn_against_window(runtime.model, settings, sources)
     token = CancelToken()
+    for warning in runtime.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
+        sys.stderr.write(f"warning: {warning}\n")
     try:
         with cancel_on_sigint(token):
             final = runtime.session.prompt(options.prompt, token)

@@ -265,6 +265,9 @@ def _exit_now(code: object) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):
             pass  # a closed pipe or stream: nothing more can be said
+    from pi_compact.session.lock import release_all
+
+    release_all()  # os._exit skips the finalizers that would remove the session lock files
     os._exit(status)
 
 

@@ -1,7 +1,8 @@
 """Where pi_compact's files live: pi's agent directory, settings files, session files, prompt history.
 
 Contract:
-- Computing a path never creates a directory or file; callers create what they write.
+- Computing a path never creates a directory or file; callers create what they write, directories
+  with ``ensure_private_dir`` (user-only: sessions and history hold tool output such as ``.env`` files).
 - The layout matches pi (0.73.1) so both tools share ``~/.pi/agent`` and each other's sessions.
 - This is the only module that imports ``platformdirs`` (lazily: only ``history_file`` needs it).
 """
@@ -122,6 +123,24 @@ def new_session_file(
     return base / f"{_iso_for_filename(now)}_{session_id or new_session_id(now)}.jsonl"
 
 
+def ensure_private_dir(directory: Path) -> None:
+    """Create ``directory`` and its missing parents readable by the user only (0700); existing ones
+    are left as they are (``mkdir(parents=True)`` would give the parents the default mode)."""
+    missing: list[Path] = []
+    current = directory
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+
+
 def history_file() -> Path:
     """The prompt-history file, in the platform's per-user state directory for "pi-compact"."""
     import platformdirs  # only needed here; keeps the import off the path of everything else
@@ -139,7 +158,7 @@ def _has_session_header(path: Path) -> bool:
     first_line = head.decode("utf-8", errors="replace").split("\n", 1)[0]
     try:
         header = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)
 

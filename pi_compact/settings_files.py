@@ -69,15 +69,18 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         return {}, []
     try:
         raw = json.loads(text)
+        if not isinstance(raw, dict):
+            kind = "an array" if isinstance(raw, list) else f"the value {json.dumps(raw)[:40]}"
+            return {}, [f"Ignoring settings file {path}: it must hold a JSON object, not {kind}."]
+        clean, problems = check_settings(raw)
     except json.JSONDecodeError as exc:
         return {}, [
             f"Ignoring settings file {path}: invalid JSON at line {exc.lineno}, column {exc.colno} "
             f"({exc.msg}); fix it or delete it."
         ]
-    if not isinstance(raw, dict):
-        kind = "an array" if isinstance(raw, list) else f"the value {json.dumps(raw)[:40]}"
-        return {}, [f"Ignoring settings file {path}: it must hold a JSON object, not {kind}."]
-    clean, problems = check_settings(raw)
+    except RecursionError:
+        # Arrays or objects nested thousands deep: no setting looks like that; don't die on it.
+        return {}, [f"Ignoring settings file {path}: its JSON is nested too deeply to read; fix it or delete it."]
     return clean, [_problem_warning(path, problem) for problem in problems]
 
 

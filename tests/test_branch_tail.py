@@ -174,13 +174,33 @@ def test_files_a_full_load_must_handle_are_left_to_it(tmp_path: Path, content: s
         assert tail is None
 
 
-def test_non_utf8_and_missing_files_are_left_to_a_full_load(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.jsonl"
-    bad.write_bytes(json.dumps(header()).encode() + b"\n\xff\xfe\n")
-    with open_branch_tail(bad) as tail:
-        assert tail is None
+def test_a_missing_file_is_left_to_a_full_load(tmp_path: Path) -> None:
     with open_branch_tail(tmp_path / "missing.jsonl") as tail:
         assert tail is None
+
+
+def test_non_utf8_lines_give_the_same_warnings_and_branch_as_a_full_load(tmp_path: Path) -> None:
+    lines = [json.dumps(header()).encode()] + [json.dumps(e, ensure_ascii=False).encode() for e in _linear(3)]
+    lines[2:2] = [b"\xff\xfe"]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n" + json.dumps(msg(user("中文"))).encode()[:-1] + "中".encode()[:2])
+    with open_branch_tail(path) as tail:
+        assert tail is not None
+        assert [w.split(": ", 1)[1] for w in tail.warnings] == [
+            "line 3 is not valid UTF-8 text; skipped it.", "line 15 is incomplete (interrupted write); ignored it."
+        ]
+    assert _assert_same_as_full_load(path)[-1] == "a11"
+
+
+def test_a_wrongly_shaped_entry_is_skipped_and_bridged_as_in_a_full_load(tmp_path: Path) -> None:
+    entries = _linear(3)
+    entries[5] = {**entries[5], "message": "not an object"}  # a5: its child a6 hangs on a4 instead
+    entries.append(compaction("summary", "a4", id="c1", parent=entries[-1]["id"]))
+    entries += _after("c1")
+    path = _write(tmp_path / "s.jsonl", entries)
+    with open_branch_tail(path) as tail:
+        assert tail is not None and len(tail.warnings) == 1 and "line 7 cannot be used" in tail.warnings[0]
+    assert _assert_same_as_full_load(path)[0] == "a4"
 
 
 def test_a_line_changed_in_place_after_reading_is_detected(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from pi_compact.compaction.tokens import (
     estimator_for,
     should_compact,
 )
-from pi_compact.errors import PiCompactError
+from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, ToolSpec, empty_usage
 from pi_compact.llm.resolve import SETTINGS_PATH_HINT
@@ -293,6 +293,11 @@ class AgentSession:
         self._append(user)
         try:
             final = self._run(token)
+        except SessionError as exc:
+            # A write failed (the store has said so in one sentence): recording that as a failed reply
+            # would be one more write to the same file.
+            self._emit(AgentEnd(str(exc)))
+            raise
         except PiCompactError as exc:
             # Raised before a request was sent (e.g. no API key, unknown window): record it as pi records
             # a failed reply, so the transcript stays well-formed and a retry does not stack prompts.

@@ -47,7 +47,9 @@ def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[st
             code = _lean_dry_run(options, settings, sources)
         if code is not None:
             return code
-    store = SessionStore.open(options.session, str(Path.cwd()), _now_ms())
+    # A real compaction holds the session's lock from reading to appending: a live session on the
+    # file refuses to start meanwhile, and one already running makes this command refuse.
+    store = SessionStore.open(options.session, str(Path.cwd()), _now_ms(), hold=not options.dry_run)
     _warn(store.warnings)
     if options.dry_run:
         return _dry_run(options, settings, store.branch(), sources=sources)

@@ -34,8 +34,9 @@ from pi_compact.compaction.tokens import Estimator
 from pi_compact.errors import SessionError
 from pi_compact.messages import Message
 from pi_compact.session.entries import CURRENT_VERSION, Entry
+from pi_compact.session.jsonl import Relinker, line_problem, parse_line
 from pi_compact.session.migrate import file_version
-from pi_compact.session.store import gc_paused, parse_line
+from pi_compact.session.store import gc_paused
 
 _SCANNER: Any = json.JSONDecoder()  # configured like json.loads' own decoder
 RAW_BUDGET = 2_000_000  # bytes of raw lines held since the last compaction before digesting them
@@ -89,6 +90,7 @@ class _LeanReader:
         scan = _SCANNER.scan_once
         ids, parents, kept, where, by_id = self.ids, self.parents, self.kept, self.where, self.by_id
         compactions, texts = self.compactions, self.texts
+        relinker = Relinker()
         eager = True  # digest each line now (see the module docstring)
         offset = 0
         number = 0
@@ -96,20 +98,26 @@ class _LeanReader:
             number += 1
             start = offset
             offset += len(raw)
-            unterminated = raw[-1:] != b"\n"
-            line = (raw if unterminated else raw[:-1]).decode("utf-8")
+            body = raw[:-1] if raw[-1:] == b"\n" else raw
             # Fast path for the usual line, one JSON object: what json.loads would return, minus its
             # per-call overhead. Anything else takes the exact path, which classifies and warns.
             try:
+                line = body.decode("utf-8")
                 value, end = scan(line, 0) if line[:1] == "{" else (None, -1)
-            except (ValueError, StopIteration):
-                value, end = None, -1
+            except (ValueError, StopIteration, RecursionError):  # (UnicodeDecodeError is a ValueError)
+                line, value, end = "", None, -1
+            warning = None
             if end != len(line) or type(value) is not dict:
-                value, warning = parse_line(number, line, unterminated, self.name)
-                if warning is not None:
-                    self.warnings.append(warning)
-                if value is None:
-                    continue
+                value, warning = parse_line(number, raw, self.name)
+            else:
+                warning = line_problem(number, value, self.name)
+            if warning is not None:
+                self.warnings.append(warning)
+                if value is not None:
+                    relinker.skip(value)
+                continue
+            if value is None:
+                continue
             if header is None:
                 # Not a session, or one that needs migrating: a full load's job, so stop reading now.
                 if value.get("type") != "session" or not isinstance(value.get("id"), str):
@@ -122,6 +130,8 @@ class _LeanReader:
             entry_id = value.get("id")
             ids.append(entry_id)
             parent = value.get("parentId")
+            if type(parent) is str and relinker.skipped:
+                parent = relinker.parent(parent)
             parents.append(parent if type(parent) is str else None)
             where.extend((start, len(raw), hash(raw)))
             if isinstance(entry_id, str):
@@ -225,7 +235,7 @@ def open_branch_tail(path: Path, *, texts: bool = True) -> Iterator[BranchTail |
 
     The file stays open in the ``with`` block, for ``BranchTail.load``. ``texts=False`` leaves the
     serialized texts out of the digests (faster, for a caller that shows no history). None for
-    anything unusual (missing or unreadable file, bad UTF-8, no header first, an older format that
+    anything unusual (missing or unreadable file, no header first, an older format that
     needs migrating, a file modified while read): ``SessionStore.open`` then handles the file and
     reports exactly as it always does. The warnings are those ``SessionStore.open`` gives.
     """
@@ -241,6 +251,6 @@ def open_branch_tail(path: Path, *, texts: bool = True) -> Iterator[BranchTail |
                 reader = _LeanReader(handle, str(path), texts)
                 if reader.read() is not None:
                     tail = BranchTail(reader.branch_tail(), tuple(reader.warnings), reader.message)
-        except (OSError, UnicodeDecodeError, _FileChanged):
+        except (OSError, _FileChanged):
             tail = None
         yield tail

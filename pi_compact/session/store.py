@@ -1,21 +1,29 @@
 """SessionStore: the only code that reads or writes session files (pi's JSONL, version 3).
 
-Loading skips malformed lines (each reported with file and line number), ignores a torn last line
-left by a crash, and migrates v1/v2 files in memory. Appending writes one JSON line per entry,
-flushed and fsynced, and never rewrites existing lines; the one exception is the first append to a
-v1/v2 file, which first rewrites the file as v3 atomically (as pi does), because appended v3 entries
-must reference the ids that migration assigned. Like pi, nothing is written until the session holds
-an assistant message, so a prompt that never got an answer leaves no file behind.
+Loading reads the file line by line as bytes (``jsonl.py``): a malformed, non-UTF-8 or wrongly shaped
+line is skipped and reported with file and line number, a torn last line left by a crash is ignored,
+and v1/v2 files are migrated in memory. Appending writes one JSON line per entry, fsynced, and never
+rewrites existing lines; the one exception is the first append to a v1/v2 (or blank) file, which first
+rewrites the file as v3 atomically (as pi does), because appended v3 entries must reference the ids
+that migration assigned. Like pi, nothing is written until the session holds an assistant message, so
+a prompt that never got an answer leaves no file behind.
+
+Writes are all or nothing (``writes.py``): a failed one leaves the file as it was, the entry is
+dropped from memory too (the next entry is never parented to one that is not on disk), and one
+``SessionError`` sentence says so. Every write happens under the session's lock (``lock.py``), and
+first checks that the file is still as this store last read or wrote it: if another program (pi, say)
+appended meanwhile, it refuses rather than append entries whose parent is no longer the file's latest.
+A live session (``hold``) keeps the lock from opening (or its first write) until ``close``, so that
+``compact FILE`` or a second session on the same file is refused instead of writing behind its back.
 """
 
 from __future__ import annotations
 
 import gc
-import json
+import io
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -23,34 +31,15 @@ from typing import Any
 from pi_compact.errors import SessionError
 from pi_compact.jstext import dumps_json
 from pi_compact.messages import Message
+from pi_compact.paths import ensure_private_dir
 from pi_compact.session.context import SessionContext, build_session_context, index_by_id, path_to
 from pi_compact.session.entries import CURRENT_VERSION, Entry, ms_to_iso, new_entry_id
+from pi_compact.session.jsonl import LoadedFile, parse_line, parse_lines
+from pi_compact.session.lock import SessionLock
 from pi_compact.session.migrate import migrate
+from pi_compact.session.writes import FileState, WriteFailed, append_bytes, current_state, replace_contents
 
-
-@dataclass(frozen=True)
-class LoadedFile:
-    """What parsing a session file produced."""
-
-    header: Entry | None
-    entries: list[Entry]
-    warnings: tuple[str, ...]
-    ends_with_newline: bool
-
-
-def parse_line(number: int, line: str, unterminated: bool, name: str) -> tuple[Entry | None, str | None]:
-    """One line of a session file: the entry, or a warning (both None for a blank line)."""
-    if not line.strip():
-        return None, None
-    try:
-        value = json.loads(line)
-    except ValueError:
-        if unterminated:
-            return None, f"{name}: line {number} is incomplete (interrupted write); ignored it."
-        return None, f"{name}: line {number} is not valid JSON; skipped it."
-    if not isinstance(value, dict):
-        return None, f"{name}: line {number} is not a JSON object; skipped it."
-    return value, None
+__all__ = ["LoadedFile", "SessionStore", "gc_paused", "new_header", "parse_line", "parse_session_text"]
 
 
 @contextmanager
@@ -68,21 +57,8 @@ def gc_paused() -> Iterator[None]:
 
 def parse_session_text(text: str, name: str = "<session>") -> LoadedFile:
     """Parse JSONL text: header first, bad lines skipped with a warning, a torn tail ignored."""
-    lines = text.split("\n")
-    warnings: list[str] = []
-    parsed: list[Entry] = []
-    last = len(lines) - 1
-    torn_tail = not text.endswith("\n")
     with gc_paused():
-        for number, line in enumerate(lines, start=1):
-            value, warning = parse_line(number, line, torn_tail and number - 1 == last, name)
-            if warning is not None:
-                warnings.append(warning)
-            elif value is not None:
-                parsed.append(value)
-    if not parsed or parsed[0].get("type") != "session" or not isinstance(parsed[0].get("id"), str):
-        return LoadedFile(None, [], tuple(warnings), text.endswith("\n") or not text)
-    return LoadedFile(parsed[0], parsed[1:], tuple(warnings), text.endswith("\n") or not text)
+        return parse_lines(io.BytesIO(text.encode("utf-8", "surrogatepass")), name)
 
 
 def new_header(cwd: str, now_ms: int, session_id: str | None = None) -> Entry:
@@ -104,7 +80,8 @@ class SessionStore:
 
     def __init__(
         self, path: Path | None, header: Entry, entries: list[Entry], *, warnings: Iterable[str] = (),
-        persisted_lines: int = 0, needs_rewrite: bool = False, needs_newline: bool = False,
+        on_disk: FileState | None = None, header_on_disk: bool = False, needs_rewrite: bool = False,
+        needs_newline: bool = False, lock: SessionLock | None = None, hold: bool = False,
     ) -> None:
         self.path = path
         self.header = header
@@ -112,10 +89,13 @@ class SessionStore:
         self.warnings = tuple(warnings)
         self.by_id = index_by_id(entries)
         self.leaf_id: str | None = entries[-1].get("id") if entries else None
-        self._persisted = persisted_lines  # entries already on disk
+        self._persisted = len(entries) if header_on_disk else 0  # entries already on disk
+        self._header_on_disk = header_on_disk and not needs_rewrite
         self._needs_rewrite = needs_rewrite
         self._needs_newline = needs_newline
-        self._header_on_disk = persisted_lines > 0 or (path is not None and not needs_rewrite and _has_bytes(path))
+        self._on_disk = on_disk  # the file as we last read or wrote it (None: there was none)
+        self._lock = lock
+        self._hold = hold  # keep the lock between writes
 
     # ---- construction -------------------------------------------------------------------------
 
@@ -125,26 +105,35 @@ class SessionStore:
         return cls(None, new_header(cwd, now_ms), [])
 
     @classmethod
-    def create(cls, path: Path, cwd: str, now_ms: int, session_id: str | None = None) -> SessionStore:
-        """A new session that will live at ``path`` (written lazily)."""
-        return cls(path, new_header(cwd, now_ms, session_id), [])
+    def create(
+        cls, path: Path, cwd: str, now_ms: int, session_id: str | None = None, *, hold: bool = False
+    ) -> SessionStore:
+        """A new session that will live at ``path`` (written lazily; ``hold``: locked from then on)."""
+        return cls(path, new_header(cwd, now_ms, session_id), [], hold=hold)
 
     @classmethod
-    def open(cls, path: Path, cwd: str, now_ms: int) -> SessionStore:
-        """Open an existing file (or start a new session there when it is absent or empty)."""
+    def open(cls, path: Path, cwd: str, now_ms: int, *, hold: bool = False) -> SessionStore:
+        """Open an existing file (or start a new session there when it is absent or blank).
+
+        ``hold`` takes the session's lock first and keeps it (a live session, ``compact``): another
+        writer is then refused until ``close``. Without it the lock is taken for each write only.
+        """
+        lock = _acquire(path) if hold else None
         try:
-            raw = path.read_bytes()
+            handle = open(path, "rb")
         except FileNotFoundError:
-            return cls.create(path, cwd, now_ms)
+            return cls(path, new_header(cwd, now_ms), [], lock=lock, hold=hold)
         except OSError as exc:
             raise SessionError(f"Cannot read session file {path}: {exc.strerror}.") from exc
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise SessionError(f"{path} is not a UTF-8 text file, so it is not a pi session file.") from exc
-        if not text.strip():
-            return cls(path, new_header(cwd, now_ms), [], needs_rewrite=True)
-        loaded = parse_session_text(text, str(path))
+        with handle, gc_paused():
+            state = os.fstat(handle.fileno())
+            try:
+                loaded = parse_lines(handle, str(path))
+            except OSError as exc:
+                raise SessionError(f"Cannot read session file {path}: {exc.strerror}.") from exc
+        on_disk = FileState.of(state, loaded.size)
+        if loaded.blank:
+            return cls(path, new_header(cwd, now_ms), [], on_disk=on_disk, needs_rewrite=True, lock=lock, hold=hold)
         if loaded.header is None:
             raise SessionError(
                 f"{path} does not start with a pi session header, so it is not a session file; "
@@ -153,8 +142,8 @@ class SessionStore:
         entries = loaded.entries
         migrated = migrate(loaded.header, entries)
         return cls(
-            path, loaded.header, entries, warnings=loaded.warnings, persisted_lines=len(entries),
-            needs_rewrite=migrated, needs_newline=not loaded.ends_with_newline,
+            path, loaded.header, entries, warnings=loaded.warnings, on_disk=on_disk, header_on_disk=True,
+            needs_rewrite=migrated, needs_newline=not loaded.ends_with_newline, lock=lock, hold=hold,
         )
 
     # ---- reading --------------------------------------------------------------------------------
@@ -172,30 +161,90 @@ class SessionStore:
         """What the model sees from the current leaf."""
         return build_session_context(self.entries, self.leaf_id, self.by_id)
 
+    # ---- the lock ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the lock, if held; the store may still be read (and written, locking each write)."""
+        self._hold = False
+        self._release()
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
     # ---- writing --------------------------------------------------------------------------------
 
     def append(self, fields: Mapping[str, Any], now_ms: int) -> Entry:
-        """Add an entry after the current leaf and persist it; returns the stored entry."""
-        entry: Entry = {"type": fields["type"], "id": new_entry_id(self.by_id), "parentId": self.leaf_id,
+        """Add an entry after the current leaf and persist it; returns the stored entry.
+
+        Raises ``SessionError`` when it cannot be written; the store is then as before the call.
+        """
+        previous_leaf = self.leaf_id
+        entry: Entry = {"type": fields["type"], "id": new_entry_id(self.by_id), "parentId": previous_leaf,
                         "timestamp": ms_to_iso(now_ms)}
         entry.update({k: v for k, v in fields.items() if k != "type"})
         self.entries.append(entry)
         self.by_id[entry["id"]] = entry
         self.leaf_id = entry["id"]
-        self._flush()
+        try:
+            self._flush(entry)
+        except BaseException:
+            self.entries.pop()
+            del self.by_id[entry["id"]]
+            self.leaf_id = previous_leaf
+            raise
         return entry
 
     def append_message(self, message: Message, now_ms: int) -> Entry:
         return self.append({"type": "message", "message": dict(message)}, now_ms)
 
-    def _flush(self) -> None:
+    def _flush(self, entry: Entry) -> None:
         if self.path is None:
             return
         if not self._header_on_disk and not self._has_assistant():
             return  # pi's lazy start: no file until the first answer
-        if self._needs_rewrite:
-            self._rewrite()
-            return
+        if self._lock is None or not self._lock.held:
+            try:
+                ensure_private_dir(Path(os.path.realpath(self.path)).parent)
+                self._lock = SessionLock.acquire(self.path)
+            except OSError as exc:
+                raise _not_saved(self.path, entry, exc, rolled_back=True) from exc
+        try:
+            self._check_unchanged()
+            if self._needs_rewrite:
+                self._rewrite()
+            else:
+                self._append_pending()
+        except WriteFailed as failed:
+            if not failed.rolled_back:
+                # Part of a line may be left: the next append starts on a fresh line, and the torn
+                # one is skipped when the file is read again.
+                self._needs_newline = True
+                self._on_disk = current_state(self.path)
+            raise _not_saved(self.path, entry, failed.error, failed.rolled_back) from failed.error
+        finally:
+            if not self._hold:
+                self._release()
+
+    def _check_unchanged(self) -> None:
+        """Refuse to write when another program changed the file since we last read or wrote it."""
+        assert self.path is not None
+        now = current_state(self.path)
+        if self._on_disk is None:
+            if now is not None and now.size > 0:
+                raise SessionError(
+                    f"{self.path} was created by another program meanwhile, so nothing was written to it; "
+                    "open it (--session) to continue that session."
+                )
+        elif now != self._on_disk:
+            raise SessionError(
+                f"{self.path} was changed by another program since pi-compact read it, so nothing more was "
+                "written to it (that would cut off the other program's entries); open it again to continue."
+            )
+
+    def _append_pending(self) -> None:
+        assert self.path is not None
         lines: list[str] = []
         if not self._header_on_disk:
             lines.append(dumps_json(self.header))
@@ -203,25 +252,16 @@ class SessionStore:
         if not lines:
             return
         prefix = "\n" if self._needs_newline else ""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(prefix + "\n".join(lines) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        data = (prefix + "\n".join(lines) + "\n").encode("utf-8")
+        self._on_disk = append_bytes(self.path, data)
         self._header_on_disk = True
         self._needs_newline = False
         self._persisted = len(self.entries)
 
     def _rewrite(self) -> None:
         assert self.path is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
         body = "\n".join(dumps_json(e) for e in [self.header, *self.entries]) + "\n"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
+        self._on_disk = replace_contents(self.path, body.encode("utf-8"))
         self._needs_rewrite = False
         self._needs_newline = False
         self._header_on_disk = True
@@ -234,8 +274,25 @@ class SessionStore:
         )
 
 
-def _has_bytes(path: Path) -> bool:
+def _acquire(path: Path) -> SessionLock | None:
+    """The session's lock, or None when its sidecar cannot be made (the first write will say why)."""
     try:
-        return path.stat().st_size > 0
+        return SessionLock.acquire(path)
     except OSError:
-        return False
+        return None
+
+
+def _not_saved(path: Path, entry: Entry, error: OSError, rolled_back: bool) -> SessionError:
+    what = "compaction" if entry.get("type") == "compaction" else "message" if entry.get("type") == "message" \
+        else "entry"
+    reason = error.strerror or str(error)
+    if rolled_back:
+        return SessionError(
+            f"Could not save to {path} ({reason}), so the newest {what} was not saved; the file is as it "
+            "was before, so nothing saved earlier was lost."
+        )
+    return SessionError(
+        f"Could not save to {path} ({reason}), so the newest {what} was not saved, and its partly written "
+        "line could not be removed (it will be skipped when the session is read); nothing saved earlier "
+        "was lost."
+    )

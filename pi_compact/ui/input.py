@@ -37,6 +37,8 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 
+from pi_compact.paths import ensure_private_dir
+
 PROMPT = "pi> "
 _SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|O.|.)?")
 
@@ -96,8 +98,9 @@ def open_history(path: Path | None) -> History:
     if path is None:
         return InMemoryHistory()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
+        ensure_private_dir(path.parent)
+        path.touch(mode=0o600, exist_ok=True)
+        os.chmod(path, 0o600)  # user-only even if made before: prompts can quote secrets
     except OSError:
         return InMemoryHistory()
     return FileHistory(str(path))

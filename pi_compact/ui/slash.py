@@ -202,6 +202,7 @@ def _session(state: ReplState, arg: str) -> Outcome:
 
 def _new(state: ReplState, arg: str) -> Outcome:
     old = state.session
+    old.store.close()  # let other programs write the old file again
     options = replace(state.options, session=None, continue_recent=False)
     state.runtime = build_runtime(options, old.settings, state.renderer, model=old.model)
     if state.session.auto_compact != old.auto_compact:

@@ -1,0 +1,149 @@
+"""The two ways a session file is written: appending lines, and replacing the whole file atomically.
+
+Both either complete or leave the file as it was. An append that fails part-way (disk full, file-size
+limit, I/O error, even Ctrl-C) is cut back to the file's previous length, so a partial line is never
+left for the next append to be glued onto. A replacement goes to a uniquely named temporary file in the
+same directory, which then takes the place of the real file (symlinks resolved, so a symlinked session
+stays a symlink) with the real file's permission bits. New files and their directories are created
+user-only: a transcript holds tool output such as the contents of ``.env`` files.
+
+``FileState`` records which file, of what length, we last read or wrote, so that a writer can tell
+whether somebody else appended to it or replaced it since.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from pi_compact.paths import ensure_private_dir
+
+
+@dataclass(frozen=True)
+class FileState:
+    """Identity and length of a file: pi, like us, only ever appends to a session file or replaces it.
+
+    (Not its modification time: cutting a failed append back changes that, and nothing else.)
+    """
+
+    device: int
+    inode: int
+    size: int
+
+    @classmethod
+    def of(cls, status: os.stat_result, size: int | None = None) -> FileState:
+        return cls(status.st_dev, status.st_ino, status.st_size if size is None else size)
+
+
+def current_state(path: Path) -> FileState | None:
+    """The file's state now, None when it does not exist."""
+    try:
+        return FileState.of(os.stat(path))
+    except FileNotFoundError:
+        return None
+
+
+class WriteFailed(Exception):
+    """A write failed; ``rolled_back`` tells whether the file holds what it held before it."""
+
+    def __init__(self, error: OSError, rolled_back: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.rolled_back = rolled_back
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def append_bytes(path: Path, data: bytes) -> FileState:
+    """Append ``data`` and fsync; on failure the file is cut back to its length before (``WriteFailed``).
+
+    Returns the file's state after the append (its size counted, not measured, so that a concurrent
+    append by another program shows up as a difference later).
+    """
+    try:
+        ensure_private_dir(path.parent)
+        existed = os.path.exists(path)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise WriteFailed(exc, True) from exc  # nothing was written
+    try:
+        before = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except BaseException as exc:
+            _roll_back(path, fd, before, existed, exc)
+            raise
+        return FileState.of(os.fstat(fd), before + len(data))
+    finally:
+        os.close(fd)
+
+
+def _roll_back(path: Path, fd: int, length: int, existed: bool, cause: BaseException) -> None:
+    """Cut the file back to ``length`` (remove it if this append created it); raise ``WriteFailed``
+    for an OSError cause, else leave the cause (e.g. KeyboardInterrupt) to propagate."""
+    rolled_back = True
+    try:
+        os.ftruncate(fd, length)
+        if not existed and length == 0:
+            os.unlink(os.path.realpath(path))
+        else:
+            os.fsync(fd)
+    except OSError:
+        rolled_back = False
+    if isinstance(cause, OSError):
+        raise WriteFailed(cause, rolled_back) from cause
+
+
+def replace_contents(path: Path, data: bytes) -> FileState:
+    """Replace the file (or create it) with ``data``, atomically; ``WriteFailed`` leaves it untouched."""
+    real = Path(os.path.realpath(path))
+    try:
+        ensure_private_dir(real.parent)
+        try:
+            mode = stat.S_IMODE(os.stat(real).st_mode)
+        except FileNotFoundError:
+            mode = 0o600
+        fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise WriteFailed(exc, True) from exc  # nothing was written
+    try:
+        try:
+            os.fchmod(fd, mode)
+            _write_all(fd, data)
+            os.fsync(fd)
+            state = FileState.of(os.fstat(fd))
+        finally:
+            os.close(fd)
+        os.replace(temporary, real)
+    except BaseException as exc:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise WriteFailed(exc, True) from exc
+        raise
+    _sync_directory(real.parent)
+    return state
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename durable (best effort: not every platform can open a directory)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
