@@ -154,12 +154,13 @@ def build_runtime(
     from pi_compact.agent.session import AgentSession
     from pi_compact.agent.system_prompt import build_system_prompt
     from pi_compact.agent.tools import default_tools
+    from pi_compact.agent.tools.recall import RecallTool
 
     notices: list[str] = []
     store = open_store(options, settings)
     notices.extend(store.warnings)
     chat_model: ChatModel = model or LazyModel(model_factory(options, settings))
-    tools = default_tools()
+    tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)
 
     def report(text: str) -> None:

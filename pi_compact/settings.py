@@ -25,13 +25,16 @@ TokenEstimator = Literal["auto", "chars4"]
 
 @dataclass(frozen=True)
 class CompactionSettings:
-    """pi's ``compaction.*`` keys plus ours (``tokenEstimator``, ``retainTail``)."""
+    """pi's ``compaction.*`` keys plus ours (``tokenEstimator``, ``retainTail``, ``recallMaxTokens``,
+    ``pinBudget``: None means 15 % of the model's window)."""
 
     enabled: bool = True
     reserve_tokens: int = 16384
     keep_recent_tokens: int = 20000
     token_estimator: TokenEstimator = "auto"
     retain_tail: bool = True
+    recall_max_tokens: int = 4000
+    pin_budget: int | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,8 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("compaction.keepRecentTokens", "compaction.keep_recent_tokens", _POSITIVE),
     SettingKey("compaction.tokenEstimator", "compaction.token_estimator", _ESTIMATOR),
     SettingKey("compaction.retainTail", "compaction.retain_tail", _BOOL),
+    SettingKey("compaction.recallMaxTokens", "compaction.recall_max_tokens", _POSITIVE),
+    SettingKey("compaction.pinBudget", "compaction.pin_budget", _WHOLE),
     SettingKey("retry.enabled", "retry.enabled", _BOOL),
     SettingKey("retry.maxRetries", "retry.max_retries", _WHOLE),
     SettingKey("retry.baseDelayMs", "retry.base_delay_ms", _WHOLE),

@@ -33,10 +33,12 @@ from pi_compact.agent.events import (
 )
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.tools import Tool, ToolContext
+from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import (
     assistant_usage,
     calculate_context_tokens,
+    estimate_text_tokens,
     estimator_for,
     should_compact,
 )
@@ -44,8 +46,10 @@ from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, ToolSpec, empty_usage
 from pi_compact.llm.resolve import SETTINGS_PATH_HINT
-from pi_compact.messages import Message, convert_to_llm
+from pi_compact.messages import Message
 from pi_compact.session.context import project_path
+from pi_compact.session.history import RECALL_TOOL
+from pi_compact.session.pins import PinTracker, budget_warning, pin_budget, with_pins
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings, model_key
 from pi_compact.settings_report import fit_to_window
@@ -128,6 +132,7 @@ class AgentSession:
         self._fresh_from = 0  # messages before this index predate the latest compaction
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self.compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
+        self.pins = PinTracker()  # the pins of the current branch, sent after the system prompt
         self._reload_context()
         # pi opens a session without messages with its model and thinking level (see _record_opening).
         self._opening_due = not self.messages
@@ -143,6 +148,10 @@ class AgentSession:
         return fit_to_window(self.settings, self.model.info.context_window)[0]
 
     # ---- context -------------------------------------------------------------------------------
+
+    def reload_context(self) -> None:
+        """Rebuild the live context from the store after its leaf moved (``/uncompact``, ``/tree``)."""
+        self._reload_context()
 
     def _reload_context(self) -> None:
         self.messages = list(self.store.context().messages)
@@ -209,6 +218,11 @@ class AgentSession:
             self.compactions += 1
             self._reload_context()
             self._check_progress()
+            budget = pin_budget(self.settings.compaction.pin_budget, self.model.info.context_window)
+            warning = budget_warning(self.pins.current(self.store.by_id, self.store.leaf_id), budget,
+                                     lambda text: estimate_text_tokens(text, self.settings.compaction.token_estimator))
+            if warning is not None:  # the pins are still sent in full: a warning, not a failure
+                self._emit(Notice(warning, "warning"))
         return result
 
     def _check_progress(self) -> None:
@@ -277,7 +291,9 @@ class AgentSession:
 
     def _request(self) -> ChatRequest:
         specs = [ToolSpec(t.name, t.description, t.parameters) for t in self.tools]
-        return ChatRequest(self.system_prompt, convert_to_llm(self.messages), specs, None)
+        system = with_pins(self.system_prompt, self.pins.current(self.store.by_id, self.store.leaf_id))
+        recall = any(spec.name == RECALL_TOOL for spec in specs)
+        return ChatRequest(system, with_recall_hint(self.messages, recall), specs, None)
 
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Run one user prompt to completion; returns the final assistant message."""
