@@ -183,6 +183,20 @@ def compact_command(
     )
 
 
+@app.command("uncompact")
+def uncompact_command(
+    session: Annotated[Path, typer.Argument(help="The session file (.jsonl).")],
+    force: Annotated[bool, typer.Option("--force", help="Restore even if it no longer fits the window or "
+                                        "drops messages written after the compaction.")] = False,
+    context_window: Annotated[int | None, typer.Option(help="The model's context window.")] = None,
+    model: Annotated[str | None, typer.Option(help="litellm model string (its window is used).")] = None,
+) -> None:
+    """Undo the latest compaction of the session's current branch (nothing is deleted)."""
+    from pi_compact.commands.uncompact import uncompact_file
+
+    raise typer.Exit(uncompact_file(session, force=force, context_window=context_window, model=model))
+
+
 def _report(message: str, code: int) -> int:
     sys.stderr.write(f"pi-compact: {message}\n")
     return code

@@ -37,6 +37,7 @@ from pi_compact.session.entries import CURRENT_VERSION, Entry, ms_to_iso, new_en
 from pi_compact.session.jsonl import LoadedFile, parse_line, parse_lines
 from pi_compact.session.lock import SessionLock
 from pi_compact.session.migrate import migrate
+from pi_compact.session.tree import branch_copy
 from pi_compact.session.writes import FileState, WriteFailed, append_bytes, current_state, replace_contents
 
 __all__ = ["LoadedFile", "SessionStore", "gc_paused", "new_header", "parse_line", "parse_session_text"]
@@ -160,6 +161,25 @@ class SessionStore:
     def context(self) -> SessionContext:
         """What the model sees from the current leaf."""
         return build_session_context(self.entries, self.leaf_id, self.by_id)
+
+    # ---- the tree -------------------------------------------------------------------------------
+
+    def move_leaf(self, entry_id: str | None) -> None:
+        """Hang the next entry from ``entry_id`` (None: a new root), as pi's branch(); writes nothing."""
+        if entry_id is not None and entry_id not in self.by_id:
+            raise SessionError(f"Entry {entry_id} is not in {self.path or 'this session'}.")
+        self.leaf_id = entry_id
+
+    def clone_branch(self, path: Path, leaf_id: str | None, now_ms: int) -> SessionStore:
+        """A new session at ``path`` holding the branch to ``leaf_id`` (pi's createBranchedSession): its
+        header names this file as ``parentSession``; written now if it holds an answer, else lazily."""
+        header = new_header(str(self.header.get("cwd", "")), now_ms)
+        if self.path is not None:
+            header["parentSession"] = str(self.path)
+        clone = SessionStore(path, header, branch_copy(self.by_id, leaf_id), hold=True)
+        if clone.entries and clone._has_assistant():
+            clone._flush(clone.entries[-1])
+        return clone
 
     # ---- the lock ---------------------------------------------------------------------------------
 
