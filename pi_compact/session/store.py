@@ -170,10 +170,10 @@ class SessionStore:
             raise SessionError(f"Entry {entry_id} is not in {self.path or 'this session'}.")
         self.leaf_id = entry_id
 
-    def clone_branch(self, path: Path, leaf_id: str | None, now_ms: int) -> SessionStore:
+    def clone_branch(self, path: Path, leaf_id: str | None, now_ms: int, session_id: str | None = None) -> SessionStore:
         """A new session at ``path`` holding the branch to ``leaf_id`` (pi's createBranchedSession): its
         header names this file as ``parentSession``; written now if it holds an answer, else lazily."""
-        header = new_header(str(self.header.get("cwd", "")), now_ms)
+        header = new_header(str(self.header.get("cwd", "")), now_ms, session_id)
         if self.path is not None:
             header["parentSession"] = str(self.path)
         clone = SessionStore(path, header, branch_copy(self.by_id, leaf_id), hold=True)

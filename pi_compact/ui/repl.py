@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 # Kept in sync with slash.COMMANDS by a test; listed here so completion works before the loader is done.
 COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
-                 "/help", "/quit")
+                 "/uncompact", "/pin", "/pins", "/unpin", "/tree", "/fork", "/clone", "/name", "/help", "/quit")
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
 

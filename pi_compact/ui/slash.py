@@ -27,6 +27,7 @@ from pi_compact.errors import PiCompactError
 from pi_compact.llm.protocol import CancelToken, ChatModel
 from pi_compact.settings_files import LoadedSettings, load_settings
 from pi_compact.ui.compaction_view import summary_renderable
+from pi_compact.ui.history_commands import history_commands
 from pi_compact.ui.renderer import TerminalRenderer
 from pi_compact.ui.status import (
     context_report,
@@ -252,6 +253,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("/model", "[name]", "show the model, or switch (compacts first if the new window needs it)", _model),
     Command("/session", "", "the session file, its entries and size", _session),
     Command("/new", "", "start a fresh session file", _new),
+    *history_commands(),
     Command("/help", "", "this list", _help),
     Command("/quit", "", "leave (also Ctrl-D)", _quit),
 )

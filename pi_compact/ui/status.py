@@ -21,12 +21,14 @@ from rich.text import Text
 
 from pi_compact.agent.session import AgentSession
 from pi_compact.app import AppOptions
-from pi_compact.compaction.tokens import assistant_usage, calculate_context_tokens, estimator_for
+from pi_compact.compaction.tokens import assistant_usage, calculate_context_tokens, estimate_text_tokens, estimator_for
 from pi_compact.messages import Message
 from pi_compact.paths import global_settings_path, project_settings_path
 from pi_compact.session.entries import message_of_entry
+from pi_compact.session.pins import pin_budget
 from pi_compact.session.store import SessionStore
 from pi_compact.settings_files import DEFAULT_SOURCE, LoadedSettings, describe
+from pi_compact.ui.tree_view import history_rows
 
 UNKNOWN = "…"
 WARN_PERCENT = 70.0  # pi's footer turns to the warning colour here and to the error colour above 90 %
@@ -193,11 +195,15 @@ def context_report(session: AgentSession, model_name: str) -> Table:
             f"input {int(usage.get('input') or 0):,} · output {int(usage.get('output') or 0):,} · "
             f"cache read {int(usage.get('cacheRead') or 0):,} · total {calculate_context_tokens(usage):,}{note}"))
     kept, new = plural(parts.kept_count, "message"), plural(parts.new_count, "message")
+    pins, extra_rows = history_rows(session.store.branch(), lambda text: estimate_text_tokens(
+        text, compaction.token_estimator), pin_budget(compaction.pin_budget, info.window) if info.window else None)
     if parts.compacted:
         table.add_row("Breakdown", Text(f"summary ~{parts.summary_tokens:,} · kept tail ~{parts.kept_tokens:,} "
-                                        f"({kept}) · new ~{parts.new_tokens:,} ({new})"))
+                                        f"({kept}) · new ~{parts.new_tokens:,} ({new}){pins}"))
     else:
-        table.add_row("Breakdown", Text(f"not compacted · {new} ~{parts.new_tokens:,} tokens"))
+        table.add_row("Breakdown", Text(f"not compacted · {new} ~{parts.new_tokens:,} tokens{pins}"))
+    for label, text in extra_rows:
+        table.add_row(label, text)
     table.add_row("Compactions", Text(f"{session.compactions} in this session"))
     return table
 

@@ -6,7 +6,8 @@ is never read as markup. Shared by the REPL and ``pi-compact uncompact``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -14,8 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_compact.agent.navigator import TreeEnd, TreeOutcome, UncompactOutcome
-from pi_compact.session.pins import Pin
-from pi_compact.session.tree import TreeNode
+from pi_compact.session.pins import Pin, fold_pins, pinned_block
+from pi_compact.session.tree import TreeNode, undone_compaction
 
 ROW_CHARS = 90  # a row's text is cut to this many characters
 _MARKS = {"user": "", "compaction": "[compaction] ", "branch_summary": "[branch summary] ", "tip": "… "}
@@ -112,6 +113,28 @@ def pins_table(pins: Sequence[Pin], tokens: Callable[[str], int], budget: int) -
     return Group(table, footer)
 
 
+def history_rows(
+    path: Sequence[Mapping[str, Any]], tokens: Callable[[str], int], budget: int | None
+) -> tuple[str, list[tuple[str, Text]]]:
+    """For ``/context``: the pins' part of the breakdown (" · pins ~N (k)" or ""), and extra rows
+    (the pins against their budget, and whether the context is uncompacted)."""
+    pins = fold_pins(path)
+    rows: list[tuple[str, Text]] = []
+    part = ""
+    if pins:
+        total = tokens(pinned_block(pins))
+        part = f" · pins ~{total:,} ({len(pins)})"
+        over = budget is not None and total > budget
+        limit = f"budget {budget:,} (compaction.pinBudget)" if budget is not None else "budget unknown yet"
+        rows.append(("Pins", Text(f"{len(pins)} pinned, ~{total:,} tokens after the system prompt · {limit}",
+                                  style="yellow" if over else "")))
+    undone = undone_compaction(path)
+    if undone is not None:
+        rows.append(("Uncompacted", Text(f"compaction {undone} was undone (/uncompact); the next threshold check "
+                                         "may compact again", style="cyan")))
+    return part, rows
+
+
 def fork_table(points: Sequence[tuple[str, str]]) -> RenderableType:
     """``/fork``: the user messages a new session can start from."""
     if not points:
@@ -124,4 +147,7 @@ def fork_table(points: Sequence[tuple[str, str]]) -> RenderableType:
     return Group(table, Text("/fork N starts a new session with everything before message N.", style="dim"))
 
 
-__all__ = ["fork_table", "moved_renderable", "pins_table", "tree_end_renderable", "tree_table", "uncompact_block"]
+__all__ = [
+    "fork_table", "history_rows", "moved_renderable", "pins_table", "tree_end_renderable", "tree_table",
+    "uncompact_block",
+]
