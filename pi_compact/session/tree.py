@@ -163,8 +163,10 @@ def _node_text(entry: Mapping[str, Any], kind: NodeKind) -> str:
         return f"branch summary: {summary}"
     message = message_of_entry(entry)
     if message is None:
-        return {"custom": "position marker", "session_info": "session name", "label": "label"}.get(
-            str(entry.get("type")), str(entry.get("type")))
+        marks = {UNCOMPACT_TYPE: "uncompacted: the context from before the compaction", MOVE_TYPE: "moved here",
+                 "pi-compact.pin": "pinned a note", "pi-compact.unpin": "unpinned a note"}
+        kind_name = str(entry.get("type"))
+        return marks.get(str(entry.get("customType")), kind_name) if kind_name == "custom" else kind_name
     text = " ".join(text_of(message.get("content")).split()) or "(no text)"
     return text if kind == "user" else f"{message.get('role')}: {text}"
 
