@@ -2,11 +2,14 @@
 
 A session file is append-only, so every message a compaction summarized is still among its entries.
 This module finds them again:
-- ``walk`` is the root-first path to a leaf; ``hidden_end`` says where the model's context starts on
-  it (everything before is behind the latest compaction's kept boundary, so only its summary speaks);
-- ``searchable_text`` is what a message says, as plain text (tool calls as ``name {json}``);
+- ``walk`` is the root-first path to a leaf (``BranchWalker`` keeps it between calls); ``hidden_end``
+  says where the model's context starts on it (everything before is behind the latest compaction's
+  kept boundary, so only its summary speaks);
+- ``searchable_text`` is what a message says, as plain text (tool calls as ``name key=value``);
+  ``TextIndex`` keeps it lower-cased for every message, built once and extended as the session grows;
 - ``Query`` matches words (any of them, ranked by how many) or a regular expression, case-insensitive;
-- ``search`` returns the best hits, newest first among equals, with a short excerpt around the match.
+- ``search`` returns the best hits, newest first among equals, with a short excerpt around the match,
+  reading newest to oldest and stopping as soon as nothing older could rank higher.
 Calls of the ``recall`` tool and their results are never searched: they would only echo the query.
 No I/O; entries are pi's dicts as the store holds them.
 """
