@@ -48,8 +48,12 @@ class Reply:
     every ``drip_s`` seconds instead; ``garbage_body`` is sent verbatim as a 200 answer that is neither
     SSE nor JSON; ``echo_authorization`` answers ``status`` (401 when left at 200) with an error message
     that quotes the request's Authorization header, as some servers do.
+    ``close_without_answer`` drops the connection once the request is read, without a status line.
     ``repeat=True`` keeps the reply at the head of the queue forever (e.g. "500 forever").
-    Usage is sent only when the request asked for it (``stream_options.include_usage``), as OpenAI does.
+    Usage is sent only when the request asked for it (``stream_options.include_usage``), as OpenAI does,
+    and never with ``send_usage=False`` (servers that ignore the option). ``raw_events`` replaces the
+    whole streamed answer: each string is sent as one ``data:`` line, verbatim (then ``[DONE]`` unless
+    ``raw_done=False``), to imitate servers that send odd chunks.
     """
 
     text: str = ""
@@ -69,6 +73,10 @@ class Reply:
     drip_s: float = 0.0
     garbage_body: str | None = None
     echo_authorization: bool = False
+    send_usage: bool = True
+    close_without_answer: bool = False
+    raw_events: tuple[str, ...] | None = None
+    raw_done: bool = True
 
     @property
     def effective_finish_reason(self) -> str:
@@ -141,6 +149,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.hang:
             self.server.owner._stopping.wait()
             return
+        if reply.close_without_answer:
+            self.close_connection = True
+            return
         if reply.echo_authorization:
             quoted = headers.get("authorization", "(none)")
             message = f"Incorrect API key provided: {quoted}. You can find your API key in your account."
@@ -195,6 +206,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
+        if reply.raw_events is not None:
+            for i, event in enumerate(reply.raw_events):
+                if i and reply.chunk_delay_s and self.server.owner._stopping.wait(reply.chunk_delay_s):
+                    return
+                self.wfile.write(f"data: {event}\n\n".encode())
+                self.wfile.flush()
+            if reply.raw_done:
+                self.wfile.write(b"data: [DONE]\n\n")
+            return
         base = _envelope(body, "chat.completion.chunk")
         for i, delta in enumerate(_deltas(reply)):
             if i and reply.chunk_delay_s and self.server.owner._stopping.wait(reply.chunk_delay_s):
@@ -210,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._event(
             {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.effective_finish_reason}]}
         )
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if reply.send_usage and (body.get("stream_options") or {}).get("include_usage"):
             self._event({**base, "choices": [], "usage": _usage(reply)})
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
