@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from pi_compact.errors import AuthError
-from pi_compact.llm.convert import to_openai_messages, to_openai_tools
+from pi_compact.llm.convert import ConvertedHistory, to_openai_tools
 from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
@@ -67,8 +67,23 @@ def _litellm() -> ModuleType:
             logger.propagate = False
             for handler in list(logger.handlers):
                 logger.removeHandler(handler)
+        _quiet(litellm)
         _loaded = litellm
         return litellm
+
+
+def _quiet(litellm: ModuleType) -> None:
+    """Turn off litellm's per-call logging work that nobody reads here.
+
+    After every streamed reply litellm builds a log record of the request in a worker thread, and
+    first copies every message to shorten base64 images for it: a deep copy of the whole context per
+    call, most of the CPU of a long tool loop. No callback consumes those records (we register none),
+    and a limit of 0 makes litellm skip the copy. Its message-copying setting is read from the module
+    at call time, so setting it here works after the import.
+    """
+    from litellm.litellm_core_utils import logging_utils
+
+    setattr(logging_utils, "MAX_BASE64_LENGTH_FOR_LOGGING", 0)  # noqa: B010 - litellm declares it Final
 
 
 def preload_litellm() -> None:
@@ -139,6 +154,8 @@ class LiteLLMModel:
         self._api_base = api_base
         self._api_key = api_key
         self._retry = retry if retry is not None else RetrySettings()
+        self._history = ConvertedHistory()  # converts only what the context gained since the last call
+        self._history_lock = threading.Lock()
 
     @property
     def info(self) -> ModelInfo:
@@ -178,10 +195,14 @@ class LiteLLMModel:
             f"{' or '.join(missing)} and try again."
         )
 
+    def _messages(self, request: ChatRequest) -> list[dict[str, Any]]:
+        with self._history_lock:
+            return self._history.convert(request.system, request.messages)
+
     def _completion_kwargs(self, request: ChatRequest, api_key: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self._info.model,
-            "messages": to_openai_messages(request.system, request.messages),
+            "messages": self._messages(request),
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_retries": 0,

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pi_compact.llm.http_sse import SseEvent
+from pi_compact.llm.openai_body import without_null_content
 from pi_compact.llm.openai_errors import ProviderError, finish_reason_error, stream_failure
 
 # litellm's finish-reason table, by the reason it maps to; a reason not listed maps to "stop".
@@ -154,8 +155,8 @@ class ChunkReader:
             from pi_compact.llm.litellm_model import estimate_stream_usage  # imports litellm
 
             estimated_prompt, estimated_completion = estimate_stream_usage(
-                self._model, self._messages, "".join(self._texts), "".join(self._thinking),
-                [self._calls[i] for i in sorted(self._calls)],
+                self._model, [without_null_content(m) for m in self._messages], "".join(self._texts),
+                "".join(self._thinking), [self._calls[i] for i in sorted(self._calls)],
             )
             prompt = estimated_prompt if prompt is None else prompt
             completion = estimated_completion if completion is None else completion

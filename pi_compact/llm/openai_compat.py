@@ -6,10 +6,11 @@ litellm, whose import costs seconds and whose per-call logging grows with the co
 answer as litellm reads it, so the two paths give the same messages, errors and retries; the
 differential tests (``tests/test_llm_compat_parity.py``) hold them to that:
 
-- the body: ``model`` (without the ``openai/`` prefix), the converted messages (an assistant message
-  without text carries no ``content`` key), ``max_tokens``, ``tools``, ``reasoning_effort``,
-  ``stream: true`` and ``stream_options.include_usage``; sent to ``<api base>/chat/completions`` with
-  ``Authorization: Bearer <key>`` (the given key, else ``OPENAI_API_KEY``, else a placeholder);
+- the body (``openai_body``): ``model`` (without the ``openai/`` prefix), the converted messages,
+  ``max_tokens``, ``tools``, ``reasoning_effort``, ``stream: true`` and
+  ``stream_options.include_usage``; each history message is converted and encoded once, not on every
+  call; sent to ``<api base>/chat/completions`` with ``Authorization: Bearer <key>`` (the given key,
+  else ``OPENAI_API_KEY``, else a placeholder);
 - each event becomes a chunk for ``MessageAssembler`` via ``openai_chunks``; failures are named by
   ``openai_errors`` and then classified by ``retry.describe_failure`` like litellm's exceptions.
 
@@ -18,7 +19,6 @@ Retries, timeouts, cancel and redaction are ``stream_loop``'s, shared with ``Lit
 
 from __future__ import annotations
 
-import json
 import os
 import ssl
 from collections.abc import Iterator, Mapping
@@ -26,8 +26,8 @@ from typing import Any
 
 from pi_compact import __version__
 from pi_compact.llm import model_map
-from pi_compact.llm.convert import to_openai_messages, to_openai_tools
 from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
+from pi_compact.llm.openai_body import RequestEncoder
 from pi_compact.llm.openai_chunks import ChunkReader
 from pi_compact.llm.openai_errors import status_failure
 from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
@@ -53,6 +53,7 @@ class OpenAICompatModel:
         self._api_key = api_key
         self._retry = retry if retry is not None else RetrySettings()
         self._ssl: ssl.SSLContext | None = None
+        self._encoder = RequestEncoder()
 
     @property
     def info(self) -> ModelInfo:
@@ -65,7 +66,7 @@ class OpenAICompatModel:
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         key = self._api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
-        body = self.request_body(request)
+        data, messages = self._encoder.encode(request, self._info.model_id)
         facts = model_map.lookup(self._info.model)
         secrets = known_secrets((key, self._api_key), os.environ)
         headers = self._headers(key)
@@ -73,25 +74,11 @@ class OpenAICompatModel:
             self._info,
             self._retry,
             endpoint=self.endpoint,
-            open_stream=lambda: self._open(body, headers),
+            open_stream=lambda: self._open(data, messages, headers),
             costs=facts.costs if facts is not None else {},
             cancel=cancel or CancelToken(),
             secrets=secrets,
         )
-
-    def request_body(self, request: ChatRequest) -> dict[str, Any]:
-        """The JSON body, keys in the order litellm sends them."""
-        messages = [_without_null_content(m) for m in to_openai_messages(request.system, request.messages)]
-        body: dict[str, Any] = {"model": self._info.model_id, "messages": messages}
-        if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
-        if request.tools:
-            body["tools"] = to_openai_tools(request.tools)
-        if request.reasoning:
-            body["reasoning_effort"] = request.reasoning
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
-        return body
 
     def _headers(self, key: str) -> dict[str, str]:
         headers = {
@@ -113,16 +100,15 @@ class OpenAICompatModel:
         # A backstop for the worker thread's socket; the timeouts users see are enforced in stream_loop.
         return max(self._retry.timeout_ms, self._retry.idle_timeout_ms) / 1000 + 1
 
-    def _open(self, body: dict[str, Any], headers: Mapping[str, str]) -> _Chunks:
+    def _open(self, data: bytes, messages: list[dict[str, Any]], headers: Mapping[str, str]) -> _Chunks:
         """Send the request; the chunks of the answer (raises what ``openai_errors`` names)."""
         url = self._url()
-        data = json.dumps(body).encode("utf-8")
         try:
             stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context())
         except HttpStatusError as error:
             failure = status_failure(error.status, error.body, reason=error.reason, url=url)
         else:
-            return _Chunks(stream, ChunkReader(self._info.model_id, body["messages"]))
+            return _Chunks(stream, ChunkReader(self._info.model_id, messages))
         raise failure  # outside the except block: the HTTP error must not become its context
 
     def _ssl_context(self) -> ssl.SSLContext | None:
@@ -145,12 +131,6 @@ class _Chunks:
 
     def close(self) -> None:
         self._stream.close()
-
-
-def _without_null_content(message: dict[str, Any]) -> dict[str, Any]:
-    if "content" in message and message["content"] is None:
-        return {k: v for k, v in message.items() if k != "content"}
-    return message
 
 
 def _default_ssl_context() -> ssl.SSLContext:
