@@ -126,3 +126,32 @@ def test_the_model_path_variable_keeps_such_a_model_on_litellm(tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello through litellm\n"
     assert "litellm imported: True" in result.stderr
+
+
+def _repl_warm_up(model: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run the REPL's background loader (session, then model warm-up) in a fresh interpreter."""
+    code = f"""
+import sys
+from pathlib import Path
+from pi_compact.app import AppOptions
+from pi_compact.settings_files import load_settings
+from pi_compact.ui.repl import Repl
+options = AppOptions(cwd=Path({str(tmp_path)!r}), model={model!r}, api_base="http://127.0.0.1:9/v1",
+                     context_window=8000, no_session=True)
+repl = Repl(options, load_settings(options.cwd))
+repl._load()
+assert repl.failure is None, repl.failure
+print("litellm" in sys.modules)
+"""
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    return run_python(code, env)
+
+
+def test_the_repl_does_not_load_litellm_for_a_model_the_direct_client_serves(tmp_path: Path) -> None:
+    result = _repl_warm_up("openai/local", tmp_path)
+    assert (result.returncode, result.stdout.strip()) == (0, "False"), result.stderr
+
+
+def test_the_repl_still_preloads_litellm_for_other_models(tmp_path: Path) -> None:
+    result = _repl_warm_up("anthropic/claude-sonnet-4-5", tmp_path)
+    assert (result.returncode, result.stdout.strip()) == (0, "True"), result.stderr

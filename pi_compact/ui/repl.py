@@ -144,11 +144,15 @@ class Repl:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
         from pi_compact.app import LazyModel
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
+        from pi_compact.llm.openai_compat import OpenAICompatModel
         from pi_compact.settings_report import validate_against_window
 
         state = self._require()
         try:
-            preload_litellm()
+            model = state.session.model
+            resolved = model.get() if isinstance(model, LazyModel) else model
+            if not isinstance(resolved, OpenAICompatModel):  # the direct client never needs litellm
+                preload_litellm()
             if isinstance(state.session.model, LazyModel):
                 window = state.session.model.get().info.context_window
                 for warning in validate_against_window(state.session.settings, window):
