@@ -135,3 +135,12 @@ def test_litellm_skips_its_per_call_copy_of_the_messages_for_logging() -> None:
     messages = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,"
                                                                                   + "A" * 200}}]}]
     assert logging_utils.truncate_base64_in_messages(messages) is messages  # returned as is: no copy made
+
+
+def test_litellm_hands_no_log_record_per_streamed_chunk() -> None:
+    import litellm
+
+    from pi_compact.llm.litellm_model import preload_litellm
+
+    preload_litellm()
+    assert litellm.disable_streaming_logging is True

@@ -75,14 +75,17 @@ def _litellm() -> ModuleType:
 def _quiet(litellm: ModuleType) -> None:
     """Turn off litellm's per-call logging work that nobody reads here.
 
-    After every streamed reply litellm builds a log record of the request in a worker thread, and
-    first copies every message to shorten base64 images for it: a deep copy of the whole context per
-    call, most of the CPU of a long tool loop. No callback consumes those records (we register none),
-    and a limit of 0 makes litellm skip the copy. Its message-copying setting is read from the module
-    at call time, so setting it here works after the import.
+    For every streamed chunk, and again after the reply, litellm hands a log record to a worker thread:
+    it prices the call (several model-table lookups each time) and first copies every message to
+    shorten base64 images for the log, a deep copy of the whole context per call, most of the CPU of a
+    long tool loop. No callback consumes those records (we register none). ``disable_streaming_logging``
+    skips the per-chunk records, and a base64 limit of 0 skips the copy in the records that remain;
+    the limit is read from its module at call time, so setting it after the import works. Neither
+    changes what the stream yields (the usage of the last chunk is built apart from the logging).
     """
     from litellm.litellm_core_utils import logging_utils
 
+    litellm.disable_streaming_logging = True
     setattr(logging_utils, "MAX_BASE64_LENGTH_FOR_LOGGING", 0)  # noqa: B010 - litellm declares it Final
 
 
