@@ -2,7 +2,7 @@
 
 Serves ``openai/<model>`` with an api base (a local server, a self-hosted proxy) without importing
 litellm, whose import costs seconds and whose per-call logging grows with the context
-(``route.direct_route`` decides when). It sends what litellm sends for such a model and reads the
+(``route.litellm_reason`` decides when). It sends what litellm sends for such a model and reads the
 answer as litellm reads it, so the two paths give the same messages, errors and retries; the
 differential tests (``tests/test_llm_compat_parity.py``) hold them to that:
 

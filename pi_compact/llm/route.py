@@ -13,7 +13,7 @@ would treat the request as a plain chat-completions call, so both send the same 
   authenticates, and only litellm should interpret them.
 
 Everything else (other providers, ``openai/*`` without an api base, the cases above) goes through
-``LiteLLMModel``. ``direct_reason`` says which rule kept a model on litellm, for diagnostics.
+``LiteLLMModel``. ``litellm_reason`` says which rule kept a model on litellm (None: the direct client).
 """
 
 from __future__ import annotations
