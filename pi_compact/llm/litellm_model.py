@@ -85,7 +85,7 @@ def _quiet(litellm: ModuleType) -> None:
     """
     from litellm.litellm_core_utils import logging_utils
 
-    litellm.disable_streaming_logging = True
+    setattr(litellm, "disable_streaming_logging", True)  # noqa: B010 - a ModuleType to mypy
     setattr(logging_utils, "MAX_BASE64_LENGTH_FOR_LOGGING", 0)  # noqa: B010 - litellm declares it Final
 
 
