@@ -147,11 +147,15 @@ class Repl:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
         from pi_compact.app import LazyModel
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
+        from pi_compact.llm.openai_compat import OpenAICompatModel
         from pi_compact.settings_report import fit_to_window
 
         state = self._require()
         try:
-            preload_litellm()
+            model = state.session.model
+            resolved = model.get() if isinstance(model, LazyModel) else model
+            if not isinstance(resolved, OpenAICompatModel):  # the direct client never needs litellm
+                preload_litellm()
             if isinstance(state.session.model, LazyModel):
                 info = state.session.model.get().info
                 # The settings as loaded (the session fits them to the window); name each value a user set.
