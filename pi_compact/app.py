@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
+from pi_compact.clock import now_ms
 from pi_compact.errors import PiCompactError, UsageError
 from pi_compact.jstext import dumps_json
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
@@ -45,10 +45,6 @@ class AppOptions:
     auto_compact: bool = True
     extensions: tuple[Path, ...] = ()
     session_dir: str | None = None
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class LazyModel:

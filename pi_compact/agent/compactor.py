@@ -9,12 +9,12 @@ a cancel or an error leaves it byte-identical.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, Retry, SessionEvent
+from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, estimated_tokens_after, summarize
 from pi_compact.errors import Cancelled, CompactionError, PiCompactError
@@ -63,10 +63,6 @@ def result_json(result: CompactionResult) -> dict[str, Any]:
     }
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def compaction_entry_fields(result: CompactionResult, plan: CompactionPlan, retain_tail: bool) -> dict[str, Any]:
     """The compaction entry pi writes, plus our self-contained ``retainedTail`` checkpoint."""
     fields: dict[str, Any] = {
@@ -92,7 +88,7 @@ class Compactor:
     emit: Callable[[SessionEvent], None]
     hooks: CompactionHooks | None = None
     reasoning: str | None = None
-    now_ms: Callable[[], int] = _now_ms
+    now_ms: Callable[[], int] = now_ms
     allow_fallback: bool = True  # False: a failed model summary fails the compaction (``--no-fallback``)
 
     def run(

@@ -14,7 +14,6 @@ All of them, and manual ``/compact``, go through the one ``Compactor`` pipeline.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from pi_compact.agent.events import (
 )
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.tools import Tool, ToolContext
+from pi_compact.clock import now_ms
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import (
     assistant_usage,
@@ -93,10 +93,6 @@ def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
     }
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 class AgentSession:
     """Runs prompts through the tool loop, persisting every message and compacting when needed."""
 
@@ -112,7 +108,7 @@ class AgentSession:
         emit: Callable[[SessionEvent], None],
         hooks: CompactionHooks | None = None,
         auto_compact: bool = True,
-        now_ms: Callable[[], int] = _now_ms,
+        now_ms: Callable[[], int] = now_ms,
     ) -> None:
         self.store = store
         self.model = model

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import codecs
 import sys
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_compact.clock import now_ms
 from pi_compact.compaction.preview import dry_run
 from pi_compact.compaction.tokens import Estimator, estimator_for
 from pi_compact.errors import UsageError
@@ -34,10 +34,6 @@ class CompactOptions:
     no_fallback: bool = False  # refuse the model-free summary: a failed model fails the command
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None = None) -> int:
     """Run the command; returns the exit code. ``sources``: where each setting came from (for warnings)."""
     if options.dry_run:
@@ -49,7 +45,7 @@ def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[st
             return code
     # A real compaction holds the session's lock from reading to appending: a live session on the
     # file refuses to start meanwhile, and one already running makes this command refuse.
-    store = SessionStore.open(options.session, str(Path.cwd()), _now_ms(), hold=not options.dry_run)
+    store = SessionStore.open(options.session, str(Path.cwd()), now_ms(), hold=not options.dry_run)
     _warn(store.warnings)
     if options.dry_run:
         return _dry_run(options, settings, store.branch(), sources=sources)

@@ -13,11 +13,11 @@ Pure: no litellm, no I/O.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pi_compact.clock import now_ms as now_ms  # re-exported: the adapters stamp replies with it
 from pi_compact.messages import Message
 
 ABORTED_MESSAGE = "Request was aborted"
@@ -159,10 +159,6 @@ def complete(model: ChatModel, request: ChatRequest, cancel: CancelToken | None 
     if final is None:  # a ChatModel that breaks the contract; say so instead of returning garbage
         return error_message(model.info, "The model stream ended without a final message")
     return final
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def empty_usage() -> dict[str, Any]:
