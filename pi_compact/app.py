@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
+from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.errors import PiCompactError, UsageError
 from pi_compact.jstext import dumps_json
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, Retry, SessionEvent
+from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, estimated_tokens_after, summarize
 from pi_compact.errors import Cancelled, CompactionError, PiCompactError
-from pi_compact.llm.protocol import CancelToken, ChatModel, Retrying
+from pi_compact.llm.protocol import ChatModel, Retrying
 from pi_compact.llm.retry_watch import RetryWatcher
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore

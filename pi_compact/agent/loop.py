@@ -20,9 +20,9 @@ from pi_compact.agent.events import (
     ToolExecutionStart,
 )
 from pi_compact.agent.tools import Tool, ToolContext, ToolOutput, run_tool, tool_result_message
+from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.llm.protocol import (
-    CancelToken,
     ChatModel,
     ChatRequest,
     Done,

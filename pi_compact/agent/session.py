@@ -32,6 +32,7 @@ from pi_compact.agent.events import (
 )
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.tools import Tool, ToolContext
+from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import (
@@ -42,7 +43,7 @@ from pi_compact.compaction.tokens import (
 )
 from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, ToolSpec, empty_usage
+from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, ToolSpec, empty_usage
 from pi_compact.llm.resolve import SETTINGS_PATH_HINT
 from pi_compact.messages import Message, convert_to_llm
 from pi_compact.session.context import project_path
@@ -343,7 +344,7 @@ class AgentSession:
                 return reply
             if not tool_calls(reply):
                 return reply
-            ctx = ToolContext(self.cwd, cancel.event)
+            ctx = ToolContext(self.cwd, cancel)
             if not run_tool_calls(reply, self.tools, ctx, self._emit, self._append):
                 return reply
             if self._threshold_exceeded():

@@ -18,8 +18,8 @@ from rich.text import Text
 
 from pi_compact.agent.compactor import Compactor
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
+from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import prepare_compaction
-from pi_compact.llm.protocol import CancelToken
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint

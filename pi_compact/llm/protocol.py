@@ -12,11 +12,11 @@ Pure: no litellm, no I/O.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pi_compact.cancel import CancelToken as CancelToken  # re-exported: part of the ChatModel seam
 from pi_compact.clock import now_ms as now_ms  # re-exported: the adapters stamp replies with it
 from pi_compact.messages import Message
 
@@ -116,29 +116,6 @@ class Done:
 
 
 StreamEvent = TextDelta | ThinkingDelta | ToolCallDelta | Retrying | Done
-
-
-class CancelToken:
-    """A one-way cancel flag shared between the UI thread and a running model call."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    @property
-    def event(self) -> threading.Event:
-        """The underlying event, for code that waits on a plain ``threading.Event`` (tool runners)."""
-        return self._event
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Sleep up to ``timeout`` seconds; returns True (early) once cancelled."""
-        return self._event.wait(timeout)
 
 
 class ChatModel(Protocol):

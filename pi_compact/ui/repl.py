@@ -25,8 +25,8 @@ from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.formatted_text import FormattedText
 
 from pi_compact import __version__
+from pi_compact.cancel import CancelToken
 from pi_compact.errors import ConfigError, PiCompactError
-from pi_compact.llm.protocol import CancelToken
 from pi_compact.llm.resolve import model_string
 from pi_compact.paths import history_file
 from pi_compact.settings_files import LoadedSettings
