@@ -211,7 +211,8 @@ def _compact(
             overrides["compaction.reserveTokens"] = reserve_tokens
         if token_estimator is not None:
             overrides["compaction.tokenEstimator"] = token_estimator
-        from pi_compact.commands.compact import CompactOptions, run_compact
+        from pi_compact.commands.compact import run_compact
+        from pi_compact.commands.options import CompactOptions
 
         options = CompactOptions(
             session=session, dry_run=dry_run, as_json=as_json, context_window=context_window,

@@ -49,7 +49,7 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ("pi_compact.ui.slash", "pi_compact.app"),
     ("pi_compact.ui.status", "pi_compact.app"),
 }
-KNOWN_CIRCLES: list[list[str]] = [["pi_compact.commands.compact", "pi_compact.commands.compact_run"]]
+KNOWN_CIRCLES: list[list[str]] = []
 
 
 @dataclass(frozen=True)

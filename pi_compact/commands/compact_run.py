@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -19,13 +18,11 @@ from rich.text import Text
 from pi_compact.agent.compactor import Compactor
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.cancel import CancelToken
+from pi_compact.commands.options import CompactOptions, fitted_settings
 from pi_compact.compaction.plan import SkipReason, prepare_compaction, skip_reason
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
-
-if TYPE_CHECKING:
-    from pi_compact.commands.compact import CompactOptions
 
 EXIT_FALLBACK = 3
 # How the command says there is nothing to compact, before loading the model.
@@ -40,7 +37,6 @@ def compact_file(
     options: CompactOptions, settings: Settings, store: SessionStore, sources: Mapping[str, str] | None = None
 ) -> int:
     """Compact the session; prints the outcome; returns the exit code."""
-    from pi_compact.commands.compact import fitted_settings
     from pi_compact.llm.resolve import create_model, resolve_model
     from pi_compact.ui.compaction_view import end_renderable
 
