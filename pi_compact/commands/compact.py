@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pi_compact.clock import now_ms
 from pi_compact.commands.options import CompactOptions, fitted_settings, warn
+from pi_compact.compaction.digest import digest_entry, digest_estimator
 from pi_compact.compaction.preview import dry_run
 from pi_compact.compaction.tokens import Estimator, estimator_for
 from pi_compact.errors import UsageError
@@ -44,11 +46,13 @@ def _lean_dry_run(options: CompactOptions, settings: Settings, sources: Mapping[
     A 100 MB session stays well under its file size in memory this way (a full load takes about ten
     times that) and is parsed once.
     """
-    with open_branch_tail(options.session, texts=options.as_json) as lean:  # only JSON shows the history
+    # Only JSON shows the history, so only it needs the serialized texts (digesting is faster without).
+    digest = functools.partial(digest_entry, text=options.as_json)
+    with open_branch_tail(options.session, digest) as lean:
         if lean is None:
             return None
         warn(lean.warnings)
-        estimator = lean.estimator(estimator_for(settings.compaction.token_estimator))
+        estimator = digest_estimator(estimator_for(settings.compaction.token_estimator), lean.load)
         return _dry_run(options, settings, lean.entries, estimator, sources)
 
 
