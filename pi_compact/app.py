@@ -185,7 +185,7 @@ def final_text(message: dict[str, Any] | None) -> str:
 
 def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[str, str] | None) -> None:
     """Resolve the model now and say, before any work, which compaction settings cannot fit its window."""
-    from pi_compact.settings_report import fit_to_window
+    from pi_compact.compaction.threshold import fit_to_window
 
     info = model.info
     for warning in fit_to_window(settings, info.context_window, model=info.model, sources=sources)[1]:

@@ -87,7 +87,7 @@ def _non_negative(name: str, value: int | None) -> None:
 
 
 def _load_settings(cwd: Path, overrides: dict[str, Any]) -> Any:
-    from pi_compact.settings_files import load_settings
+    from pi_compact.settings.files import load_settings
 
     loaded = load_settings(cwd, overrides)
     for warning in loaded.warnings:

@@ -35,11 +35,11 @@ from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.summarize import CompactionResult
+from pi_compact.compaction.threshold import fit_to_window, should_compact
 from pi_compact.compaction.tokens import (
     assistant_usage,
     calculate_context_tokens,
     estimator_for,
-    should_compact,
 )
 from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.overflow import is_context_overflow
@@ -49,7 +49,6 @@ from pi_compact.messages import Message, convert_to_llm
 from pi_compact.session.context import project_path
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings, model_key
-from pi_compact.settings_report import fit_to_window
 
 OVERFLOW_GIVE_UP = (
     "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "

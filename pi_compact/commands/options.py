@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_compact.compaction.threshold import fit_to_window
 from pi_compact.settings import Settings
-from pi_compact.settings_report import fit_to_window
 
 
 @dataclass(frozen=True)

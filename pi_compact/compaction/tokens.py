@@ -1,4 +1,4 @@
-"""Token accounting: per-message estimates, context size from provider usage, the threshold test.
+"""Token accounting: per-message estimates and context size from provider usage.
 
 Two estimators, both pure and cheap:
 - ``chars4`` is pi's estimate exactly: ceil(characters / 4) per message, with lengths counted in
@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.compaction.threshold import should_compact as should_compact  # its older home
 from pi_compact.jstext import js_json, js_len
 from pi_compact.messages import Message
-from pi_compact.settings import CompactionSettings, TokenEstimator
+from pi_compact.settings import TokenEstimator
 
 # pi counts an image in a tool result or custom message as 4800 characters (1200 tokens).
 IMAGE_CHARS = 4800
@@ -194,10 +195,3 @@ def estimate_context_tokens(
             return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     total = sum(estimator(m) for m in messages)
     return ContextEstimate(total, 0, total, None)
-
-
-def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    """True when auto-compaction is on and the context is strictly past ``window - reserveTokens``."""
-    if not settings.enabled:
-        return False
-    return context_tokens > context_window - settings.reserve_tokens

@@ -29,7 +29,7 @@ from pi_compact.cancel import CancelToken
 from pi_compact.errors import ConfigError, PiCompactError
 from pi_compact.llm.resolve import model_string
 from pi_compact.paths import history_file
-from pi_compact.settings_files import LoadedSettings
+from pi_compact.settings.files import LoadedSettings
 from pi_compact.ui.input import (
     SlashCompleter,
     TurnKeys,
@@ -146,8 +146,8 @@ class Repl:
     def _warm_model(self) -> None:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
         from pi_compact.app import LazyModel
+        from pi_compact.compaction.threshold import fit_to_window
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
-        from pi_compact.settings_report import fit_to_window
 
         state = self._require()
         try:

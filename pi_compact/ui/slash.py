@@ -26,7 +26,7 @@ from pi_compact.app import AppOptions, Runtime, build_runtime, model_factory
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import PiCompactError
 from pi_compact.llm.protocol import ChatModel
-from pi_compact.settings_files import LoadedSettings, load_settings
+from pi_compact.settings.files import LoadedSettings, load_settings
 from pi_compact.ui.compaction_view import summary_renderable
 from pi_compact.ui.renderer import TerminalRenderer
 from pi_compact.ui.status import (

@@ -26,7 +26,7 @@ from pi_compact.messages import Message
 from pi_compact.paths import global_settings_path, project_settings_path
 from pi_compact.session.entries import message_of_entry
 from pi_compact.session.store import SessionStore
-from pi_compact.settings_files import DEFAULT_SOURCE, LoadedSettings, describe
+from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe
 
 UNKNOWN = "…"
 WARN_PERCENT = 70.0  # pi's footer turns to the warning colour here and to the error colour above 90 %
