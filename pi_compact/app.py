@@ -20,6 +20,7 @@ from pi_compact.clock import now_ms
 from pi_compact.errors import PiCompactError, UsageError
 from pi_compact.jstext import dumps_json
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.options import AppOptions
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
@@ -27,25 +28,6 @@ from pi_compact.signals import cancel_on_sigint
 if TYPE_CHECKING:  # the agent stack is imported where it is used: the interactive prompt must not wait for it
     from pi_compact.agent.session import AgentSession
     from pi_compact.session.store import SessionStore
-
-
-@dataclass(frozen=True)
-class AppOptions:
-    """Everything the command line says about one run."""
-
-    cwd: Path
-    prompt: str | None = None
-    mode: str = "text"
-    model: str | None = None
-    api_base: str | None = None
-    api_key: str | None = None
-    context_window: int | None = None
-    session: Path | None = None
-    continue_recent: bool = False
-    no_session: bool = False
-    auto_compact: bool = True
-    extensions: tuple[Path, ...] = ()
-    session_dir: str | None = None
 
 
 class LazyModel:

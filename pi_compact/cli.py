@@ -131,7 +131,7 @@ def main_callback(
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
         if session is not None and no_session:
             raise UsageError("--session and --no-session cannot be used together.")
-        from pi_compact.app import AppOptions
+        from pi_compact.options import AppOptions
 
         options = AppOptions(
             cwd=Path.cwd(), prompt=prompt, mode=mode, model=model, api_base=api_base, api_key=api_key,

@@ -19,6 +19,7 @@ MOVED = [
     ("pi_compact.llm.protocol", "CancelToken", "pi_compact.cancel"),
     ("pi_compact.llm.protocol", "now_ms", "pi_compact.clock"),
     ("pi_compact.commands.compact", "CompactOptions", "pi_compact.commands.options"),
+    ("pi_compact.app", "AppOptions", "pi_compact.options"),
 ]
 
 

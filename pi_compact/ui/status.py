@@ -20,9 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_compact.agent.session import AgentSession
-from pi_compact.app import AppOptions
 from pi_compact.compaction.tokens import assistant_usage, calculate_context_tokens, estimator_for
 from pi_compact.messages import Message
+from pi_compact.options import AppOptions
 from pi_compact.paths import global_settings_path, project_settings_path
 from pi_compact.session.entries import message_of_entry
 from pi_compact.session.store import SessionStore
