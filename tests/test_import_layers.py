@@ -44,7 +44,9 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ("pi_compact.ui.repl", "pi_compact.app"),
     ("pi_compact.ui.repl", "pi_compact.llm.litellm_model"),
     ("pi_compact.ui.repl", "pi_compact.llm.resolve"),
-    ("pi_compact.ui.slash", "pi_compact.app"),
+    ("pi_compact.ui.commands.config", "pi_compact.app"),
+    ("pi_compact.ui.commands.session", "pi_compact.app"),
+    ("pi_compact.ui.state", "pi_compact.app"),
 }
 KNOWN_CIRCLES: list[list[str]] = []
 

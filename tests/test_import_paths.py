@@ -20,6 +20,9 @@ MOVED = [
     ("pi_compact.llm.protocol", "now_ms", "pi_compact.clock"),
     ("pi_compact.commands.compact", "CompactOptions", "pi_compact.commands.options"),
     ("pi_compact.app", "AppOptions", "pi_compact.options"),
+    ("pi_compact.ui.slash", "COMMANDS", "pi_compact.ui.commands"),
+    ("pi_compact.ui.slash", "dispatch", "pi_compact.ui.commands"),
+    ("pi_compact.ui.slash", "ReplState", "pi_compact.ui.state"),
 ]
 
 

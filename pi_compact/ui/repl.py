@@ -42,9 +42,9 @@ from pi_compact.ui.input import (
 if TYPE_CHECKING:
     from pi_compact.agent.events import SessionEvent
     from pi_compact.app import AppOptions
-    from pi_compact.ui.slash import ReplState
+    from pi_compact.ui.state import ReplState
 
-# Kept in sync with slash.COMMANDS by a test; listed here so completion works before the loader is done.
+# Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
 COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
                  "/help", "/quit")
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
@@ -108,7 +108,7 @@ class Repl:
 
             from pi_compact.app import build_runtime
             from pi_compact.ui.renderer import TerminalRenderer
-            from pi_compact.ui.slash import ReplState
+            from pi_compact.ui.state import ReplState
 
             console = Console(highlight=False)
             renderer = TerminalRenderer(console, show_thinking=self.loaded.settings.show_thinking)
@@ -271,20 +271,20 @@ class Repl:
     def _commands(self) -> list[tuple[str, str]]:
         if self.state is None:
             return [(name, "") for name in COMMAND_NAMES]
-        from pi_compact.ui.slash import COMMANDS
+        from pi_compact.ui.commands import COMMANDS
 
         return [(command.name, command.help) for command in COMMANDS]
 
     def _arguments(self, command: str) -> list[str]:
         if self.state is None:
             return []
-        from pi_compact.ui.slash import argument_options
+        from pi_compact.ui.commands import argument_options
 
         return list(argument_options(self.state, command))
 
     def _handle(self, text: str) -> bool:
         """Run one input; False when the REPL should end."""
-        from pi_compact.ui.slash import dispatch, is_command
+        from pi_compact.ui.commands import dispatch, is_command
 
         state = self._wait_ready()
         self._flush()
