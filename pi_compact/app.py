@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,6 +156,34 @@ def build_runtime(
     return Runtime(session, store, chat_model, notices)
 
 
+@dataclass(frozen=True)
+class AppRuntimes:
+    """Sessions and models for one run's ``options``: the terminal's ``ui.state.Runtimes``, from cli.py."""
+
+    options: AppOptions
+
+    def model_name(self, settings: Settings) -> str:
+        from pi_compact.llm.resolve import model_string
+
+        return model_string(self.options.model, settings)
+
+    def build(
+        self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
+        fresh: bool = False,
+    ) -> AgentSession:
+        options = replace(self.options, session=None, continue_recent=False) if fresh else self.options
+        return build_runtime(options, settings, emit, model).session
+
+    def make_model(self, name: str, settings: Settings) -> ChatModel:
+        return model_factory(self.options, settings, name)()
+
+    def warm_up(self, model: ChatModel) -> ModelInfo | None:
+        from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
+
+        preload_litellm()
+        return model.get().info if isinstance(model, LazyModel) else None
+
+
 def final_text(message: dict[str, Any] | None) -> str:
     """The text blocks of the final assistant message."""
     if not message:
@@ -234,4 +262,4 @@ def run_print_mode(
     return 0
 
 
-__all__ = ["AppOptions", "LazyModel", "Runtime", "build_runtime", "final_text", "run_print_mode"]
+__all__ = ["AppOptions", "AppRuntimes", "LazyModel", "Runtime", "build_runtime", "final_text", "run_print_mode"]

@@ -146,9 +146,10 @@ def main_callback(
             raise typer.Exit(run_print_mode(options, loaded.settings, sources=loaded.sources))
         if mode == "json":
             raise UsageError("--mode json needs a prompt: pass -p PROMPT.")
+        from pi_compact.app import AppRuntimes
         from pi_compact.ui.repl import run_repl
 
-        raise typer.Exit(run_repl(options, loaded))
+        raise typer.Exit(run_repl(AppRuntimes(options), loaded))
     except (UsageError, SessionError) as exc:
         _fail(str(exc), EXIT_USAGE)
     except PiCompactError as exc:

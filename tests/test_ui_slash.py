@@ -17,7 +17,7 @@ from builders import structured_summary
 from rich.console import Console
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.app import AppOptions, build_runtime
+from pi_compact.app import AppOptions, AppRuntimes
 from pi_compact.llm.protocol import CancelToken, ChatRequest, Done, ModelInfo, StreamEvent, TextDelta, assistant_message
 from pi_compact.messages import text_of
 from pi_compact.settings_files import load_settings
@@ -75,8 +75,9 @@ def make_state(project: Path, model: Any, **options: Any) -> tuple[ReplState, io
     renderer = TerminalRenderer(console)
     loaded = load_settings(project, {})
     app_options = AppOptions(cwd=project, model="fake/model", session=project / "s.jsonl", **options)
-    runtime = build_runtime(app_options, loaded.settings, renderer, model=model)
-    state = ReplState(console, renderer, app_options, loaded, runtime, lambda work: work(CancelToken()), "fake/model")
+    runtimes = AppRuntimes(app_options)
+    session = runtimes.build(loaded.settings, renderer, model=model)
+    state = ReplState(console, renderer, runtimes, loaded, session, lambda work: work(CancelToken()), "fake/model")
     return state, buffer
 
 
@@ -290,7 +291,7 @@ def test_new_starts_a_fresh_session_and_leaves_the_old_file_alone(project: Path)
     chat(state, "hello")
     old = (project / "s.jsonl").read_bytes()
     dispatch(state, "/new")
-    assert state.runtime.store.path != project / "s.jsonl"
+    assert state.session.store.path != project / "s.jsonl"
     assert state.session.messages == []
     assert (project / "s.jsonl").read_bytes() == old
     assert "New session:" in buffer.getvalue()

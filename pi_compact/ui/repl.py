@@ -27,7 +27,6 @@ from prompt_toolkit.formatted_text import FormattedText
 from pi_compact import __version__
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import ConfigError, PiCompactError
-from pi_compact.llm.resolve import model_string
 from pi_compact.paths import history_file
 from pi_compact.settings.files import LoadedSettings
 from pi_compact.ui.input import (
@@ -41,8 +40,7 @@ from pi_compact.ui.input import (
 
 if TYPE_CHECKING:
     from pi_compact.agent.events import SessionEvent
-    from pi_compact.app import AppOptions
-    from pi_compact.ui.state import ReplState
+    from pi_compact.ui.state import ReplState, Runtimes
 
 # Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
 COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
@@ -73,8 +71,8 @@ class _Relay:
 class Repl:
     """The read-eval-print loop; ``state`` exists once the loader thread has built the session."""
 
-    def __init__(self, options: AppOptions, loaded: LoadedSettings) -> None:
-        self.options = options
+    def __init__(self, runtimes: Runtimes, loaded: LoadedSettings) -> None:
+        self.runtimes = runtimes
         self.loaded = loaded
         self.state: ReplState | None = None
         self.ready = threading.Event()
@@ -87,7 +85,7 @@ class Repl:
         self._queued: list[str] = []  # lines typed ahead (with Enter) during a turn, submitted in order
         self._model_errors: set[str] = set()  # why the model cannot be used, as already shown: said once
         try:
-            self.model_name = model_string(options.model, loaded.settings)
+            self.model_name = runtimes.model_name(loaded.settings)
             self._model_error: str | None = None
         except PiCompactError as exc:
             self.model_name, self._model_error = "(no model)", str(exc)
@@ -106,14 +104,13 @@ class Repl:
         try:
             from rich.console import Console
 
-            from pi_compact.app import build_runtime
             from pi_compact.ui.renderer import TerminalRenderer
             from pi_compact.ui.state import ReplState
 
             console = Console(highlight=False)
             renderer = TerminalRenderer(console, show_thinking=self.loaded.settings.show_thinking)
-            runtime = build_runtime(self.options, self.loaded.settings, relay)
-            self.state = ReplState(console, renderer, self.options, self.loaded, runtime, self.run_cancellable,
+            session = self.runtimes.build(self.loaded.settings, relay)
+            self.state = ReplState(console, renderer, self.runtimes, self.loaded, session, self.run_cancellable,
                                    self.model_name)
         except BaseException as exc:  # noqa: BLE001 - reported on the main thread, as before a prompt
             self.failure = exc
@@ -132,10 +129,10 @@ class Repl:
             state.renderer(event)
         relay.target = state.renderer
         say = state.say
-        for warning in state.runtime.store.warnings:
+        for warning in state.session.store.warnings:
             say(f"warning: {warning}", "yellow")
         session = state.session
-        path = state.runtime.store.path
+        path = state.session.store.path
         if session.messages:
             say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan")
         else:
@@ -145,15 +142,12 @@ class Repl:
 
     def _warm_model(self) -> None:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
-        from pi_compact.app import LazyModel
         from pi_compact.compaction.threshold import fit_to_window
-        from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
 
         state = self._require()
         try:
-            preload_litellm()
-            if isinstance(state.session.model, LazyModel):
-                info = state.session.model.get().info
+            info = self.runtimes.warm_up(state.session.model)
+            if info is not None:
                 # The settings as loaded (the session fits them to the window); name each value a user set.
                 fitted = fit_to_window(self.loaded.settings, info.context_window, model=info.model,
                                        sources=self.loaded.sources)
@@ -338,6 +332,6 @@ class Repl:
                 _plain("Interrupted.", "ansiyellow")
 
 
-def run_repl(options: AppOptions, loaded: LoadedSettings) -> int:
+def run_repl(runtimes: Runtimes, loaded: LoadedSettings) -> int:
     """The interactive mode; returns the process exit code."""
-    return Repl(options, loaded).loop()
+    return Repl(runtimes, loaded).loop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pi_compact.ui.commands import BY_NAME, COMMANDS, KEYS_HELP, argument_options, dispatch, is_command
 from pi_compact.ui.commands.config import model_names
-from pi_compact.ui.state import Command, Outcome, ReplState, Runner
+from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
 
 __all__ = [
     "BY_NAME",
@@ -14,6 +14,7 @@ __all__ = [
     "Outcome",
     "ReplState",
     "Runner",
+    "Runtimes",
     "argument_options",
     "dispatch",
     "is_command",

@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_compact.ui.commands import compaction, config, context, session
-from pi_compact.ui.state import Command, Outcome, ReplState, Runner
+from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
 
 _COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
 
@@ -105,6 +105,7 @@ __all__ = [
     "Outcome",
     "ReplState",
     "Runner",
+    "Runtimes",
     "argument_options",
     "dispatch",
     "is_command",

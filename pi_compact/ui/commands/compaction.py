@@ -8,7 +8,7 @@ from pi_compact.ui.state import Outcome, ReplState
 
 
 def compact(state: ReplState, arg: str) -> Outcome:
-    messages = sum(1 for e in state.runtime.store.entries if e.get("type") == "message")
+    messages = sum(1 for e in state.session.store.entries if e.get("type") == "message")
     if messages < 2:
         state.say("Nothing to compact (no messages yet).", "yellow")
         return "continue"
@@ -21,7 +21,7 @@ def compact(state: ReplState, arg: str) -> Outcome:
 
 
 def summary(state: ReplState, arg: str) -> Outcome:
-    entry = next((e for e in reversed(state.runtime.store.branch()) if e.get("type") == "compaction"), None)
+    entry = next((e for e in reversed(state.session.store.branch()) if e.get("type") == "compaction"), None)
     if entry is None:
         state.say("No compaction yet: /compact makes one.", "yellow")
     else:

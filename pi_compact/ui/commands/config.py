@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pi_compact.app import model_factory
 from pi_compact.errors import PiCompactError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.settings.files import load_settings
@@ -55,7 +54,7 @@ def model(state: ReplState, arg: str) -> Outcome:
     try:
         state.renderer.working(f"Loading {arg}…")
         try:
-            chosen: ChatModel = model_factory(state.options, session.settings, arg)()
+            chosen: ChatModel = state.runtimes.make_model(arg, session.settings)
         finally:
             state.renderer.close()
         state.run(lambda token: session.set_model(chosen, token))
