@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import print_formatted_text
-from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.formatted_text import FormattedText
 
 from pi_compact import __version__
@@ -29,17 +28,11 @@ from pi_compact.cancel import CancelToken
 from pi_compact.errors import ConfigError, PiCompactError
 from pi_compact.paths import history_file
 from pi_compact.settings.files import LoadedSettings
-from pi_compact.ui.input import (
-    SlashCompleter,
-    TurnKeys,
-    make_prompt,
-    open_history,
-    quiet_terminal,
-    take_typeahead,
-)
+from pi_compact.ui.deferred import AbovePrompt, Relay
+from pi_compact.ui.input import SlashCompleter, make_prompt, open_history, quiet_terminal, take_typeahead
+from pi_compact.ui.worker import run_in_worker
 
 if TYPE_CHECKING:
-    from pi_compact.agent.events import SessionEvent
     from pi_compact.ui.state import ReplState, Runtimes
 
 # Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
@@ -54,20 +47,6 @@ def _plain(text: str, style: str = "") -> None:
     print_formatted_text(FormattedText([(style, text)]))
 
 
-class _Relay:
-    """The session's emit: holds events until the renderer may print them, then forwards."""
-
-    def __init__(self) -> None:
-        self.target: Callable[[SessionEvent], None] | None = None
-        self.held: list[SessionEvent] = []
-
-    def __call__(self, event: SessionEvent) -> None:
-        if self.target is None:
-            self.held.append(event)
-        else:
-            self.target(event)
-
-
 class Repl:
     """The read-eval-print loop; ``state`` exists once the loader thread has built the session."""
 
@@ -78,8 +57,7 @@ class Repl:
         self.ready = threading.Event()
         self.failure: BaseException | None = None
         self._lock = threading.Lock()
-        self._jobs: list[Callable[[], None]] = []  # output waiting to be printed above the prompt
-        self._app: Application[Any] | None = None  # the prompt's application, once the loop has built it
+        self._above = AbovePrompt()  # output waiting to be printed above the prompt
         self._loader: threading.Thread | None = None
         self._typeahead = ""
         self._queued: list[str] = []  # lines typed ahead (with Enter) during a turn, submitted in order
@@ -100,7 +78,7 @@ class Repl:
             self._loader.start()
 
     def _load(self) -> None:
-        relay = _Relay()
+        relay = Relay()
         try:
             from rich.console import Console
 
@@ -115,13 +93,13 @@ class Repl:
         except BaseException as exc:  # noqa: BLE001 - reported on the main thread, as before a prompt
             self.failure = exc
             self.ready.set()
-            self._interrupt_prompt(exc)
+            self._above.interrupt(exc)
             return
-        self._post(lambda: self._session_banner(relay))  # queued first, so input waiting for us sees it
+        self._above.post(lambda: self._session_banner(relay))  # queued first, so input waiting for us sees it
         self.ready.set()
         self._warm_model()
 
-    def _session_banner(self, relay: _Relay) -> None:
+    def _session_banner(self, relay: Relay) -> None:
         from pi_compact.ui.status import compacted_times
 
         state = self._require()
@@ -168,31 +146,7 @@ class Repl:
 
     def _post_say(self, text: str, style: str) -> None:
         state = self._require()
-        self._post(lambda: state.say(text, style))
-
-    def _in_prompt(self, action: Callable[[Application[Any]], object]) -> None:
-        """Run ``action`` on the prompt's event loop if a prompt is up (from any thread)."""
-        app = self._app
-        if app is not None and app.is_running and app.loop is not None:
-            try:
-                app.loop.call_soon_threadsafe(lambda: action(app))
-            except RuntimeError:
-                pass  # the prompt just closed
-
-    def _post(self, job: Callable[[], None]) -> None:
-        """Print ``job``'s output above the prompt now if it is up, else before the next one."""
-        with self._lock:
-            self._jobs.append(job)
-        self._in_prompt(lambda app: run_in_terminal(self._flush))
-
-    def _flush(self) -> None:
-        with self._lock:
-            jobs, self._jobs = self._jobs, []
-        for job in jobs:
-            job()
-
-    def _interrupt_prompt(self, exc: BaseException) -> None:
-        self._in_prompt(lambda app: app.exit(exception=exc))
+        self._above.post(lambda: state.say(text, style))
 
     def _require(self) -> ReplState:
         assert self.state is not None, "the loader has not finished"
@@ -209,39 +163,18 @@ class Repl:
     # ---- running work ----------------------------------------------------------------------------
 
     def run_cancellable(self, work: Callable[[CancelToken], Any]) -> Any:
-        """Run ``work`` in a worker thread; Ctrl-C or Esc cancels it. Its exception is re-raised here."""
-        token = CancelToken()
-        outcome: dict[str, Any] = {}
-        done = threading.Event()
-
-        def target() -> None:
-            try:
-                outcome["value"] = work(token)
-            except BaseException as exc:  # noqa: BLE001 - handed to the main thread as is
-                outcome["error"] = exc
-            finally:
-                done.set()
-
-        worker = threading.Thread(target=target, name="pi-turn", daemon=True)
-        pending = take_typeahead(self._app.input) if self._app is not None else b""
-        with TurnKeys(token.cancel, pending=pending) as keys:
-            worker.start()
-            # Wait on an Event, not Thread.join: on Python < 3.13 a KeyboardInterrupt inside join() can
-            # mark a still-running thread as finished.
-            while not done.is_set():
-                try:
-                    done.wait(0.05)
-                except KeyboardInterrupt:
-                    token.cancel()  # the worker notices within ~0.1 s and ends the turn as aborted
+        """Run ``work`` in a worker thread (``ui.worker``); Ctrl-C or Esc cancels it. Its exception is re-raised."""
+        app = self._above.app
+        finished = run_in_worker(work, take_typeahead(app.input) if app is not None else b"")
         self._require().renderer.close()
-        if token.cancelled:  # after a cancel nothing runs by itself: what was typed waits in the prompt
-            self._typeahead = "\n".join([*keys.lines, keys.typed]).strip("\n")
+        if finished.cancelled:  # after a cancel nothing runs by itself: what was typed waits in the prompt
+            self._typeahead = "\n".join([*finished.lines, finished.typed]).strip("\n")
         else:
-            self._queued.extend(keys.lines)
-            self._typeahead = keys.typed
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome.get("value")
+            self._queued.extend(finished.lines)
+            self._typeahead = finished.typed
+        if finished.error is not None:
+            raise finished.error
+        return finished.value
 
     def send(self, state: ReplState, text: str) -> None:
         from pi_compact.ui.status import model_ready
@@ -281,7 +214,7 @@ class Repl:
         from pi_compact.ui.commands import dispatch, is_command
 
         state = self._wait_ready()
-        self._flush()
+        self._above.flush()
         if is_command(text):
             return dispatch(state, text) != "quit"
         self.send(state, text)
@@ -301,12 +234,12 @@ class Repl:
             _plain(self._model_error, "ansired")
         completer = SlashCompleter(self._commands, self._arguments)
         prompt = make_prompt(open_history(history_file()), completer)
-        self._app = prompt.app
+        self._above.app = prompt.app
         prompt.app.after_render += self.start_loader
         interrupted = False
         while True:
             if self.ready.is_set() and self.failure is None:
-                self._flush()
+                self._above.flush()
             queued = self._queued.pop(0) if self._queued else None
             default, self._typeahead = (queued, self._typeahead) if queued is not None else (self._typeahead, "")
             try:
