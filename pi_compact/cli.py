@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 from pi_compact import __version__
-from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError
+from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError, raise_errors
 
 if TYPE_CHECKING:
     import typer
@@ -150,10 +150,10 @@ def main_callback(
         from pi_compact.ui.repl import run_repl
 
         raise typer.Exit(run_repl(AppRuntimes(options), loaded))
-    except (UsageError, SessionError) as exc:
-        _fail(str(exc), EXIT_USAGE)
     except PiCompactError as exc:
-        _fail(str(exc), 1)
+        if raise_errors():
+            raise
+        _fail(str(exc), EXIT_USAGE if isinstance(exc, (UsageError, SessionError)) else 1)
 
 
 @app.command("compact")
@@ -221,12 +221,12 @@ def _compact(
         )
         loaded = _load_settings(Path.cwd(), overrides)
         return run_compact(options, loaded.settings, loaded.sources)
-    except (UsageError, SessionError) as exc:
-        return _report(str(exc), EXIT_USAGE)
-    except Cancelled:
-        return _report("cancelled; the session file was not changed.", 130)
     except PiCompactError as exc:
-        return _report(str(exc), 1)
+        if raise_errors():
+            raise
+        if isinstance(exc, Cancelled):
+            return _report("cancelled; the session file was not changed.", 130)
+        return _report(str(exc), EXIT_USAGE if isinstance(exc, (UsageError, SessionError)) else 1)
     except KeyboardInterrupt:
         return _report("cancelled; the session file was not changed.", 130)
 

@@ -25,7 +25,7 @@ from prompt_toolkit.formatted_text import FormattedText
 
 from pi_compact import __version__
 from pi_compact.cancel import CancelToken
-from pi_compact.errors import ConfigError, PiCompactError
+from pi_compact.errors import ConfigError, PiCompactError, raise_errors
 from pi_compact.paths import history_file
 from pi_compact.settings.files import LoadedSettings
 from pi_compact.ui.deferred import AbovePrompt, Relay
@@ -184,13 +184,15 @@ class Repl:
             state.renderer.working("Loading the model library…")
         try:
             self.run_cancellable(lambda token: session.prompt(text, token))
-        except PiCompactError as exc:
-            state.renderer.close()
-            repeated = isinstance(exc, ConfigError) and not self._first_model_error(str(exc))
-            state.say(MODEL_UNUSABLE if repeated else str(exc), "red")
         except Exception as exc:  # noqa: BLE001 - a bug must not lose the session; the file is intact
             state.renderer.close()
-            state.say(f"Internal error ({type(exc).__name__}): {exc}", "red")
+            if raise_errors():
+                raise
+            if not isinstance(exc, PiCompactError):
+                state.say(f"Internal error ({type(exc).__name__}): {exc}", "red")
+            else:
+                repeated = isinstance(exc, ConfigError) and not self._first_model_error(str(exc))
+                state.say(MODEL_UNUSABLE if repeated else str(exc), "red")
         state.print_status()
 
     # ---- the loop --------------------------------------------------------------------------------
