@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,14 +115,13 @@ def project_instructions(cwd: Path) -> str | None:
         return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Runtime:
-    """A built session and what was said while building it."""
+    """A built session with its store and model, as print mode and tests use them."""
 
     session: AgentSession
     store: SessionStore
     model: ChatModel
-    notices: list[str] = field(default_factory=list)
 
 
 def build_runtime(
@@ -134,15 +133,12 @@ def build_runtime(
     from pi_compact.agent.system_prompt import build_system_prompt
     from pi_compact.agent.tools import default_tools
 
-    notices: list[str] = []
     store = open_store(options, settings)
-    notices.extend(store.warnings)
     chat_model: ChatModel = model or LazyModel(model_factory(options, settings))
     tools = default_tools()
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)
 
     def report(text: str) -> None:
-        notices.append(text)
         emit(Notice(text, "warning"))
 
     for path in options.extensions:
@@ -153,7 +149,7 @@ def build_runtime(
                                  project_instructions(options.cwd))
     session = AgentSession(store=store, model=chat_model, settings=settings, tools=tools, system_prompt=prompt,
                            cwd=options.cwd, emit=emit, hooks=hooks, auto_compact=options.auto_compact)
-    return Runtime(session, store, chat_model, notices)
+    return Runtime(session, store, chat_model)
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,6 @@ class Compactor:
     settings: Settings
     emit: Callable[[SessionEvent], None]
     hooks: CompactionHooks | None = None
-    reasoning: str | None = None
     now_ms: Callable[[], int] = now_ms
     allow_fallback: bool = True  # False: a failed model summary fails the compaction (``--no-fallback``)
 
@@ -158,7 +157,7 @@ class Compactor:
             )
             model = RetryWatcher(self.model, self._report_retry)  # the spinner shows "retrying (2/3)…"
             result = summarize(plan, model, budget, instructions=instructions, cancel=cancel,
-                               reasoning=self.reasoning, allow_fallback=self.allow_fallback)
+                               allow_fallback=self.allow_fallback)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = _with_stats(result, plan)
