@@ -187,3 +187,25 @@ def test_the_checker_finds_circles_but_not_a_package_importing_its_own_modules(t
         ["toy.base.low", "toy.top.high"],
         ["toy.top.ring_a", "toy.top.ring_b"],
     ]
+
+
+# ---- two more house rules, checked the same way ----------------------------------------------------
+
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_is_over_the_size_limit() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in module_names(PACKAGE).items()}
+    assert {name: size for name, size in sizes.items() if size > MAX_MODULE_LINES} == {}
+
+
+def test_the_wall_clock_is_read_by_one_helper() -> None:
+    """``clock.now_ms`` is the one place that turns ``time.time()`` into a timestamp."""
+    found = []
+    for name, path in module_names(PACKAGE).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("now_ms", "_now_ms"):
+                found.append(f"{name} defines {node.name}")
+            if isinstance(node, ast.Attribute) and ast.unparse(node) == "time.time":
+                found.append(f"{name} reads time.time")
+    assert sorted(found) == ["pi_compact.clock defines now_ms", "pi_compact.clock reads time.time"]
