@@ -18,8 +18,10 @@ from rich.console import Console
 from scripted_server import Reply, ScriptedServer
 
 from pi_compact.app import AppOptions, AppRuntimes
+from pi_compact.errors import SessionError
 from pi_compact.llm.protocol import CancelToken, ChatRequest, Done, ModelInfo, StreamEvent, TextDelta, assistant_message
 from pi_compact.messages import text_of
+from pi_compact.session.store import SessionStore
 from pi_compact.settings_files import load_settings
 from pi_compact.ui.renderer import TerminalRenderer
 from pi_compact.ui.repl import COMMAND_NAMES
@@ -322,3 +324,12 @@ def test_arguments_complete_for_autocompact_settings_and_model(project: Path) ->
 
 def test_the_prompt_completes_the_same_commands_before_the_session_has_loaded() -> None:
     assert COMMAND_NAMES == tuple(command.name for command in COMMANDS)
+
+
+def test_new_releases_the_old_session_file_for_other_writers(project: Path) -> None:
+    state, _ = make_state(project, FakeModel())
+    chat(state, "hello")
+    with pytest.raises(SessionError):
+        SessionStore.open(project / "s.jsonl", str(project), 0, hold=True)  # the live session holds it
+    dispatch(state, "/new")
+    SessionStore.open(project / "s.jsonl", str(project), 0, hold=True).close()

@@ -140,6 +140,10 @@ class AgentSession:
         """Rebuild the live context from the session file (after anything that changed the branch)."""
         self._context.reload(self._store)
 
+    def close(self) -> None:
+        """Done with this session: other programs may write its file again (the store's lock is released)."""
+        self._store.close()
+
     # ---- compaction ----------------------------------------------------------------------------
 
     def compact(

@@ -13,7 +13,7 @@ def session(state: ReplState, arg: str) -> Outcome:
 
 def new(state: ReplState, arg: str) -> Outcome:
     old = state.session
-    old.store.close()  # let other programs write the old file again
+    old.close()  # let other programs write the old file again
     state.session = state.runtimes.build(old.settings, state.renderer, model=old.model, fresh=True)
     if state.session.auto_compact != old.auto_compact:
         state.session.set_auto_compaction(old.auto_compact)
