@@ -106,11 +106,10 @@ class Repl:
         for event in relay.held:
             state.renderer(event)
         relay.target = state.renderer
-        say = state.say
-        for warning in state.session.store.warnings:
+        say, session = state.say, state.session
+        for warning in session.store.warnings:
             say(f"warning: {warning}", "yellow")
-        session = state.session
-        path = state.session.store.path
+        path = session.store.path
         if session.messages:
             say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan")
         else:
