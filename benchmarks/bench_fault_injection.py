@@ -121,10 +121,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pi-compact-faults-") as scratch:
 
         def worker(index: int) -> None:
-            seed = first_seed + index * 10_000
+            number = 0
             while tally.more_kills_wanted():
-                chain(Path(scratch) / str(seed), seed, options.rounds, options.size, tally)
-                seed += 1_000
+                seed = first_seed + index * 1_000_000 + number * 1_000  # distinct per worker and chain
+                try:
+                    chain(Path(scratch) / f"{index}-{number}", seed, options.rounds, options.size, tally)
+                except Exception as exc:  # noqa: BLE001 - reported with the figures, the other chains go on
+                    with tally.lock:
+                        tally.problems.append(f"seed {seed}: the chain stopped: {type(exc).__name__}: {exc}")
+                number += 1
 
         with ThreadPoolExecutor(options.parallel) as pool:
             list(pool.map(worker, range(options.parallel)))

@@ -15,6 +15,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
+from model_paths import PATHS  # noqa: E402
 from scripted_server import ScriptedServer  # noqa: E402 - after the environment is set
 
 
@@ -24,6 +25,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:litellm")
     config.addinivalue_line("filterwarnings", "ignore:.*is using the `ReadOnly` qualifier:UserWarning")
     config.addinivalue_line("filterwarnings", "ignore:.*are using the `ReadOnly` qualifier:UserWarning")
+    config.addinivalue_line("markers", "litellm_only: a model test that only makes sense on the litellm path")
+
+
+@pytest.fixture(params=PATHS)
+def model_path(request: pytest.FixtureRequest) -> str:
+    """Each model adapter in turn ("litellm", "direct"); tests marked ``litellm_only`` skip "direct"."""
+    path: str = request.param
+    if path == "direct" and request.node.get_closest_marker("litellm_only"):
+        pytest.skip("about the litellm path only")
+    return path
 
 
 @pytest.fixture

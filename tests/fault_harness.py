@@ -198,8 +198,9 @@ def _size(path: Path) -> int:
 def run(command: list[str], workspace: Workspace, server: ScriptedServer, kill: Kill | None = None,
         preexec: Callable[[], None] | None = None, timeout_s: float = 120) -> Run:
     """Run ``command`` in the project directory; kill it as ``kill`` says (if it is still running)."""
+    # errors="replace": output cut off by a kill may end inside a multi-byte character.
     process = subprocess.Popen(command, cwd=workspace.root / "proj", env=workspace.env(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
+                               stderr=subprocess.PIPE, encoding="utf-8", errors="replace", preexec_fn=preexec)
     killed = False
     try:
         if kill is not None:

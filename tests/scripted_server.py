@@ -48,8 +48,14 @@ class Reply:
     every ``drip_s`` seconds instead; ``garbage_body`` is sent verbatim as a 200 answer that is neither
     SSE nor JSON; ``echo_authorization`` answers ``status`` (401 when left at 200) with an error message
     that quotes the request's Authorization header, as some servers do.
+    ``chunked=True`` streams with HTTP/1.1 chunked transfer encoding (as most real servers do), each
+    write split over two chunks. ``close_without_answer`` drops the connection once the request is read,
+    without a status line.
     ``repeat=True`` keeps the reply at the head of the queue forever (e.g. "500 forever").
-    Usage is sent only when the request asked for it (``stream_options.include_usage``), as OpenAI does.
+    Usage is sent only when the request asked for it (``stream_options.include_usage``), as OpenAI does,
+    and never with ``send_usage=False`` (servers that ignore the option). ``raw_events`` replaces the
+    whole streamed answer: each string is sent as one ``data:`` line, verbatim (then ``[DONE]`` unless
+    ``raw_done=False``), to imitate servers that send odd chunks.
     """
 
     text: str = ""
@@ -69,6 +75,11 @@ class Reply:
     drip_s: float = 0.0
     garbage_body: str | None = None
     echo_authorization: bool = False
+    send_usage: bool = True
+    close_without_answer: bool = False
+    raw_events: tuple[str, ...] | None = None
+    raw_done: bool = True
+    chunked: bool = False
 
     @property
     def effective_finish_reason(self) -> str:
@@ -141,6 +152,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.hang:
             self.server.owner._stopping.wait()
             return
+        if reply.close_without_answer:
+            self.close_connection = True
+            return
         if reply.echo_authorization:
             quoted = headers.get("authorization", "(none)")
             message = f"Incorrect API key provided: {quoted}. You can find your API key in your account."
@@ -191,10 +205,26 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, {**_envelope(body, "chat.completion"), "choices": [choice], "usage": _usage(reply)})
 
     def _stream(self, body: Mapping[str, Any], reply: Reply) -> None:
+        self._chunked = reply.chunked
+        if reply.chunked:
+            self.protocol_version = "HTTP/1.1"  # chunked framing needs an HTTP/1.1 status line
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        if reply.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
         self.end_headers()
+        if reply.raw_events is not None:
+            for i, event in enumerate(reply.raw_events):
+                if i and reply.chunk_delay_s and self.server.owner._stopping.wait(reply.chunk_delay_s):
+                    return
+                self._out(f"data: {event}\n\n".encode())
+                self.wfile.flush()
+            if reply.raw_done:
+                self._out(b"data: [DONE]\n\n")
+            self._end_chunks()
+            return
         base = _envelope(body, "chat.completion.chunk")
         for i, delta in enumerate(_deltas(reply)):
             if i and reply.chunk_delay_s and self.server.owner._stopping.wait(reply.chunk_delay_s):
@@ -204,20 +234,37 @@ class _Handler(BaseHTTPRequestHandler):
             # Alive but never done: SSE comments keep the socket busy, so only a client-side idle timer
             # that ignores them can notice the reply is stuck.
             while not self.server.owner._stopping.wait(reply.drip_s):
-                self.wfile.write(b": keep-alive\n\n")
+                self._out(b": keep-alive\n\n")
                 self.wfile.flush()
             return
         self._event(
             {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.effective_finish_reason}]}
         )
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if reply.send_usage and (body.get("stream_options") or {}).get("include_usage"):
             self._event({**base, "choices": [], "usage": _usage(reply)})
-        self.wfile.write(b"data: [DONE]\n\n")
+        self._out(b"data: [DONE]\n\n")
         self.wfile.flush()
+        self._end_chunks()
 
     def _event(self, obj: Mapping[str, Any]) -> None:
-        self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
+        self._out(f"data: {json.dumps(obj)}\n\n".encode())
         self.wfile.flush()
+
+
+    def _out(self, data: bytes) -> None:
+        if getattr(self, "_chunked", False):
+            # Split in two chunks, so a client must join chunk bodies that cut an event in half.
+            half = max(1, len(data) // 2)
+            for piece in (data[:half], data[half:]):
+                if piece:
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+        else:
+            self.wfile.write(data)
+
+    def _end_chunks(self) -> None:
+        if getattr(self, "_chunked", False):
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
 
 def _envelope(body: Mapping[str, Any], kind: str) -> dict[str, Any]:

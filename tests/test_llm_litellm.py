@@ -1,4 +1,8 @@
-"""LiteLLMModel through the real litellm HTTP path, against the scripted OpenAI-compatible server."""
+"""The model adapters against the scripted OpenAI-compatible server.
+
+Every test runs twice: through ``LiteLLMModel`` (the real litellm HTTP path) and through
+``OpenAICompatModel`` (the direct client), except the few marked ``litellm_only``.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import time
 from typing import Any
 
 import pytest
+from model_paths import chat_model
 from scripted_server import (
     Reply,
     ScriptedServer,
@@ -24,6 +29,7 @@ from pi_compact.llm.litellm_model import LiteLLMModel, preload_litellm
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import (
     CancelToken,
+    ChatModel,
     ChatRequest,
     Done,
     ModelInfo,
@@ -41,6 +47,12 @@ INFO = ModelInfo("openai/scripted", "openai", 128000, None)
 FAST_RETRY = RetrySettings(enabled=True, max_retries=2, base_delay_ms=1, max_delay_ms=5)
 NO_RETRY = RetrySettings(enabled=False)
 HELLO = ChatRequest(system="You are terse.", messages=[{"role": "user", "content": "hi", "timestamp": 1}])
+_PATH = ["litellm"]  # the adapter the current test uses (set by ``_each_path``)
+
+
+@pytest.fixture(autouse=True)
+def _each_path(model_path: str) -> None:
+    _PATH[0] = model_path
 
 
 def model_for(
@@ -48,12 +60,12 @@ def model_for(
     retry: RetrySettings = FAST_RETRY,
     info: ModelInfo = INFO,
     api_key: str | None = "test",
-) -> LiteLLMModel:
-    return LiteLLMModel(info, api_base=server.base_url, api_key=api_key, retry=retry)
+) -> ChatModel:
+    return chat_model(_PATH[0], info, api_base=server.base_url, api_key=api_key, retry=retry)
 
 
 def events_of(
-    model: LiteLLMModel, request: ChatRequest = HELLO, cancel: CancelToken | None = None
+    model: ChatModel, request: ChatRequest = HELLO, cancel: CancelToken | None = None
 ) -> list[StreamEvent]:
     return list(model.stream(request, cancel))
 
@@ -274,7 +286,7 @@ def test_client_error_is_reported_with_status_and_not_retried(scripted_server: S
 
 def test_connection_refused_names_the_endpoint() -> None:
     base = f"http://127.0.0.1:{closed_port()}/v1"
-    model = LiteLLMModel(INFO, api_base=base, api_key="test", retry=NO_RETRY)
+    model = chat_model(_PATH[0], INFO, api_base=base, api_key="test", retry=NO_RETRY)
     message = complete(model, HELLO)
     assert message["stopReason"] == "error"
     assert message["errorMessage"].startswith(f"Connection error: cannot reach {base}")
@@ -321,6 +333,7 @@ def test_cancel_during_retry_backoff_aborts_quickly(scripted_server: ScriptedSer
     assert len(scripted_server.requests) == 1
 
 
+@pytest.mark.litellm_only
 def test_missing_api_key_raises_auth_error_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     model = LiteLLMModel(ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200000, 64000))

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
+from model_paths import chat_model
 from scripted_server import ScriptedServer, echo_authorization_reply
 from typer.testing import CliRunner
 
 from pi_compact.cli import app
-from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, Retrying, complete
 from pi_compact.llm.redact import REDACTED, known_secrets, redact
 from pi_compact.settings import RetrySettings
@@ -58,9 +58,11 @@ def test_a_key_containing_another_is_replaced_whole() -> None:
 # ---- the model adapter ---------------------------------------------------------------------------------
 
 
-def test_a_key_quoted_by_the_server_is_redacted_from_the_error(scripted_server: ScriptedServer) -> None:
+def test_a_key_quoted_by_the_server_is_redacted_from_the_error(
+    scripted_server: ScriptedServer, model_path: str
+) -> None:
     scripted_server.enqueue(echo_authorization_reply())
-    model = LiteLLMModel(INFO, api_base=scripted_server.base_url, api_key=KEY, retry=FAST_RETRY)
+    model = chat_model(model_path, INFO, api_base=scripted_server.base_url, api_key=KEY, retry=FAST_RETRY)
     message = complete(model, HELLO)
     assert scripted_server.request_headers[0]["authorization"] == f"Bearer {KEY}"  # the key really was sent
     assert message["errorMessage"] == (
@@ -70,19 +72,19 @@ def test_a_key_quoted_by_the_server_is_redacted_from_the_error(scripted_server: 
 
 
 def test_a_key_from_the_environment_is_redacted_too(
-    scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+    scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch, model_path: str
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     scripted_server.enqueue(echo_authorization_reply(400))
-    model = LiteLLMModel(INFO, api_base=scripted_server.base_url, api_key=None, retry=FAST_RETRY)
+    model = chat_model(model_path, INFO, api_base=scripted_server.base_url, api_key=None, retry=FAST_RETRY)
     message = complete(model, HELLO)
     assert scripted_server.request_headers[0]["authorization"] == f"Bearer {KEY}"
     assert KEY not in message["errorMessage"] and REDACTED in message["errorMessage"]
 
 
-def test_retry_events_are_redacted(scripted_server: ScriptedServer) -> None:
+def test_retry_events_are_redacted(scripted_server: ScriptedServer, model_path: str) -> None:
     scripted_server.enqueue(echo_authorization_reply(500, repeat=True))
-    model = LiteLLMModel(INFO, api_base=scripted_server.base_url, api_key=KEY, retry=FAST_RETRY)
+    model = chat_model(model_path, INFO, api_base=scripted_server.base_url, api_key=KEY, retry=FAST_RETRY)
     retries = [e for e in model.stream(HELLO) if isinstance(e, Retrying)]
     assert len(retries) == 2
     assert all(KEY not in r.error_message and REDACTED in r.error_message for r in retries)

@@ -1,4 +1,4 @@
-"""Request timeouts and unreadable answers, against misbehaving scripted servers (real litellm path).
+"""Request timeouts and unreadable answers, against misbehaving scripted servers (both model adapters).
 
 Timeouts are about a second here so the tests stay fast; what is asserted is the outcome (error text,
 retries, kept content), never how long anything took. litellm is warmed up first: its very first
@@ -12,10 +12,21 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from model_paths import chat_model
 from scripted_server import Reply, ScriptedServer
 
 from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo, Retrying, StreamEvent, TextDelta, complete
+from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.protocol import (
+    ChatModel,
+    ChatRequest,
+    Done,
+    ModelInfo,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    complete,
+)
 from pi_compact.settings import RetrySettings
 
 INFO = ModelInfo("openai/scripted", "openai", 128000, None)
@@ -36,11 +47,19 @@ def _warm_litellm() -> Iterator[None]:
         server.stop()
 
 
-def model_for(server: ScriptedServer, retry: RetrySettings = QUICK) -> LiteLLMModel:
-    return LiteLLMModel(INFO, api_base=server.base_url, api_key="test", retry=retry)
+_PATH = ["litellm"]  # the adapter the current test uses (set by ``_each_path``)
 
 
-def events_of(model: LiteLLMModel) -> list[StreamEvent]:
+@pytest.fixture(autouse=True)
+def _each_path(model_path: str) -> None:
+    _PATH[0] = model_path
+
+
+def model_for(server: ScriptedServer, retry: RetrySettings = QUICK, info: ModelInfo = INFO) -> ChatModel:
+    return chat_model(_PATH[0], info, api_base=server.base_url, api_key="test", retry=retry)
+
+
+def events_of(model: ChatModel) -> list[StreamEvent]:
     return list(model.stream(HELLO))
 
 
@@ -117,13 +136,21 @@ def test_empty_reply_is_retried_then_the_answer_is_used(scripted_server: Scripte
 def test_empty_reply_past_the_window_stays_a_silent_overflow(scripted_server: ScriptedServer) -> None:
     small = ModelInfo("openai/scripted", "openai", 1000, None)
     scripted_server.enqueue(Reply(text="", prompt_tokens=1500))
-    model = LiteLLMModel(small, api_base=scripted_server.base_url, api_key="test", retry=QUICK)
-    message = complete(model, HELLO)
+    message = complete(model_for(scripted_server, info=small), HELLO)
     assert message["stopReason"] == "stop"  # left for overflow recovery to see, not turned into an error
     assert len(scripted_server.requests) == 1
 
 
+@pytest.mark.litellm_only
 def test_timeouts_are_passed_to_litellm_as_a_backstop(scripted_server: ScriptedServer) -> None:
-    model = model_for(scripted_server, RetrySettings(timeout_ms=30_000, idle_timeout_ms=90_000))
+    retry = RetrySettings(timeout_ms=30_000, idle_timeout_ms=90_000)
+    model = LiteLLMModel(INFO, api_base=scripted_server.base_url, api_key="test", retry=retry)
     kwargs = model._completion_kwargs(HELLO, "test")
     assert kwargs["timeout"] == 91.0
+
+
+@pytest.mark.litellm_only  # runs once: it is about the direct client, whatever the parameter says
+def test_direct_client_socket_gets_the_same_backstop(scripted_server: ScriptedServer) -> None:
+    retry = RetrySettings(timeout_ms=30_000, idle_timeout_ms=90_000)
+    model = OpenAICompatModel(INFO, api_base=scripted_server.base_url, api_key="test", retry=retry)
+    assert model._timeout_s() == 91.0

@@ -32,10 +32,13 @@ NOTE = "Never touch `src/legacy/` — it ships to the bank.\n  Keep  exact   spa
 def test_a_pin_reaches_the_model_verbatim_after_the_system_prompt(project: Path) -> None:
     model = FakeModel()
     state, buffer = make_state(project, model)
+    chat(state, "before the pin")
+    unpinned = model.requests[-1].system
     dispatch(state, f"/pin {NOTE}")
     chat(state, "hello")
     system = model.requests[-1].system
-    assert system.startswith(state.session.system_prompt)
+    assert "<pin" not in unpinned
+    assert system.startswith(unpinned)
     assert f'<pin n="1">\n{NOTE}\n</pin>' in system
     assert "Pinned as pin 1" in buffer.getvalue()
 

@@ -43,8 +43,8 @@ def test_thirty_planted_facts_come_back_verbatim_after_three_compactions(
 ) -> None:
     store = SessionStore.create(tmp_path / "session.jsonl", str(tmp_path), 1_700_000_000_000)
     info = ModelInfo("openai/scripted", "openai", WINDOW, None)
-    h = make_harness(scripted_server, tmp_path, settings=SETTINGS, store=store, info=info)
-    h.session.tools.append(RecallTool.for_settings(store, SETTINGS.compaction))
+    h = make_harness(scripted_server, tmp_path, settings=SETTINGS, store=store, info=info,
+                     extra_tools=[RecallTool.for_settings(store, SETTINGS.compaction)])
     for n in range(30):
         scripted_server.enqueue(Reply(text=f"Noted fact {n}.", prompt_tokens=1_000))
         h.session.prompt(fact(n))

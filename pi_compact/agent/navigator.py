@@ -13,16 +13,17 @@ that nothing written after the compaction would be dropped (``force`` overrides 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from pi_compact import clock
+from pi_compact.cancel import CancelToken
 from pi_compact.compaction.branch_summary import BranchSummary, summarize_branch
 from pi_compact.compaction.summarize import SummaryBudget
 from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for
 from pi_compact.errors import Cancelled, CompactionError, PiCompactError
-from pi_compact.llm.protocol import CancelToken, ChatModel
+from pi_compact.llm.protocol import ChatModel
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
@@ -118,10 +119,6 @@ class UncompactOutcome:
         return self.threshold is not None and self.tokens > self.threshold
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 @dataclass
 class Navigator:
     """Moves of one session's leaf, with ``model`` for branch summaries (None: summaries impossible)."""
@@ -131,7 +128,7 @@ class Navigator:
     settings: Settings
     emit: Callable[[TreeEvent], None] = lambda event: None
     hooks: TreeHooks | None = None
-    now_ms: Callable[[], int] = _now_ms
+    now_ms: Callable[[], int] = clock.now_ms
 
     # ---- /tree -----------------------------------------------------------------------------------
 

@@ -10,17 +10,13 @@ the compaction would leave the context; ``--force`` overrides both. Exit codes: 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
+from pi_compact.clock import now_ms
 from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError
 from pi_compact.settings import Settings
 
 EXIT_USAGE = 2
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _window(context_window: int | None, model: str | None, settings: Settings) -> int | None:
@@ -55,7 +51,7 @@ def uncompact_file(
             raise UsageError("Pass --context-window N (or --model M) so the restored context can be checked "
                              "against the window, or --force to restore it unchecked.")
         settings = fitted_settings(loaded.settings, window, model, loaded.sources) if window else loaded.settings
-        store = SessionStore.open(session, str(Path.cwd()), _now_ms(), hold=True)
+        store = SessionStore.open(session, str(Path.cwd()), now_ms(), hold=True)
         try:
             for warning in store.warnings:
                 sys.stderr.write(f"warning: {warning}\n")

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pi_compact.llm.protocol import ToolSpec
-from pi_compact.messages import Message, convert_to_llm
+from pi_compact.messages import Message, to_llm_message
 
 NO_RESULT_TEXT = "No result provided"
 EMPTY_RESULT_TEXT = "(empty result)"
@@ -50,47 +50,97 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 def to_openai_messages(system: str, messages: Iterable[Message]) -> list[dict[str, Any]]:
     """The full ``messages`` list for one request: system prompt, then the converted history."""
-    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    pending: dict[str, str] = {}  # tool call id -> tool name, still waiting for a result
-    images: list[dict[str, Any]] = []  # tool-result images waiting for the tool messages to end
+    conversion = _Conversion(system)
+    for message in messages:
+        conversion.feed(message)
+    return conversion.finish()
 
-    def flush_images() -> None:
-        if images:
-            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]})
-            images.clear()
 
-    def answer_pending() -> None:
-        for call_id in list(pending):
-            out.append({"role": "tool", "tool_call_id": call_id, "content": NO_RESULT_TEXT})
-        pending.clear()
+class ConvertedHistory:
+    """``to_openai_messages`` for a history that only grows: each call converts what was appended.
 
-    for message in convert_to_llm(messages):
-        role = message.get("role")
+    A model calls it once per request with the session's context, which is the previous context
+    plus new messages. The converted prefix is kept, with the conversion state at its end (tool calls
+    still waiting for a result, tool images not yet sent); when the new list starts with the same
+    messages (the same objects, or equal ones: agent-only messages are rebuilt on every request) and
+    the system prompt is unchanged, only the rest is converted. Anything else converts from scratch.
+    The messages must not be changed in place once sent (the session never does). The returned dicts
+    are shared between calls: callers must not modify them.
+    """
+
+    def __init__(self) -> None:
+        self._sources: list[Message] = []
+        self._conversion: _Conversion | None = None
+
+    def convert(self, system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        done = len(self._sources)
+        conversion = self._conversion
+        reusable = (
+            conversion is not None
+            and conversion.system == system
+            and len(messages) >= done
+            and list(messages[:done]) == self._sources  # identity first, then equality, per element
+        )
+        if not reusable or conversion is None:
+            conversion, done = _Conversion(system), 0
+        for message in messages[done:]:
+            conversion.feed(message)
+        self._sources = list(messages)
+        self._conversion = conversion
+        return conversion.finish()
+
+
+class _Conversion:
+    """The conversion of one history, message by message (see the module docstring for the rules)."""
+
+    def __init__(self, system: str) -> None:
+        self.system = system
+        self.out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        self.pending: dict[str, str] = {}  # tool call id -> tool name, still waiting for a result
+        self.images: list[dict[str, Any]] = []  # tool-result images waiting for the tool messages to end
+
+    def feed(self, message: Message) -> None:
+        llm = to_llm_message(message)
+        if llm is None:
+            return
+        role = llm.get("role")
         if role == "toolResult":
-            call_id = safe_tool_call_id(str(message.get("toolCallId", "")))
-            if pending.pop(call_id, None) is None:
-                continue  # its call was skipped, already answered, or never made
-            text, result_images = _tool_result_parts(message.get("content"))
-            out.append({"role": "tool", "tool_call_id": call_id, "content": text})
-            images.extend(result_images)
-            continue
-        if role == "assistant" and message.get("stopReason") in _SKIPPED_STOP_REASONS:
-            continue
-        answer_pending()
-        flush_images()
+            call_id = safe_tool_call_id(str(llm.get("toolCallId", "")))
+            if self.pending.pop(call_id, None) is None:
+                return  # its call was skipped, already answered, or never made
+            text, result_images = _tool_result_parts(llm.get("content"))
+            self.out.append({"role": "tool", "tool_call_id": call_id, "content": text})
+            self.images.extend(result_images)
+            return
+        if role == "assistant" and llm.get("stopReason") in _SKIPPED_STOP_REASONS:
+            return
+        for call_id in self.pending:
+            self.out.append({"role": "tool", "tool_call_id": call_id, "content": NO_RESULT_TEXT})
+        self.pending.clear()
+        self._flush_images(self.out)
         if role == "user":
-            converted = _user_message(message)
+            converted = _user_message(llm)
         elif role == "assistant":
-            converted = _assistant_message(message)
+            converted = _assistant_message(llm)
         else:
             converted = None
         if converted is None:
-            continue
-        out.append(converted)
+            return
+        self.out.append(converted)
         for call in converted.get("tool_calls", ()):
-            pending[call["id"]] = call["function"]["name"]
-    flush_images()
-    return out
+            self.pending[call["id"]] = call["function"]["name"]
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The messages so far; images still waiting are sent last (in the copy, not the state)."""
+        result = list(self.out)
+        self._flush_images(result)
+        return result
+
+    def _flush_images(self, out: list[dict[str, Any]]) -> None:
+        if self.images:
+            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *self.images]})
+            if out is self.out:
+                self.images = []
 
 
 def safe_tool_call_id(call_id: str) -> str:

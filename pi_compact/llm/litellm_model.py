@@ -1,54 +1,32 @@
-"""``LiteLLMModel``: the ``ChatModel`` for every real provider, through litellm.
+"""``LiteLLMModel``: the ``ChatModel`` for every provider, through litellm.
 
-The only module that imports litellm, and only inside functions: ``import litellm`` takes ~5 s, so
+The only module that imports litellm, and only inside functions: ``import litellm`` takes seconds, so
 the CLI starts without it and may call ``preload_litellm()`` from a background thread. Before the
-first import the offline switches are set (no cost-map download, no warnings on stderr) and litellm's
-printing and logging are silenced, because it would scribble over the terminal UI.
+first import the offline switches are set (no cost-map download, no warnings on stderr), litellm's
+printing and logging are silenced, because it would scribble over the terminal UI, and its per-call
+success logging is turned off (see ``_quiet``).
 
 One ``stream()`` call = one assistant reply, with our own retries: litellm's are off
-(``max_retries=0``; its ``num_retries`` needs tenacity, which is not installed). Transient failures
-(429, 5xx, connection, timeout, an empty reply) are retried with exponential backoff while nothing has
-been streamed yet; the classification lives in ``pi_compact.llm.retry``. The blocking litellm iteration
-runs in a worker thread feeding a queue, so a cancel is honoured within ~0.1 s even while the server
-has not sent its first byte.
-
-Timeouts are ours, measured on that queue: a reply must start (first text, thinking or tool call)
-within ``retry.provider.timeoutMs`` and then never stall longer than ``retry.provider.idleTimeoutMs``.
-SSE keep-alive comments and empty chunks are not progress, so a server that only drips them still
-times out (an HTTP read timeout alone never fires on such a stream). A reply with no content at all
-(an empty answer, or a 200 body that is not a stream) is an error, not an answer. Every error text is
-passed through ``pi_compact.llm.redact`` first, so an API key a server quotes never reaches the
-session file, the terminal or JSON events.
+(``max_retries=0``; its ``num_retries`` needs tenacity, which is not installed). Retries, timeouts,
+cancel and redaction are ``pi_compact.llm.stream_loop``'s, shared with the direct OpenAI-compatible
+client (``openai_compat``); this module only says how to open one litellm stream.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
-import time
 import warnings
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any, NamedTuple
 
 from pi_compact.errors import AuthError
-from pi_compact.llm.assemble import MessageAssembler
-from pi_compact.llm.convert import to_openai_messages, to_openai_tools
-from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import (
-    CancelToken,
-    ChatRequest,
-    Done,
-    ModelInfo,
-    Retrying,
-    StreamEvent,
-    aborted_message,
-    now_ms,
-)
-from pi_compact.llm.redact import known_secrets, redact
-from pi_compact.llm.retry import FailureReport, backoff_delay_ms, describe_failure
+from pi_compact.llm.convert import ConvertedHistory, to_openai_tools
+from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.redact import known_secrets
+from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
 
 # Providers that authenticate without an API key variable (cloud credential chains, local servers).
@@ -57,7 +35,6 @@ _AMBIENT_AUTH_PROVIDERS = frozenset(
 )
 # Sent when the user points at their own server (api_base) without a key: the OpenAI SDK insists on one.
 _PLACEHOLDER_KEY = "no-key"
-_POLL_S = 0.05  # how often a waiting stream looks at its cancel token
 _import_lock = threading.Lock()
 _loaded: ModuleType | None = None
 
@@ -90,8 +67,26 @@ def _litellm() -> ModuleType:
             logger.propagate = False
             for handler in list(logger.handlers):
                 logger.removeHandler(handler)
+        _quiet(litellm)
         _loaded = litellm
         return litellm
+
+
+def _quiet(litellm: ModuleType) -> None:
+    """Turn off litellm's per-call logging work that nobody reads here.
+
+    For every streamed chunk, and again after the reply, litellm hands a log record to a worker thread:
+    it prices the call (several model-table lookups each time) and first copies every message to
+    shorten base64 images for the log, a deep copy of the whole context per call, most of the CPU of a
+    long tool loop. No callback consumes those records (we register none). ``disable_streaming_logging``
+    skips the per-chunk records, and a base64 limit of 0 skips the copy in the records that remain;
+    the limit is read from its module at call time, so setting it after the import works. Neither
+    changes what the stream yields (the usage of the last chunk is built apart from the logging).
+    """
+    from litellm.litellm_core_utils import logging_utils
+
+    setattr(litellm, "disable_streaming_logging", True)  # noqa: B010 - a ModuleType to mypy
+    setattr(logging_utils, "MAX_BASE64_LENGTH_FOR_LOGGING", 0)  # noqa: B010 - litellm declares it Final
 
 
 def preload_litellm() -> None:
@@ -162,6 +157,8 @@ class LiteLLMModel:
         self._api_base = api_base
         self._api_key = api_key
         self._retry = retry if retry is not None else RetrySettings()
+        self._history = ConvertedHistory()  # converts only what the context gained since the last call
+        self._history_lock = threading.Lock()
 
     @property
     def info(self) -> ModelInfo:
@@ -178,7 +175,15 @@ class LiteLLMModel:
         key = self._resolve_key()
         kwargs = self._completion_kwargs(request, key)
         secrets = known_secrets((key, self._api_key), os.environ)
-        return self._events(litellm, kwargs, cancel or CancelToken(), secrets)
+        return stream_reply(
+            self._info,
+            self._retry,
+            endpoint=self.endpoint,
+            open_stream=lambda: litellm.completion(**kwargs),
+            costs=_model_costs(litellm, self._info.model),
+            cancel=cancel or CancelToken(),
+            secrets=secrets,
+        )
 
     def _resolve_key(self) -> str | None:
         if self._api_key:
@@ -193,14 +198,18 @@ class LiteLLMModel:
             f"{' or '.join(missing)} and try again."
         )
 
+    def _messages(self, request: ChatRequest) -> list[dict[str, Any]]:
+        with self._history_lock:
+            return self._history.convert(request.system, request.messages)
+
     def _completion_kwargs(self, request: ChatRequest, api_key: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self._info.model,
-            "messages": to_openai_messages(request.system, request.messages),
+            "messages": self._messages(request),
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_retries": 0,
-            # A backstop for the worker thread's socket; the timeouts users see are enforced in _attempt.
+            # A backstop for the worker thread's socket; the timeouts users see are enforced in stream_loop.
             "timeout": max(self._retry.timeout_ms, self._retry.idle_timeout_ms) / 1000 + 1,
         }
         if request.tools:
@@ -216,131 +225,35 @@ class LiteLLMModel:
             kwargs["api_key"] = api_key
         return kwargs
 
-    def _events(
-        self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken, secrets: tuple[str, ...]
-    ) -> Iterator[StreamEvent]:
-        timestamp = now_ms()
-        costs = _model_costs(litellm, self._info.model)
-        max_attempts = self._retry.max_retries + 1 if self._retry.enabled else 1
-        attempt = 0
-        while True:
-            assembler = MessageAssembler(self._info, timestamp, costs)
-            outcome = yield from self._attempt(litellm, kwargs, cancel, assembler)
-            if outcome is _ABORTED:
-                yield Done(aborted_message(self._info, assembler.content()))
-                return
-            if outcome is None:
-                message = assembler.finish()
-                if not self._is_empty_reply(message):
-                    yield Done(message)
-                    return
-                report = FailureReport(
-                    f"Empty reply from {self.endpoint}: no text and no tool call (the answer was empty or "
-                    "not an OpenAI-compatible stream).",
-                    retryable=True,
-                )
-            else:
-                report = describe_failure(outcome, endpoint=self.endpoint)
-            text = redact(report.text, secrets)
-            if report.retryable and not assembler.started and attempt + 1 < max_attempts:
-                delay_ms = backoff_delay_ms(attempt, self._retry)
-                attempt += 1
-                yield Retrying(attempt, max_attempts - 1, delay_ms, text)
-                if cancel.wait(delay_ms / 1000):
-                    yield Done(aborted_message(self._info))
-                    return
-                continue
-            yield Done(assembler.finish(error=text))
-            return
 
-    def _is_empty_reply(self, message: dict[str, Any]) -> bool:
-        """A plain stop with nothing in it; a silent overflow (usage past the window) is left to the caller."""
-        return (
-            message["stopReason"] == "stop"
-            and not message["content"]
-            and not is_context_overflow(message, self._info.context_window)
-        )
+def estimate_stream_usage(
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    text: str,
+    thinking: str,
+    calls: Sequence[Mapping[str, str]],
+) -> tuple[int, int]:
+    """Prompt and completion tokens as litellm estimates them for a stream that reported no usage.
 
-    def _attempt(
-        self, litellm: ModuleType, kwargs: dict[str, Any], cancel: CancelToken, assembler: MessageAssembler
-    ) -> Generator[StreamEvent, None, BaseException | None]:
-        """One HTTP request: yields deltas, returns None (complete), the failure, or ``_ABORTED``."""
-        inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        stop = threading.Event()
-        opened: list[Any] = []  # the litellm stream, once completion() returned it
+    For the direct OpenAI-compatible client (``openai_chunks``): it reproduces litellm's stream
+    builder, which counts the request's messages and the reply (its text, its tool calls as JSON,
+    plus its reasoning) with ``token_counter``.
+    """
+    litellm = _litellm()
+    from litellm.litellm_core_utils.prompt_templates.common_utils import get_content_from_model_response
 
-        def work() -> None:
-            try:
-                response = litellm.completion(**kwargs)
-                opened.append(response)
-                for chunk in response:
-                    if stop.is_set():
-                        break
-                    inbox.put(("chunk", chunk))
-                inbox.put(("end", None))
-            except BaseException as exc:  # every failure is data for the caller, never a crash
-                inbox.put(("error", exc))
-            finally:
-                if stop.is_set():
-                    _close_quietly(opened)
-
-        worker = threading.Thread(target=work, name="litellm-stream", daemon=True)
-        worker.start()
-        deadline = time.monotonic() + self._retry.timeout_ms / 1000
-        try:
-            while True:
-                if cancel.cancelled:
-                    return _ABORTED
-                try:
-                    kind, payload = inbox.get(timeout=_POLL_S)
-                except queue.Empty:
-                    if time.monotonic() < deadline:
-                        continue
-                    if assembler.finish_reason is not None:
-                        return None  # complete; the server just never closed the stream
-                    return _NoProgress(self._retry, started=assembler.started)
-                if kind == "chunk":
-                    progressed = False
-                    for event in assembler.feed(payload):
-                        progressed = True
-                        yield event
-                    if progressed:
-                        deadline = time.monotonic() + self._retry.idle_timeout_ms / 1000
-                elif kind == "end":
-                    return None
-                else:
-                    failure: BaseException = payload
-                    return failure
-        finally:
-            # Done, failed, cancelled, or the consumer stopped iterating: stop the worker and drop the
-            # socket. A worker still waiting for the first byte exits on its own (daemon thread).
-            stop.set()
-            _close_quietly(opened)
-
-
-class _Aborted(Exception):
-    """Marker outcome of an attempt the cancel token stopped (never raised)."""
-
-
-class _NoProgress(TimeoutError):
-    """Outcome of an attempt that made no progress in time (never raised; a TimeoutError, so retried)."""
-
-    def __init__(self, retry: RetrySettings, *, started: bool) -> None:
-        if started:
-            text = (f"the reply stalled: nothing new for {retry.idle_timeout_ms / 1000:g} s "
-                    "(retry.provider.idleTimeoutMs)")
-        else:
-            text = (f"no reply within {retry.timeout_ms / 1000:g} s (raise retry.provider.timeoutMs "
-                    "for a slow server)")
-        super().__init__(text)
-
-
-_ABORTED = _Aborted()
-
-
-def _close_quietly(opened: list[Any]) -> None:
-    for response in opened:
-        try:
-            response.close()
-        except Exception:  # closing a half-read stream may complain; it is closed either way
-            pass
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}
+            for call in calls
+        ]
+    response = litellm.ModelResponse(choices=[{"index": 0, "message": message, "finish_reason": "stop"}])
+    output = get_content_from_model_response(response)
+    try:
+        prompt = int(litellm.token_counter(model=model, messages=list(messages)))
+    except Exception:  # litellm counts 0 when its counter fails
+        prompt = 0
+    reasoning = int(litellm.token_counter(text=thinking, count_response_tokens=True)) if thinking else 0
+    completion = int(litellm.token_counter(model=model, text=output, count_response_tokens=True)) + reasoning
+    return prompt, completion

@@ -6,15 +6,22 @@ Context window: explicit (``--context-window``) > the ``models.<name>.contextWin
 litellm's bundled map (``max_input_tokens``; not ``get_max_tokens``, which is the *output* limit) >
 a ``ConfigError`` asking for one. Max output tokens: override ``maxTokens`` > the map > None.
 
-This module does not import litellm at import time; the map lookup (which imports it, ~5 s the
-first time) happens inside ``resolve_model``.
+The map is read without importing litellm (``model_map``) for the models that module can answer
+exactly; only the others (bare names, providers with special lookup rules) import litellm, which
+costs seconds. ``create_model`` picks the adapter (``route``): the direct OpenAI-compatible client
+for ``openai/*`` with an api base, litellm for everything else.
 """
 
 from __future__ import annotations
 
+import os
+
 from pi_compact.errors import ConfigError
+from pi_compact.llm import model_map
+from pi_compact.llm.litellm_model import ModelLookup
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.llm.provider_names import pi_provider
+from pi_compact.llm.route import litellm_reason
 from pi_compact.settings import ModelOverride, Settings
 
 SETTINGS_PATH_HINT = "~/.pi/agent/settings.json"
@@ -52,11 +59,9 @@ def resolve_model(
     ``api_base`` and ``api_key`` do not change what is known about the model; they are accepted so
     callers can pass their whole model configuration in one place.
     """
-    from pi_compact.llm.litellm_model import lookup_model_info  # imports litellm: keep it lazy
-
     name = model_string(model, settings)
     override = model_override(name, settings)
-    looked_up = lookup_model_info(name)
+    looked_up = _model_facts(name)
     window = context_window or (override.context_window if override else None) or looked_up.context_window
     if not window:
         raise ConfigError(
@@ -75,15 +80,37 @@ def resolve_model(
     )
 
 
+def _model_facts(name: str) -> ModelLookup:
+    """What the bundled map says about ``name``: read directly when possible, else through litellm."""
+    facts = model_map.lookup(name)
+    if facts is None:
+        from pi_compact.llm.litellm_model import lookup_model_info  # imports litellm: keep it lazy
+
+        return lookup_model_info(name)
+    return ModelLookup(facts.context_window, facts.max_output_tokens, facts.reasoning, name.split("/", 1)[0])
+
+
 def create_model(
     info: ModelInfo, *, api_base: str | None = None, api_key: str | None = None, settings: Settings
 ) -> ChatModel:
     """The ``ChatModel`` for ``info``: explicit ``api_base`` > the ``models.<name>.apiBase`` override.
 
-    Cheap: litellm itself is imported on the first ``stream()`` (or by ``preload_litellm``).
+    Cheap: litellm itself is imported on the first ``stream()`` (or by ``preload_litellm``), and not at
+    all when the direct client serves the model.
     """
-    from pi_compact.llm.litellm_model import LiteLLMModel
-
     override = model_override(info.model, settings)
     base = api_base or (override.api_base if override else None)
+    if base and litellm_reason(info.model, base, os.environ) is None:
+        from pi_compact.llm.openai_compat import OpenAICompatModel
+
+        return OpenAICompatModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+    from pi_compact.llm.litellm_model import LiteLLMModel
+
     return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+
+
+def uses_litellm(model: str, api_base: str | None, settings: Settings) -> bool:
+    """Will ``create_model`` build a litellm model for this model string (so litellm is worth preloading)?"""
+    override = model_override(model, settings)
+    base = api_base or (override.api_base if override else None)
+    return litellm_reason(model, base, os.environ) is not None

@@ -1,0 +1,194 @@
+"""POST a JSON body and read the server-sent events that answer it (stdlib only: ``http.client``).
+
+``open_event_stream(url, body, headers, timeout)`` sends the request and returns an ``EventStream``
+once the status line and headers are in. A status other than 200 raises ``HttpStatusError`` carrying
+the status and the body text. Iterating the stream yields the ``data`` of each event, decoded as
+the OpenAI Python SDK decodes it (the SDK is what litellm reads OpenAI-compatible servers with):
+lines end in ``\\n``, ``\\r\\n`` or ``\\r``; ``:`` lines are comments; an event is dispatched at a
+blank line, its ``data:`` lines joined with ``\\n``; an event whose data starts with ``[DONE]`` ends
+the stream. ``close()`` may be called from another thread: it shuts the socket down, which wakes a
+reader blocked in ``recv``.
+
+Failures to connect or read raise the stdlib's ``OSError`` family (``ConnectionRefusedError``,
+``TimeoutError``...) or ``http.client.HTTPException``; ``pi_compact.llm.openai_errors`` names them
+the way the user sees them.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+_READ_SIZE = 65536
+# Error bodies are read for their message; a server that sends megabytes of HTML gets cut short.
+_MAX_ERROR_BODY = 1 << 20
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    event: str | None
+    data: str
+
+
+class RemoteProtocolError(ConnectionError):
+    """The server broke HTTP: it hung up before answering, or in the middle of a chunked body.
+
+    Named (and worded) as httpx, litellm's HTTP stack, names these, so the user reads the same text.
+    """
+
+
+class HttpStatusError(Exception):
+    """The server answered with a status other than 200."""
+
+    def __init__(self, status: int, body: str, reason: str = "") -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.body = body
+        self.reason = reason  # the status line's phrase ("Gateway Timeout")
+
+
+def open_event_stream(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    timeout: float,
+    ssl_context: ssl.SSLContext | None = None,
+) -> EventStream:
+    """Send ``body`` to ``url`` (POST); the open event stream, or ``HttpStatusError``."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(host, parts.port, timeout=timeout, context=ssl_context)
+    else:
+        connection = http.client.HTTPConnection(host, parts.port, timeout=timeout)
+    stream = EventStream(connection)
+    hung_up = False
+    try:
+        connection.request("POST", path, body=body, headers=dict(headers))
+        try:
+            response = connection.getresponse()
+        except http.client.RemoteDisconnected:
+            hung_up = True
+        else:
+            if response.status != 200:
+                text = response.read(_MAX_ERROR_BODY).decode("utf-8", errors="replace")
+                raise HttpStatusError(response.status, text, response.reason)
+    except BaseException:
+        stream.close()
+        raise
+    if hung_up:
+        stream.close()
+        raise RemoteProtocolError("Server disconnected without sending a response.")
+    stream.attach(response)
+    return stream
+
+
+class EventStream:
+    """The events of one response; iterate once. ``close()`` is safe from any thread, any time."""
+
+    def __init__(self, connection: http.client.HTTPConnection) -> None:
+        self._connection = connection
+        self._response: http.client.HTTPResponse | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def attach(self, response: http.client.HTTPResponse) -> None:
+        self._response = response
+
+    def __iter__(self) -> Iterator[SseEvent]:
+        for event in _decode(self._lines()):
+            if event.data.startswith("[DONE]"):
+                return
+            yield event
+
+    def _lines(self) -> Iterator[str]:
+        """The body's lines, without line ends, each decoded as UTF-8 (as the SDK does)."""
+        response = self._response
+        if response is None:
+            return
+        pending: list[bytes] = []  # the start of a line that spans several reads
+        skip_lf = False  # the previous read ended in "\r": a "\n" starting the next one belongs to it
+        while True:
+            try:
+                chunk = response.read1(_READ_SIZE)
+            except http.client.IncompleteRead:
+                chunk = None
+            if chunk is None:
+                raise RemoteProtocolError(
+                    "peer closed connection without sending complete message body (incomplete chunked read)")
+            if not chunk:
+                break
+            if skip_lf and chunk[:1] == b"\n":
+                chunk = chunk[1:]
+            skip_lf = chunk[-1:] == b"\r"
+            parts = chunk.splitlines(keepends=True)
+            if parts and parts[-1][-1:] not in (b"\n", b"\r"):
+                tail = parts.pop()
+            else:
+                tail = b""
+            for part in parts:
+                line = part[:-2] if part.endswith(b"\r\n") else part[:-1]
+                if pending:
+                    pending.append(line)
+                    line = b"".join(pending)
+                    pending.clear()
+                yield line.decode("utf-8")
+            if tail:
+                pending.append(tail)
+        if pending:
+            yield b"".join(pending).decode("utf-8")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        sock = self._connection.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a reader blocked in another thread
+            except OSError:
+                pass
+        self._connection.close()
+
+
+def _decode(lines: Iterator[str]) -> Iterator[SseEvent]:
+    """Server-sent events from lines, per the WHATWG rules the OpenAI SDK follows.
+
+    As in the SDK, the last event id outlives its event, so after an ``id:`` line every blank line
+    dispatches an event (with empty data, which then fails to parse as JSON, as it does there).
+    """
+    event: str | None = None
+    data: list[str] = []
+    last_id: str | None = None
+    retry: int | None = None
+    for line in lines:
+        if not line:
+            if not event and not data and not last_id and retry is None:
+                continue
+            yield SseEvent(event, "\n".join(data))
+            event, data, retry = None, [], None
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+        elif name == "id" and "\0" not in value:
+            last_id = value
+        elif name == "retry":
+            try:
+                retry = int(value)
+            except ValueError:
+                pass

@@ -1,0 +1,76 @@
+"""The JSON body of a chat-completions request, encoded once per message (pure).
+
+``RequestEncoder.encode(request, model_id)`` returns the body bytes the direct client sends, the same
+JSON ``json.dumps(body)`` would give for this body (keys in the order litellm sends them):
+``model``, ``messages``, ``max_tokens``, ``tools``, ``reasoning_effort``, ``stream: true``,
+``stream_options: {"include_usage": true}``. An assistant message without text carries no
+``content`` key (litellm leaves out the null).
+
+A session's context only grows between requests, so re-encoding the whole history on every call
+would cost time in proportion to the context (megabytes per call in a long tool loop). The history
+is converted incrementally (``ConvertedHistory``) and each converted message is encoded once: later
+calls reuse its bytes while the same message object is still part of the history.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from pi_compact.llm.convert import ConvertedHistory, to_openai_tools
+from pi_compact.llm.protocol import ChatRequest
+
+
+class RequestEncoder:
+    """Encodes the requests of one model; safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._history = ConvertedHistory()
+        # id(converted message) -> (that message, its JSON). Holding the message keeps its id from
+        # being reused by another object while the entry exists.
+        self._encoded: dict[int, tuple[Mapping[str, Any], bytes]] = {}
+        self._lock = threading.Lock()
+
+    def encode(self, request: ChatRequest, model_id: str) -> tuple[bytes, list[dict[str, Any]]]:
+        """The body bytes, and the converted messages (``without_null_content`` gives them as sent)."""
+        with self._lock:
+            messages = self._history.convert(request.system, request.messages)
+            encoded: dict[int, tuple[Mapping[str, Any], bytes]] = {}
+            parts = [b'{"model": ' + json.dumps(model_id).encode("utf-8") + b', "messages": [']
+            for message in messages:
+                entry = self._encoded.get(id(message))
+                if entry is None or entry[0] is not message:
+                    entry = (message, json.dumps(without_null_content(message)).encode("utf-8"))
+                encoded[id(message)] = entry
+                parts += (entry[1], b", ")
+            self._encoded = encoded
+        if messages:
+            parts.pop()  # the separator after the last message
+        parts += (b"], ", json.dumps(_options(request))[1:].encode("utf-8"))  # the options without their "{"
+        return b"".join(parts), messages  # one copy of a body that may be megabytes
+
+
+def request_body(request: ChatRequest, model_id: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The body as a dict (what ``RequestEncoder.encode`` encodes)."""
+    return {"model": model_id, "messages": messages, **_options(request)}
+
+
+def _options(request: ChatRequest) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if request.max_tokens is not None:
+        options["max_tokens"] = request.max_tokens
+    if request.tools:
+        options["tools"] = to_openai_tools(request.tools)
+    if request.reasoning:
+        options["reasoning_effort"] = request.reasoning
+    options["stream"] = True
+    options["stream_options"] = {"include_usage": True}
+    return options
+
+
+def without_null_content(message: Mapping[str, Any]) -> dict[str, Any]:
+    if "content" in message and message["content"] is None:
+        return {k: v for k, v in message.items() if k != "content"}
+    return dict(message) if not isinstance(message, dict) else message

@@ -1,0 +1,147 @@
+"""``OpenAICompatModel``: a ``ChatModel`` that talks to an OpenAI-compatible server directly.
+
+Serves ``openai/<model>`` with an api base (a local server, a self-hosted proxy) without importing
+litellm, whose import costs seconds and whose per-call logging grows with the context
+(``route.litellm_reason`` decides when). It sends what litellm sends for such a model and reads the
+answer as litellm reads it, so the two paths give the same messages, errors and retries; the
+differential tests (``tests/test_llm_compat_parity.py``) hold them to that:
+
+- the body (``openai_body``): ``model`` (without the ``openai/`` prefix), the converted messages,
+  ``max_tokens``, ``tools``, ``reasoning_effort``, ``stream: true`` and
+  ``stream_options.include_usage``; each history message is converted and encoded once, not on every
+  call; sent to ``<api base>/chat/completions`` with ``Authorization: Bearer <key>`` (the given key,
+  else ``OPENAI_API_KEY``, else a placeholder);
+- each event becomes a chunk for ``MessageAssembler`` via ``openai_chunks``; failures are named by
+  ``openai_errors`` and then classified by ``retry.describe_failure`` like litellm's exceptions.
+
+Retries, timeouts, cancel and redaction are ``stream_loop``'s, shared with ``LiteLLMModel``.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pi_compact import __version__
+from pi_compact.llm import model_map
+from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
+from pi_compact.llm.openai_body import RequestEncoder
+from pi_compact.llm.openai_chunks import ChunkReader
+from pi_compact.llm.openai_errors import status_failure
+from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.redact import known_secrets
+from pi_compact.llm.stream_loop import stream_reply
+from pi_compact.settings import RetrySettings
+
+PLACEHOLDER_KEY = "no-key"  # what the litellm path sends to a server given without a key
+
+
+class OpenAICompatModel:
+    """A ``ChatModel`` for ``openai/<model>`` at ``api_base``, over plain HTTP(S) and SSE."""
+
+    def __init__(
+        self,
+        info: ModelInfo,
+        api_base: str,
+        api_key: str | None = None,
+        retry: RetrySettings | None = None,
+    ) -> None:
+        self._info = info
+        self._api_base = api_base
+        self._api_key = api_key
+        self._retry = retry if retry is not None else RetrySettings()
+        self._ssl: ssl.SSLContext | None = None
+        self._encoder = RequestEncoder()
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    @property
+    def endpoint(self) -> str:
+        """Where requests go, for error messages."""
+        return self._api_base
+
+    def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        key = self._api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
+        data, messages = self._encoder.encode(request, self._info.model_id)
+        facts = model_map.lookup(self._info.model)
+        secrets = known_secrets((key, self._api_key), os.environ)
+        headers = self._headers(key)
+        return stream_reply(
+            self._info,
+            self._retry,
+            endpoint=self.endpoint,
+            open_stream=lambda: self._open(data, messages, headers),
+            costs=facts.costs if facts is not None else {},
+            cancel=cancel or CancelToken(),
+            secrets=secrets,
+        )
+
+    def _headers(self, key: str) -> dict[str, str]:
+        headers = {
+            "Authorization": f"Bearer {key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"pi-compact/{__version__}",
+        }
+        # The OpenAI SDK (litellm's client) sends these when the environment names them.
+        for variable, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+            if os.environ.get(variable):
+                headers[header] = os.environ[variable]
+        return headers
+
+    def _url(self) -> str:
+        return self._api_base.rstrip("/") + "/chat/completions"
+
+    def _timeout_s(self) -> float:
+        # A backstop for the worker thread's socket; the timeouts users see are enforced in stream_loop.
+        return max(self._retry.timeout_ms, self._retry.idle_timeout_ms) / 1000 + 1
+
+    def _open(self, data: bytes, messages: list[dict[str, Any]], headers: Mapping[str, str]) -> _Chunks:
+        """Send the request; the chunks of the answer (raises what ``openai_errors`` names)."""
+        url = self._url()
+        try:
+            stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context())
+        except HttpStatusError as error:
+            failure = status_failure(error.status, error.body, reason=error.reason, url=url)
+        else:
+            return _Chunks(stream, ChunkReader(self._info.model_id, messages))
+        raise failure  # outside the except block: the HTTP error must not become its context
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        if not self._api_base.startswith("https:"):
+            return None
+        if self._ssl is None:
+            self._ssl = _default_ssl_context()
+        return self._ssl
+
+
+class _Chunks:
+    """An open answer: iterating yields assembler-ready chunks; ``close()`` drops the connection."""
+
+    def __init__(self, stream: EventStream, reader: ChunkReader) -> None:
+        self._stream = stream
+        self._reader = reader
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self._reader.chunks(self._stream)
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _default_ssl_context() -> ssl.SSLContext:
+    """Certificates as httpx (litellm's HTTP stack) finds them: SSL_CERT_FILE/DIR, else certifi's bundle."""
+    cafile = os.environ.get("SSL_CERT_FILE")
+    capath = os.environ.get("SSL_CERT_DIR")
+    if not cafile and not capath:
+        try:
+            import certifi
+
+            cafile = certifi.where()
+        except ImportError:  # no bundle: the system's store
+            pass
+    return ssl.create_default_context(cafile=cafile, capath=capath)

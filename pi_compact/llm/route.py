@@ -1,0 +1,55 @@
+"""Which adapter serves a model: the direct OpenAI-compatible client, or litellm (pure).
+
+The direct client (``openai_compat``) serves ``openai/<model>`` when an api base is given and litellm
+would treat the request as a plain chat-completions call, so both send the same thing:
+
+- ``PI_COMPACT_MODEL_PATH`` is not ``litellm`` (that value keeps every model on litellm);
+- the api base is an ``http://`` or ``https://`` URL without a query string;
+- ``<model>`` is not one of OpenAI's own models in litellm's map, nor a gpt-5/gpt-6 name, nor a
+  ``responses/`` route: litellm rewrites those requests (``max_completion_tokens``, reasoning rules);
+- litellm would read its bundled model map (``model_map``);
+- no proxy or TLS setting is in the environment (``HTTP(S)_PROXY``, ``ALL_PROXY``, ``SSL_VERIFY``,
+  ``SSL_CERTIFICATE``), nor an empty ``OPENAI_API_KEY``: those change how litellm connects or
+  authenticates, and only litellm should interpret them.
+
+Everything else (other providers, ``openai/*`` without an api base, the cases above) goes through
+``LiteLLMModel``. ``litellm_reason`` says which rule kept a model on litellm (None: the direct client).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from pi_compact.llm import model_map
+
+PATH_VARIABLE = "PI_COMPACT_MODEL_PATH"
+_CONNECTION_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "SSL_VERIFY", "SSL_CERTIFICATE")
+_REWRITTEN_NAME_PARTS = ("gpt-5", "gpt-6", "responses/")
+
+
+def litellm_reason(model: str, api_base: str | None, environ: Mapping[str, str]) -> str | None:
+    """None when the direct client serves ``model``; else why litellm does."""
+    if environ.get(PATH_VARIABLE, "").strip().lower() == "litellm":
+        return f"{PATH_VARIABLE}=litellm"
+    provider, _, name = model.partition("/")
+    if provider != "openai" or not name:
+        return "not an openai/<model> string"
+    if not api_base:
+        return "no api base"
+    parts = urlsplit(api_base)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        return "the api base is not a plain http(s) URL"
+    if any(part in name for part in _REWRITTEN_NAME_PARTS):
+        return "litellm rewrites requests for this model name"
+    for variable in _CONNECTION_VARIABLES:
+        if environ.get(variable) or environ.get(variable.lower()):
+            return f"{variable} is set"
+    if environ.get("OPENAI_API_KEY") == "":
+        return "OPENAI_API_KEY is set but empty"
+    if model_map.lookup(model) is None:
+        return "litellm does not read its bundled model map"
+    catalog = model_map.is_openai_catalog_model(name)
+    if catalog is None or catalog:
+        return "an OpenAI catalog model (litellm applies its request rules)"
+    return None

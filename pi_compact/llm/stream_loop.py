@@ -1,0 +1,173 @@
+"""One assistant reply from a chunk stream: retries, timeouts, cancel and the final message.
+
+Shared by both ``ChatModel`` adapters (``LiteLLMModel`` and ``OpenAICompatModel``); each supplies
+``open_stream()``, which sends one HTTP request and returns an iterable of chat-completion chunks
+(litellm objects or plain dicts, see ``assemble``). Everything else is the same for both:
+
+- the blocking iteration runs in a worker thread feeding a queue, so a cancel is honoured within
+  ~0.1 s even while the server has not sent its first byte;
+- a reply must start (first text, thinking or tool call) within ``retry.provider.timeoutMs`` and then
+  never stall longer than ``retry.provider.idleTimeoutMs``; keep-alive comments and empty chunks are
+  not progress;
+- transient failures (429, 5xx, connection, timeout, an empty reply) are retried with exponential
+  backoff while nothing has been streamed yet (``pi_compact.llm.retry`` classifies them);
+- a reply with no content at all is an error, not an answer; every error text is redacted.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from typing import Any
+
+from pi_compact.llm.assemble import MessageAssembler
+from pi_compact.llm.overflow import is_context_overflow
+from pi_compact.llm.protocol import CancelToken, Done, ModelInfo, Retrying, StreamEvent, aborted_message, now_ms
+from pi_compact.llm.redact import redact
+from pi_compact.llm.retry import FailureReport, backoff_delay_ms, describe_failure
+from pi_compact.settings import RetrySettings
+
+_POLL_S = 0.05  # how often a waiting stream looks at its cancel token
+
+OpenStream = Callable[[], Iterable[Any]]
+
+
+def stream_reply(
+    info: ModelInfo,
+    retry: RetrySettings,
+    *,
+    endpoint: str,
+    open_stream: OpenStream,
+    costs: Mapping[str, float],
+    cancel: CancelToken,
+    secrets: tuple[str, ...],
+) -> Iterator[StreamEvent]:
+    """Stream one reply (with retries); always ends with exactly one ``Done``."""
+    timestamp = now_ms()
+    max_attempts = retry.max_retries + 1 if retry.enabled else 1
+    attempt = 0
+    while True:
+        assembler = MessageAssembler(info, timestamp, costs)
+        outcome = yield from _attempt(open_stream, retry, cancel, assembler)
+        if outcome is _ABORTED:
+            yield Done(aborted_message(info, assembler.content()))
+            return
+        if outcome is None:
+            message = assembler.finish()
+            if not _is_empty_reply(message, info):
+                yield Done(message)
+                return
+            report = FailureReport(
+                f"Empty reply from {endpoint}: no text and no tool call (the answer was empty or "
+                "not an OpenAI-compatible stream).",
+                retryable=True,
+            )
+        else:
+            report = describe_failure(outcome, endpoint=endpoint)
+        text = redact(report.text, secrets)
+        if report.retryable and not assembler.started and attempt + 1 < max_attempts:
+            delay_ms = backoff_delay_ms(attempt, retry)
+            attempt += 1
+            yield Retrying(attempt, max_attempts - 1, delay_ms, text)
+            if cancel.wait(delay_ms / 1000):
+                yield Done(aborted_message(info))
+                return
+            continue
+        yield Done(assembler.finish(error=text))
+        return
+
+
+def _is_empty_reply(message: dict[str, Any], info: ModelInfo) -> bool:
+    """A plain stop with nothing in it; a silent overflow (usage past the window) is left to the caller."""
+    return (
+        message["stopReason"] == "stop"
+        and not message["content"]
+        and not is_context_overflow(message, info.context_window)
+    )
+
+
+def _attempt(
+    open_stream: OpenStream, retry: RetrySettings, cancel: CancelToken, assembler: MessageAssembler
+) -> Generator[StreamEvent, None, BaseException | None]:
+    """One HTTP request: yields deltas, returns None (complete), the failure, or ``_ABORTED``."""
+    inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    stop = threading.Event()
+    opened: list[Any] = []  # the stream, once open_stream() returned it
+
+    def work() -> None:
+        try:
+            response = open_stream()
+            opened.append(response)
+            for chunk in response:
+                if stop.is_set():
+                    break
+                inbox.put(("chunk", chunk))
+            inbox.put(("end", None))
+        except BaseException as exc:  # every failure is data for the caller, never a crash
+            inbox.put(("error", exc))
+        finally:
+            if stop.is_set():
+                _close_quietly(opened)
+
+    worker = threading.Thread(target=work, name="model-stream", daemon=True)
+    worker.start()
+    deadline = time.monotonic() + retry.timeout_ms / 1000
+    try:
+        while True:
+            if cancel.cancelled:
+                return _ABORTED
+            try:
+                kind, payload = inbox.get(timeout=_POLL_S)
+            except queue.Empty:
+                if time.monotonic() < deadline:
+                    continue
+                if assembler.finish_reason is not None:
+                    return None  # complete; the server just never closed the stream
+                return _NoProgress(retry, started=assembler.started)
+            if kind == "chunk":
+                progressed = False
+                for event in assembler.feed(payload):
+                    progressed = True
+                    yield event
+                if progressed:
+                    deadline = time.monotonic() + retry.idle_timeout_ms / 1000
+            elif kind == "end":
+                return None
+            else:
+                failure: BaseException = payload
+                return failure
+    finally:
+        # Done, failed, cancelled, or the consumer stopped iterating: stop the worker and drop the
+        # socket. A worker still waiting for the first byte exits on its own (daemon thread).
+        stop.set()
+        _close_quietly(opened)
+
+
+class _Aborted(Exception):
+    """Marker outcome of an attempt the cancel token stopped (never raised)."""
+
+
+class _NoProgress(TimeoutError):
+    """Outcome of an attempt that made no progress in time (never raised; a TimeoutError, so retried)."""
+
+    def __init__(self, retry: RetrySettings, *, started: bool) -> None:
+        if started:
+            text = (f"the reply stalled: nothing new for {retry.idle_timeout_ms / 1000:g} s "
+                    "(retry.provider.idleTimeoutMs)")
+        else:
+            text = (f"no reply within {retry.timeout_ms / 1000:g} s (raise retry.provider.timeoutMs "
+                    "for a slow server)")
+        super().__init__(text)
+
+
+_ABORTED = _Aborted()
+
+
+def _close_quietly(opened: list[Any]) -> None:
+    for response in opened:
+        try:
+            response.close()
+        except Exception:  # closing a half-read stream may complain; it is closed either way
+            pass
