@@ -206,3 +206,30 @@ def test_recall_reads_behind_compactions_that_pi_wrote(tmp_path: Path) -> None:
     assert "--- entry d6acc48f · user ·" in output.text
     full = recall(store, entry_id="d6acc48f")
     assert full.text.split("\n", 1)[1].startswith("alright, read @packages/coding-agent/src/main.ts")
+
+
+def test_a_search_out_of_time_stops_where_it_is_and_says_how_far_back_it_read() -> None:
+    from pi_compact.session.history import search
+
+    entries = chain(*(user(f"message number {i}") for i in range(600)))
+    asked = []
+
+    def out_of_time() -> bool:  # asked every 256 positions, newest first: at 512, then at 256
+        asked.append(True)
+        return len(asked) == 2
+
+    result = search(entries, Query.parse("message"), 1000, out_of_time=out_of_time)
+    assert (result.stopped_at, result.complete, result.total) == (256, False, 599 - 256)
+    assert [hit.entry_id for hit in result.hits][-1] == "test-id-257"
+
+
+def test_recall_past_its_time_budget_answers_with_what_it_found_and_says_the_search_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pi_compact.agent.tools.recall as recall_module
+
+    monkeypatch.setattr(recall_module, "SEARCH_BUDGET_S", 0.0)  # out of time at the first check (position 0)
+    output = recall(open_store(tmp_path, compacted_session()), query=r"port \d{5}")
+    assert output.details is not None and output.details["entryIds"] == ["test-id-1"]  # entry 0 was not read
+    assert "the search stopped after 0 s; a query with a literal word searches further" in output.text
+    assert "more beyond limit" not in output.text

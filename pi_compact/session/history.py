@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import heapq
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,6 +294,8 @@ class SearchResult:
     hits: tuple[Hit, ...]
     total: int
     complete: bool = True
+    # Set when the time budget ran out: the position in ``entries`` of the oldest message read.
+    stopped_at: int | None = None
 
 
 def _message(entry: Mapping[str, Any]) -> Message | None:
@@ -306,12 +308,17 @@ def _message(entry: Mapping[str, Any]) -> Message | None:
     return None
 
 
-def search(entries: Sequence[Entry], query: Query, limit: int, index: TextIndex | None = None) -> SearchResult:
+def search(
+    entries: Sequence[Entry], query: Query, limit: int, index: TextIndex | None = None,
+    out_of_time: Callable[[], bool] | None = None,
+) -> SearchResult:
     """The ``limit`` best-matching messages of ``entries``: more words matched first, then newest first.
 
     Reads newest to oldest and stops once more than ``limit`` messages matched with the best possible
     score: nothing older could rank above them. ``index`` must have been updated with a list holding
-    ``entries`` (without one, a throwaway index is built).
+    ``entries`` (without one, a throwaway index is built). ``out_of_time`` is asked every few hundred
+    messages; once it says yes the scan stops there (``stopped_at``), so a pathological regular
+    expression over a huge session still answers promptly, saying how far back it looked.
     """
     limit = max(1, limit)
     if index is None:
@@ -325,7 +332,11 @@ def search(entries: Sequence[Entry], query: Query, limit: int, index: TextIndex 
     complete = True
     # The hot loop of a recall over a big session: locals only, no call per entry but the match, and
     # no object per match (a tuple for each of 90k matches would also wake the garbage collector).
+    stopped_at: int | None = None
     for position in range(len(entries) - 1, -1, -1):
+        if out_of_time is not None and not position & 255 and out_of_time():
+            stopped_at, complete = position, False
+            break
         lowered = texts.get(entries[position].get("id", ""))
         if lowered is None:
             continue
@@ -356,4 +367,4 @@ def search(entries: Sequence[Entry], query: Query, limit: int, index: TextIndex 
         assert message is not None  # indexed entries hold a message
         text = searchable_text(message)
         hits.append(Hit(entry, message, score, excerpt(text, *query.locate(text))))
-    return SearchResult(tuple(hits), total, complete)
+    return SearchResult(tuple(hits), total, complete, stopped_at)
