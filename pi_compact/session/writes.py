@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_compact.durable import sync_directory
 from pi_compact.paths import ensure_private_dir
 
 
@@ -131,19 +132,5 @@ def replace_contents(path: Path, data: bytes) -> FileState:
         if isinstance(exc, OSError):
             raise WriteFailed(exc, True) from exc
         raise
-    _sync_directory(real.parent)
+    sync_directory(real.parent)
     return state
-
-
-def _sync_directory(directory: Path) -> None:
-    """Make the rename durable (best effort: not every platform can open a directory)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
