@@ -84,8 +84,12 @@ def model_factory(options: AppOptions, settings: Settings, model: str | None = N
     return resolve
 
 
-def open_store(options: AppOptions, settings: Settings) -> SessionStore:
-    """The session to use: --no-session, --session FILE, -c (most recent), or a new file."""
+def open_store(
+    options: AppOptions, settings: Settings, report: Callable[[str], None] | None = None
+) -> SessionStore:
+    """The session to use: --no-session, --session FILE, -c (most recent), or a new file.
+
+    ``report`` hears why ``-c`` started a new session (there was none to continue)."""
     from pi_compact.session.store import SessionStore
 
     cwd = str(options.cwd)
@@ -100,6 +104,8 @@ def open_store(options: AppOptions, settings: Settings) -> SessionStore:
         recent = find_most_recent_session(directory)
         if recent is not None:
             return SessionStore.open(recent, cwd, now_ms(), hold=True)
+        if report is not None:
+            report(f"No session to continue in {directory}; starting a new one.")
     now = datetime.now(timezone.utc)
     session_id = new_session_id(now)
     path = new_session_file(options.cwd, now, session_id=session_id, directory=directory)
@@ -133,7 +139,7 @@ def build_runtime(
     from pi_compact.agent.system_prompt import build_system_prompt
     from pi_compact.agent.tools import default_tools
 
-    store = open_store(options, settings)
+    store = open_store(options, settings, lambda text: emit(Notice(text, "info")))
     chat_model: ChatModel = model or LazyModel(model_factory(options, settings))
     tools = default_tools()
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)

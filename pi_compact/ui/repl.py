@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 # Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
 COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
-                 "/help", "/quit")
+                 "/expand", "/copy", "/help", "/quit")
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
 
@@ -50,7 +50,7 @@ def _plain(text: str, style: str = "") -> None:
 class Repl:
     """The read-eval-print loop; ``state`` exists once the loader thread has built the session."""
 
-    def __init__(self, runtimes: Runtimes, loaded: LoadedSettings) -> None:
+    def __init__(self, runtimes: Runtimes, loaded: LoadedSettings, first_message: str | None = None) -> None:
         self.runtimes = runtimes
         self.loaded = loaded
         self.state: ReplState | None = None
@@ -60,7 +60,8 @@ class Repl:
         self._above = AbovePrompt()  # output waiting to be printed above the prompt
         self._loader: threading.Thread | None = None
         self._typeahead = ""
-        self._queued: list[str] = []  # lines typed ahead (with Enter) during a turn, submitted in order
+        # Lines typed ahead (with Enter) during a turn, submitted in order; a prompt from the command line is the first.
+        self._queued: list[str] = [first_message] if first_message else []
         self._model_errors: set[str] = set()  # why the model cannot be used, as already shown: said once
         try:
             self.model_name = runtimes.model_name(loaded.settings)
@@ -194,6 +195,11 @@ class Repl:
                 state.say(MODEL_UNUSABLE if repeated else str(exc), "red")
         state.print_status()
 
+    def _expand(self) -> None:
+        """Ctrl-O at the prompt: the last collapsed tool output in full."""
+        if self.state is None or not self.state.renderer.expand_last():
+            _plain("No collapsed tool output to expand yet.", "ansibrightblack")
+
     # ---- the loop --------------------------------------------------------------------------------
 
     def _commands(self) -> list[tuple[str, str]]:
@@ -234,7 +240,7 @@ class Repl:
         if self._model_error:
             _plain(self._model_error, "ansired")
         completer = SlashCompleter(self._commands, self._arguments)
-        prompt = make_prompt(open_history(history_file()), completer)
+        prompt = make_prompt(open_history(history_file()), completer, on_expand=self._expand)
         self._above.app = prompt.app
         prompt.app.after_render += self.start_loader
         interrupted = False
@@ -266,6 +272,6 @@ class Repl:
                 _plain("Interrupted.", "ansiyellow")
 
 
-def run_repl(runtimes: Runtimes, loaded: LoadedSettings) -> int:
-    """The interactive mode; returns the process exit code."""
-    return Repl(runtimes, loaded).loop()
+def run_repl(runtimes: Runtimes, loaded: LoadedSettings, first_message: str | None = None) -> int:
+    """The interactive mode (``first_message`` is sent at once); returns the process exit code."""
+    return Repl(runtimes, loaded, first_message).loop()
