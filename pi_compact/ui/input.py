@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
@@ -70,8 +71,16 @@ class SlashCompleter(Completer):
                 yield Completion(option, start_position=-len(word))
 
 
-def key_bindings() -> KeyBindings:
+def key_bindings(on_expand: Callable[[], None] | None = None) -> KeyBindings:
+    """The prompt's keys; ``on_expand`` (Ctrl-O) prints above the prompt, leaving what is typed alone."""
     bindings = KeyBindings()
+
+    if on_expand is not None:
+        expand = on_expand
+
+        @bindings.add("c-o")
+        def _expand(event: KeyPressEvent) -> None:
+            run_in_terminal(expand)
 
     @bindings.add("enter")
     def _send(event: KeyPressEvent) -> None:
@@ -113,13 +122,14 @@ def _continuation(width: int, line_number: int, wrap_count: int) -> FormattedTex
 
 
 def make_prompt(
-    history: History, completer: Completer, *, input: Input | None = None, output: Output | None = None
+    history: History, completer: Completer, *, input: Input | None = None, output: Output | None = None,
+    on_expand: Callable[[], None] | None = None,
 ) -> PromptSession[str]:
     """The REPL's prompt session (``input``/``output`` default to the terminal; tests pass pipes)."""
     return PromptSession(
         message=FormattedText([("bold ansicyan", PROMPT)]),
         multiline=True,  # Enter is rebound to send; the newline keys insert line breaks
-        key_bindings=key_bindings(),
+        key_bindings=key_bindings(on_expand),
         history=history,
         completer=completer,
         complete_while_typing=True,

@@ -15,13 +15,14 @@ is the one table of them, in the order ``/help`` lists them. A new command is on
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 
 from rich.table import Table
 from rich.text import Text
 
-from pi_compact.ui.commands import compaction, config, context, session
+from pi_compact.ui.commands import compaction, config, context, output, session
 from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
 
 _COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
@@ -36,9 +37,19 @@ def dispatch(state: ReplState, text: str) -> Outcome:
     arg = rest[0] if rest else ""
     command = BY_NAME.get(name.lower())
     if command is None:
-        state.say(f"Unknown command {name}; type /help for the list. Nothing was sent to the model.", "yellow")
+        state.say(unknown_command_hint(name), "yellow")
+        return "continue"
+    if arg.strip() and not command.args:
+        state.say(f"{command.name} takes no arguments; type {command.name} alone. Nothing was run.", "yellow")
         return "continue"
     return command.handler(state, arg.strip())
+
+
+def unknown_command_hint(name: str) -> str:
+    """One line for a command that does not exist, naming the closest real one when there is one."""
+    close = difflib.get_close_matches(name.lower(), list(BY_NAME), n=1, cutoff=0.6)
+    guess = f"did you mean {close[0]}? " if close else "type /help for the list. "
+    return f"Unknown command {name}; {guess}Nothing was sent to the model."
 
 
 def argument_options(state: ReplState, command: str) -> Sequence[str]:
@@ -80,6 +91,7 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Ctrl-C twice at an empty prompt, Ctrl-D", "quit"),
     ("Up / Down", "previous / next input from the history"),
     ("Tab", "complete a /command and its argument"),
+    ("Ctrl-O", "show the last collapsed tool output in full"),
 )
 
 COMMANDS: tuple[Command, ...] = (
@@ -92,6 +104,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("/model", "[name]", "show the model, or switch (compacts first if the new window needs it)", config.model),
     Command("/session", "", "the session file, its entries and size", session.session),
     Command("/new", "", "start a fresh session file", session.new),
+    Command("/expand", "", "show the last collapsed tool output in full (also Ctrl-O)", output.expand),
+    Command("/copy", "", "copy the last answer to the clipboard (OSC 52: works over ssh and in tmux)", output.copy),
     Command("/help", "", "this list", _help),
     Command("/quit", "", "leave (also Ctrl-D)", _quit),
 )
@@ -109,4 +123,5 @@ __all__ = [
     "argument_options",
     "dispatch",
     "is_command",
+    "unknown_command_hint",
 ]

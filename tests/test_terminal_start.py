@@ -1,0 +1,73 @@
+"""Start-up and issue-13 terminal behaviour in a real terminal (tmux), against the scripted server.
+
+Uses the ``Terminal`` driver of test_terminal_tmux.py; each test has its own terminal.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scripted_server import Reply, ScriptedServer, ToolCallReply
+from test_terminal_tmux import CLI, LONG, WINDOW, Terminal, user_texts
+
+pytestmark = [
+    pytest.mark.terminal,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+    pytest.mark.skipif(not CLI.exists(), reason=f"{CLI} is not installed (pip install -e .)"),
+]
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    scripted = ScriptedServer().start()
+    yield scripted
+    scripted.stop()
+
+
+def model_args(server: ScriptedServer, *extra: str) -> str:
+    return " ".join([f"--model openai/scripted --api-base {server.base_url} --api-key x --context-window {WINDOW}",
+                     *extra])
+
+
+def test_a_positional_prompt_opens_the_terminal_with_that_message_sent(server: ScriptedServer, tmp_path: Path) -> None:
+    server.enqueue(Reply(text="Looking at the failing test now."))
+    term = Terminal(tmp_path, server, model_args=model_args(server, "'fix the failing test'"))
+    try:
+        screen = term.wait_for("Looking at the failing test now.", timeout=LONG)
+        assert "pi> fix the failing test" in screen
+        term.wait_prompt(since=0, timeout=LONG)
+        assert user_texts(server) == ["fix the failing test"]
+        assert term.alive()  # still the interactive terminal, waiting for the next message
+    finally:
+        term.close()
+
+
+def test_an_edit_shows_a_diff_and_ctrl_o_expands_a_collapsed_bash_output(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    term = Terminal(tmp_path, server, model_args=model_args(server))
+    try:
+        (term.project / "app.py").write_text("def main():\n    return 1\n")
+        term.wait_for("pi>", timeout=LONG)
+        server.enqueue(Reply(tool_calls=(ToolCallReply("edit", {
+            "path": "app.py", "oldText": "    return 1", "newText": "    return 2"}),)))
+        server.enqueue(Reply(tool_calls=(ToolCallReply("bash", {"command": "seq 1 30"}),)))
+        server.enqueue(Reply(text="Changed and checked."))
+        start = term.mark()
+        term.type("change the return value")
+        screen = term.wait_for("Changed and checked.", timeout=LONG, since=start)
+        assert "▸ edit app.py" in screen
+        assert "-    return 1" in screen and "+    return 2" in screen
+        assert "… 27 earlier lines (Ctrl-O to expand)\n    28\n    29\n    30\n    [Exit code: 0]" in screen
+        term.wait_prompt(since=start)
+        assert "\n    7\n" not in term.screen()[start:]
+        mark = term.mark()
+        term.key("C-o")
+        expanded = term.wait_for(lambda s: "\n    7\n" in s and "\n    29\n" in s, since=mark)
+        assert "seq 1 30\n  ⎿ 1\n    2\n" in expanded  # the call line, then the output in full
+        assert (term.project / "app.py").read_text() == "def main():\n    return 2\n"
+    finally:
+        term.close()
