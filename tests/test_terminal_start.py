@@ -71,3 +71,40 @@ def test_an_edit_shows_a_diff_and_ctrl_o_expands_a_collapsed_bash_output(
         assert (term.project / "app.py").read_text() == "def main():\n    return 2\n"
     finally:
         term.close()
+
+
+def test_bang_ls_shows_the_listing_and_the_model_gets_it(server: ScriptedServer, tmp_path: Path) -> None:
+    term = Terminal(tmp_path, server, model_args=model_args(server))
+    try:
+        (term.project / "README.txt").write_text("hi\n")
+        term.wait_for("pi>", timeout=LONG)
+        start = term.mark()
+        term.type("!ls")
+        screen = term.wait_for("README.txt", timeout=LONG, since=start)
+        assert "$ ls" in screen
+        term.wait_prompt(since=start, timeout=LONG)
+        server.enqueue(Reply(text="I see the readme."))
+        term.type("what is here?")
+        term.wait_for("I see the readme.", timeout=LONG, since=start)
+        users = [m for m in server.requests[-1]["messages"] if m["role"] == "user"]
+        assert "The user ran the shell command `ls`." in str(users[0]["content"])
+        assert "README.txt" in str(users[0]["content"])
+    finally:
+        term.close()
+
+
+def test_copy_puts_the_last_answer_on_the_clipboard_through_osc_52(server: ScriptedServer, tmp_path: Path) -> None:
+    term = Terminal(tmp_path, server, model_args=model_args(server))
+    try:
+        term.tmux("set-option", "-s", "set-clipboard", "on")  # let tmux take OSC 52 into its paste buffer
+        term.wait_for("pi>", timeout=LONG)
+        server.enqueue(Reply(text="Copy me, please."))
+        start = term.mark()
+        term.type("say something")
+        term.wait_for("Copy me, please.", timeout=LONG, since=start)
+        term.wait_prompt(since=start, timeout=LONG)
+        term.type("/copy")
+        term.wait_for("Copied the last answer", since=start)
+        assert term.tmux("show-buffer").stdout == "Copy me, please."
+    finally:
+        term.close()

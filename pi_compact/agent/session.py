@@ -200,6 +200,10 @@ class AgentSession:
         self._store.append_message(message, self._now())
         self._context.messages.append(message)
 
+    def add_message(self, message: Message) -> None:
+        """Record a message the user made outside a turn (a ``!cmd`` run) in the file and the context."""
+        self._append(message)
+
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Run one user prompt to completion; returns the final assistant message."""
         token = cancel or CancelToken()

@@ -224,6 +224,12 @@ class Repl:
         self._above.flush()
         if is_command(text):
             return dispatch(state, text) != "quit"
+        from pi_compact.ui.shell_escape import run_shell, shell_command
+
+        shell = shell_command(text)
+        if shell is not None:  # `!cmd` / `!!cmd`: the user's own shell command, not a message
+            run_shell(state, *shell)
+            return True
         self.send(state, text)
         return True
 
