@@ -26,6 +26,7 @@ from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
 
 if TYPE_CHECKING:  # the agent stack is imported where it is used: the interactive prompt must not wait for it
+    from pi_compact.agent.approval import Decision
     from pi_compact.agent.session import AgentSession
     from pi_compact.session.store import SessionStore
 
@@ -207,6 +208,12 @@ def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[s
         sys.stderr.write(f"warning: {warning}\n")
 
 
+def refuse_unasked(tool_name: str, args: Mapping[str, Any], cancel: CancelToken | None) -> Decision:
+    """Print mode's answer to an approval question: no (nobody can be asked); said on stderr."""
+    sys.stderr.write(f"pi-compact: declined the {tool_name} call: the approval mode asks first, and -p cannot ask.\n")
+    return "no"
+
+
 def cancelled_text(end: CompactionEnd | None) -> str:
     """The line print mode ends with when the user cancelled after the model had replied."""
     if end is None:
@@ -241,6 +248,11 @@ def run_print_mode(
             aborted.append(event)
 
     runtime = build_runtime(options, settings, emit, model)
+    mode = options.approve or settings.approve
+    if mode != "none":  # no terminal to ask: calls that need a yes are declined, and said so
+        from pi_compact.agent.approval import ApprovalGate
+
+        runtime.session.approval = ApprovalGate(mode, refuse_unasked)
     warn_against_window(runtime.model, settings, sources)
     token = CancelToken()
     for warning in runtime.store.warnings:  # stderr in both modes: stdout is the answer or JSON events

@@ -119,6 +119,8 @@ def main_callback(
         list[Path] | None, typer.Option(metavar="FILE", help="Load this extension file (repeatable).")
     ] = None,
     session_dir: Annotated[str | None, typer.Option(help="Directory for new session files.")] = None,
+    approve: Annotated[str | None, typer.Option(metavar="[none|edits|all]", help="Ask before write/edit (edits) "
+                                                "or also bash (all); default none, or the approve setting.")] = None,
     initial_message: Annotated[str | None, typer.Option("--initial-message", hidden=True)] = None,
 ) -> None:
     """Start the agent: `pi-compact [PROMPT]` opens the terminal (sending PROMPT first), `-p PROMPT` prints
@@ -133,6 +135,8 @@ def main_callback(
             raise UsageError(f"--mode must be text or json, got {mode!r}.")
         if context_window is not None and context_window <= 0:
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
+        if approve not in (None, "none", "edits", "all"):
+            raise UsageError(f"--approve must be none, edits or all, got {approve!r}.")
         if session is not None and no_session:
             raise UsageError("--session and --no-session cannot be used together.")
         from pi_compact.cli_input import plan_start, read_piped_stdin
@@ -145,7 +149,7 @@ def main_callback(
             cwd=Path.cwd(), prompt=prompt, mode=mode, model=model, api_base=api_base, api_key=api_key,
             context_window=context_window, session=session, continue_recent=continue_recent,
             no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
-            session_dir=session_dir,
+            session_dir=session_dir, approve=approve,
         )
         loaded = _load_settings(Path.cwd(), {})
         if prompt is not None:

@@ -146,3 +146,14 @@ def test_an_argument_to_a_command_that_takes_none_gets_a_hint_and_runs_nothing(p
     assert dispatch(state, "/new please") == "continue"
     assert "/new takes no arguments; type /new alone. Nothing was run." in buffer.getvalue()
     assert "fresh" not in buffer.getvalue().lower() and state.session.store.path == project / "s.jsonl"
+
+
+def test_every_option_of_the_main_command_that_takes_a_value_is_known_to_the_prompt_splitter() -> None:
+    import typer.main
+
+    from pi_compact.cli_input import VALUE_OPTIONS
+
+    command = typer.main.get_command(app.build())
+    takes_value = {name for param in command.params if not getattr(param, "is_flag", True)
+                   for name in param.opts if name.startswith("-")}
+    assert takes_value == VALUE_OPTIONS

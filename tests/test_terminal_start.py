@@ -5,6 +5,7 @@ Uses the ``Terminal`` driver of test_terminal_tmux.py; each test has its own ter
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,5 +107,39 @@ def test_copy_puts_the_last_answer_on_the_clipboard_through_osc_52(server: Scrip
         term.type("/copy")
         term.wait_for("Copied the last answer", since=start)
         assert term.tmux("show-buffer").stdout == "Copy me, please."
+    finally:
+        term.close()
+
+
+def test_approval_edits_asks_and_no_leaves_the_file_while_yes_changes_it(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    term = Terminal(tmp_path, server, model_args=model_args(server, "--approve edits"))
+    target = term.project / "app.py"
+    target.write_text("x = 1\n")
+    try:
+        term.wait_for("pi>", timeout=LONG)
+        edit = {"path": "app.py", "oldText": "x = 1", "newText": "x = 2"}
+        server.enqueue(Reply(tool_calls=(ToolCallReply("edit", edit),)))
+        server.enqueue(Reply(text="Left it alone."))
+        start = term.mark()
+        term.type("change x")
+        screen = term.wait_for("Allow this edit?", timeout=LONG, since=start)
+        assert "-x = 1" in screen and "+x = 2" in screen
+        term.type("n", enter=False)
+        term.wait_for("Left it alone.", timeout=LONG, since=start)
+        assert target.read_text() == "x = 1\n"
+        assert "Not run: the user declined this call." in json.dumps(server.requests[-1]["messages"])
+        term.wait_prompt(since=start, timeout=LONG)
+        server.enqueue(Reply(tool_calls=(ToolCallReply("edit", edit),)))
+        server.enqueue(Reply(text="Changed it."))
+        start = term.mark()
+        term.type("now do change it")
+        term.wait_for("Allow this edit?", timeout=LONG, since=start)
+        term.type("y", enter=False)
+        term.wait_for("Changed it.", timeout=LONG, since=start)
+        assert target.read_text() == "x = 2\n"
+        screen = term.wait_prompt(since=start, timeout=LONG)
+        assert "pi> y" not in screen  # the answer key was not kept as type-ahead
     finally:
         term.close()

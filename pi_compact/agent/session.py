@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pi_compact.agent.approval import ApprovalGate
 from pi_compact.agent.compactor import CompactionHooks, Compactor, nothing_to_compact
 from pi_compact.agent.events import (
     AgentEnd,
@@ -84,6 +85,7 @@ class AgentSession:
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self._compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
+        self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -271,7 +273,9 @@ class AgentSession:
                 continue
             if stop == "error" or not tool_calls(reply):
                 return reply
-            if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self._append):
+            approve = self.approval.allows if self.approval is not None else None
+            if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self._append,
+                                  approve):
                 return reply
             if self._threshold_exceeded():
                 # Beyond pi: compact between tool turns, then continue the task with summary + tail.

@@ -201,8 +201,12 @@ def take_typeahead(source: Input) -> bytes:
 class TurnKeys:
     """Watches the terminal while a turn runs: Esc cancels, typed text is kept for the next prompt."""
 
-    def __init__(self, on_escape: Callable[[], None], stream: TextIO | None = None, pending: bytes = b"") -> None:
+    def __init__(
+        self, on_escape: Callable[[], None], stream: TextIO | None = None, pending: bytes = b"",
+        tap: Callable[[bytes], bool] | None = None,
+    ) -> None:
         self._on_escape = on_escape
+        self._tap = tap  # a question asked during the turn (approval) takes keys first
         self._stream = stream
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -262,6 +266,8 @@ class TurnKeys:
                 return
             if not data:
                 return
+            if self._tap is not None and self._tap(data):
+                continue
             self.feed(data)
 
     def feed(self, data: bytes) -> None:

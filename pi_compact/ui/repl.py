@@ -62,6 +62,7 @@ class Repl:
         self._typeahead = ""
         # Lines typed ahead (with Enter) during a turn, submitted in order; a prompt from the command line is the first.
         self._queued: list[str] = [first_message] if first_message else []
+        self._tap: Callable[[bytes], bool] | None = None  # keys for an approval question asked during a turn
         self._model_errors: set[str] = set()  # why the model cannot be used, as already shown: said once
         try:
             self.model_name = runtimes.model_name(loaded.settings)
@@ -89,6 +90,10 @@ class Repl:
             console = Console(highlight=False)
             renderer = TerminalRenderer(console, show_thinking=self.loaded.settings.show_thinking)
             session = self.runtimes.build(self.loaded.settings, relay)
+            from pi_compact.ui.approval_prompt import install
+
+            self._tap = install(session, self.runtimes.options.approve or self.loaded.settings.approve, console,
+                                renderer, self.runtimes.options.cwd)
             self.state = ReplState(console, renderer, self.runtimes, self.loaded, session, self.run_cancellable,
                                    self.model_name)
         except BaseException as exc:  # noqa: BLE001 - reported on the main thread, as before a prompt
@@ -165,7 +170,7 @@ class Repl:
     def run_cancellable(self, work: Callable[[CancelToken], Any]) -> Any:
         """Run ``work`` in a worker thread (``ui.worker``); Ctrl-C or Esc cancels it. Its exception is re-raised."""
         app = self._above.app
-        finished = run_in_worker(work, take_typeahead(app.input) if app is not None else b"")
+        finished = run_in_worker(work, take_typeahead(app.input) if app is not None else b"", self._tap)
         self._require().renderer.close()
         if finished.cancelled:  # after a cancel nothing runs by itself: what was typed waits in the prompt
             self._typeahead = "\n".join([*finished.lines, finished.typed]).strip("\n")

@@ -115,6 +115,12 @@ def _collapsed(lines: list[str], styles: list[str], limit: int, *, tail: bool = 
     return ToolView(shown, _lines(lines, styles, None) if len(lines) > limit else None)
 
 
+def diff_view(diff: str, header: str, limit: int | None = DIFF_LINES) -> Text:
+    """A unified diff as coloured, indented lines under ``header`` (file name lines left out)."""
+    body = [line for line in clean(diff).splitlines() if not line.startswith(("---", "+++"))]
+    return _lines([header, *body], ["dim", *map(_diff_style, body)], limit)
+
+
 def result_view(
     name: str, args: Mapping[str, Any], result: Mapping[str, Any], is_error: bool, *, before: str | None = None,
 ) -> ToolView:
@@ -136,4 +142,4 @@ def result_view(
     return _collapsed(lines, styles, RESULT_LINES, tail=name == "bash")
 
 
-__all__ = ["ToolView", "call_line", "read_before_write", "result_view", "write_diff"]
+__all__ = ["ToolView", "call_line", "diff_view", "read_before_write", "result_view", "write_diff"]
