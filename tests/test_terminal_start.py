@@ -143,3 +143,30 @@ def test_approval_edits_asks_and_no_leaves_the_file_while_yes_changes_it(
         assert "pi> y" not in screen  # the answer key was not kept as type-ahead
     finally:
         term.close()
+
+
+def test_reopening_a_session_prints_the_recent_conversation(server: ScriptedServer, tmp_path: Path) -> None:
+    session_file = tmp_path / "old.jsonl"
+    first = Terminal(tmp_path / "a", server, session_file=session_file, model_args=model_args(server))
+    try:
+        first.wait_for("pi>", timeout=LONG)
+        for n in (1, 2, 3, 4):
+            server.enqueue(Reply(text=f"Answer number {n}."))
+            start = first.mark()
+            first.type(f"question number {n}")
+            first.wait_for(f"Answer number {n}.", timeout=LONG, since=start)
+            first.wait_prompt(since=start, timeout=LONG)
+        first.key("C-d")
+        assert first.wait_exit() == 0
+    finally:
+        first.close()
+    again = Terminal(tmp_path / "b", server, session_file=session_file, model_args=model_args(server))
+    try:
+        screen = again.wait_for("Answer number 4.", timeout=LONG)
+        assert f"Resumed {session_file}: 8 messages in context." in screen
+        assert "… 2 earlier messages not shown" in screen
+        assert "question number 1" not in screen
+        assert screen.index("pi> question number 2") < screen.index("Answer number 2.") < \
+            screen.index("pi> question number 4")
+    finally:
+        again.close()

@@ -121,7 +121,12 @@ class Repl:
         else:
             say(f"Session {path.name if path is not None else 'in memory only (--no-session)'}", "dim")
         if session.compactions:
-            say(compacted_times(session.compactions), "cyan")
+            say(f"{compacted_times(session.compactions)} — /summary to read", "cyan")
+        if session.messages:
+            from pi_compact.ui.transcript import recent_transcript
+
+            for part in recent_transcript(session.messages):
+                state.console.print(part)
 
     def _warm_model(self) -> None:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
