@@ -172,9 +172,11 @@ class AppRuntimes:
 
     def build(
         self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
-        fresh: bool = False,
+        fresh: bool = False, session_file: Path | None = None,
     ) -> AgentSession:
         options = replace(self.options, session=None, continue_recent=False) if fresh else self.options
+        if session_file is not None:
+            options = replace(options, session=session_file, continue_recent=False, no_session=False)
         return build_runtime(options, settings, emit, model).session
 
     def make_model(self, name: str, settings: Settings) -> ChatModel:

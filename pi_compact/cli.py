@@ -111,6 +111,9 @@ def main_callback(
     continue_recent: Annotated[
         bool, typer.Option("--continue", "-c", help="Continue the newest session here.")
     ] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", "-r", help="Pick a session of this project to continue.")
+    ] = False,
     no_session: Annotated[bool, typer.Option("--no-session", help="Keep the session in memory only.")] = False,
     no_auto_compact: Annotated[
         bool, typer.Option("--no-auto-compact", help="No automatic compaction (threshold or overflow).")
@@ -152,6 +155,14 @@ def main_callback(
             session_dir=session_dir, approve=approve,
         )
         loaded = _load_settings(Path.cwd(), {})
+        if resume and prompt is None and session is None:
+            from dataclasses import replace
+
+            from pi_compact.paths import resolve_session_dir
+            from pi_compact.ui.commands.resume import pick_at_start
+
+            directory = resolve_session_dir(Path.cwd(), flag=session_dir, setting=loaded.settings.session_dir)
+            options = replace(options, session=pick_at_start(directory))
         if prompt is not None:
             from pi_compact.app import run_print_mode
 

@@ -6,6 +6,7 @@ Uses the ``Terminal`` driver of test_terminal_tmux.py; each test has its own ter
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,3 +171,48 @@ def test_reopening_a_session_prints_the_recent_conversation(server: ScriptedServ
             screen.index("pi> question number 4")
     finally:
         again.close()
+
+
+def _old_sessions(directory: Path) -> None:
+    from builders import assistant, chain, header, user, write_session
+
+    directory.mkdir(parents=True)
+    for name, first, mtime in (("a.jsonl", "oldest work", 1000), ("b.jsonl", "newest work", 3000),
+                               ("c.jsonl", "middle work", 2000)):
+        write_session(directory / name, chain(user(first), assistant(f"reply to {first}")), header())
+        os.utime(directory / name, (mtime, mtime))
+
+
+def test_resume_picker_opens_the_second_newest_session(server: ScriptedServer, tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    _old_sessions(sessions)
+    term = Terminal(tmp_path / "t", server, model_args=model_args(server, f"--session-dir {sessions}"))
+    try:
+        term.wait_for("pi>", timeout=LONG)
+        start = term.mark()
+        term.type("/resume")
+        screen = term.wait_for("Open which session?", timeout=LONG, since=start)
+        assert screen.index("1.") < screen.index("newest work") < screen.index("2.") < screen.index("middle work")
+        term.type("2")
+        screen = term.wait_for("reply to middle work", timeout=LONG, since=start)
+        assert f"Resumed {sessions / 'c.jsonl'}: 2 messages in context." in screen
+        assert "pi> middle work" in screen
+    finally:
+        term.close()
+
+
+def test_dash_r_picks_a_session_before_the_terminal_starts(server: ScriptedServer, tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    _old_sessions(sessions)
+    root = tmp_path / "t"
+    flags = model_args(server, f"--session-dir {sessions} -r")
+    term = Terminal(root, server, with_session_flag=False, model_args=flags)
+    try:
+        term.wait_for("Open which session?", timeout=LONG)
+        term.type("oldest")
+        term.wait_for(lambda s: s.count("Open which session?") == 2)
+        term.type("1")
+        screen = term.wait_for("reply to oldest work", timeout=LONG)
+        assert "pi> oldest work" in screen
+    finally:
+        term.close()

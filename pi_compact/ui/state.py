@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rich.console import Console
@@ -44,9 +45,10 @@ class Runtimes(Protocol):
 
     def build(
         self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
-        fresh: bool = False,
+        fresh: bool = False, session_file: Path | None = None,
     ) -> AgentSession:
-        """A wired session (``fresh``: in a new session file, as ``/new`` wants, whatever the flags said)."""
+        """A wired session (``fresh``: in a new session file, as ``/new`` wants, whatever the flags said;
+        ``session_file``: that file, as ``/resume`` wants)."""
         ...
 
     def make_model(self, name: str, settings: Settings) -> ChatModel:

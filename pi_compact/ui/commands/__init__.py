@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
-from pi_compact.ui.commands import compaction, config, context, output, session
+from pi_compact.ui.commands import compaction, config, context, output, resume, session
 from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
 
 _COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
@@ -104,6 +104,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("/model", "[name]", "show the model, or switch (compacts first if the new window needs it)", config.model),
     Command("/session", "", "the session file, its entries and size", session.session),
     Command("/new", "", "start a fresh session file", session.new),
+    Command("/resume", "", "pick another session of this project (newest first, with a filter) and open it",
+            resume.resume),
     Command("/expand", "", "show the last collapsed tool output in full (also Ctrl-O)", output.expand),
     Command("/copy", "", "copy the last answer to the clipboard (OSC 52: works over ssh and in tmux)", output.copy),
     Command("/help", "", "this list", _help),
