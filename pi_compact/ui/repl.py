@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 # Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
 COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
-                 "/resume", "/expand", "/copy", "/help", "/quit")
+                 "/resume", "/expand", "/copy", "/export", "/help", "/quit")
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
 

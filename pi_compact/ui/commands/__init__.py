@@ -108,6 +108,7 @@ COMMANDS: tuple[Command, ...] = (
             resume.resume),
     Command("/expand", "", "show the last collapsed tool output in full (also Ctrl-O)", output.expand),
     Command("/copy", "", "copy the last answer to the clipboard (OSC 52: works over ssh and in tmux)", output.copy),
+    Command("/export", "[file]", "write the session as a self-contained HTML page", output.export),
     Command("/help", "", "this list", _help),
     Command("/quit", "", "leave (also Ctrl-D)", _quit),
 )

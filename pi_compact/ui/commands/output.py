@@ -1,4 +1,4 @@
-"""``/expand`` and ``/copy``: get at output that the terminal shows only in part.
+"""``/expand``, ``/copy`` and ``/export``: get at output that the terminal shows only in part.
 
 - ``/expand`` (also Ctrl-O at the prompt) prints the last collapsed tool output in full.
 - ``/copy`` puts the last answer of the model on the clipboard with OSC 52, the escape sequence
@@ -50,4 +50,25 @@ def copy(state: ReplState, arg: str) -> Outcome:
     return "continue"
 
 
-__all__ = ["copy", "expand", "last_answer", "osc52"]
+
+
+def export(state: ReplState, arg: str) -> Outcome:
+    """``/export [file]``: write the session as an HTML page (default: next to the cwd, named after it)."""
+    from pathlib import Path
+
+    from pi_compact.ui.export_html import session_html
+
+    source = state.session.store.path
+    name = source.stem if source is not None else "session"
+    target = Path(arg).expanduser() if arg else state.options.cwd / f"{name}.html"
+    target = target if target.is_absolute() else state.options.cwd / target
+    try:
+        target.write_text(session_html(state.session.store.branch(), f"pi-compact session {name}"), encoding="utf-8")
+    except OSError as exc:
+        state.say(f"Could not write {target}: {exc.strerror or exc}; pass another path to /export.", "red")
+        return "continue"
+    state.say(f"Exported the session to {target}", "green")
+    return "continue"
+
+
+__all__ = ["copy", "expand", "export", "last_answer", "osc52"]
