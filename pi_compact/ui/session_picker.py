@@ -9,10 +9,10 @@ printer, so the picker itself does no I/O.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pi_compact.clock import now_ms
 from pi_compact.session.catalog import SessionSummary
 
 SHOWN = 20
@@ -48,7 +48,7 @@ def pick_session(
     now_s: float | None = None,
 ) -> Path | None:
     """The session the user chose (None when they cancelled or there is none)."""
-    now = time.time() if now_s is None else now_s
+    now = now_ms() / 1000 if now_s is None else now_s
     shown = list(sessions[:SHOWN])
     while True:
         if not shown:
