@@ -71,6 +71,7 @@ app = _DeferredApp(
     help="A terminal coding agent whose core is context compaction (pi-compatible sessions).",
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 EXIT_USAGE = 2
@@ -100,7 +101,8 @@ def main_callback(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
     prompt: Annotated[str | None, typer.Option("--print", "-p", help="Run one prompt and print the answer.")] = None,
-    mode: Annotated[str, typer.Option(help="With -p: text (the answer) or json (every event).")] = "text",
+    mode: Annotated[str, typer.Option(metavar="[text|json]", help="With -p: text (the answer) or json (every "
+                                      "event).")] = "text",
     model: Annotated[str | None, typer.Option(help="litellm model string, e.g. openai/gpt-4o.")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key (else the provider's env var).")] = None,
@@ -108,6 +110,9 @@ def main_callback(
     session: Annotated[Path | None, typer.Option(help="Open or create this session file.")] = None,
     continue_recent: Annotated[
         bool, typer.Option("--continue", "-c", help="Continue the newest session here.")
+    ] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", "-r", help="Pick a session of this project to continue.")
     ] = False,
     no_session: Annotated[bool, typer.Option("--no-session", help="Keep the session in memory only.")] = False,
     no_auto_compact: Annotated[
@@ -117,8 +122,12 @@ def main_callback(
         list[Path] | None, typer.Option(metavar="FILE", help="Load this extension file (repeatable).")
     ] = None,
     session_dir: Annotated[str | None, typer.Option(help="Directory for new session files.")] = None,
+    approve: Annotated[str | None, typer.Option(metavar="[none|edits|all]", help="Ask before write/edit (edits) "
+                                                "or also bash (all); default none, or the approve setting.")] = None,
+    initial_message: Annotated[str | None, typer.Option("--initial-message", hidden=True)] = None,
 ) -> None:
-    """Start the agent (interactive, or -p for one prompt); `compact` works on a session file."""
+    """Start the agent: `pi-compact [PROMPT]` opens the terminal (sending PROMPT first), `-p PROMPT` prints
+    one answer (text piped on stdin is added as context), `compact FILE` works on a session file."""
     if version:
         sys.stdout.write(f"pi-compact {__version__}\n")
         raise typer.Exit(0)
@@ -129,17 +138,31 @@ def main_callback(
             raise UsageError(f"--mode must be text or json, got {mode!r}.")
         if context_window is not None and context_window <= 0:
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
+        if approve not in (None, "none", "edits", "all"):
+            raise UsageError(f"--approve must be none, edits or all, got {approve!r}.")
         if session is not None and no_session:
             raise UsageError("--session and --no-session cannot be used together.")
+        from pi_compact.cli_input import plan_start, read_piped_stdin
         from pi_compact.options import AppOptions
+
+        plan = plan_start(prompt, [initial_message] if initial_message else [], read_piped_stdin(sys.stdin))
+        prompt = plan.print_prompt
 
         options = AppOptions(
             cwd=Path.cwd(), prompt=prompt, mode=mode, model=model, api_base=api_base, api_key=api_key,
             context_window=context_window, session=session, continue_recent=continue_recent,
             no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
-            session_dir=session_dir,
+            session_dir=session_dir, approve=approve,
         )
         loaded = _load_settings(Path.cwd(), {})
+        if resume and prompt is None and session is None:
+            from dataclasses import replace
+
+            from pi_compact.paths import resolve_session_dir
+            from pi_compact.ui.commands.resume import pick_at_start
+
+            directory = resolve_session_dir(Path.cwd(), flag=session_dir, setting=loaded.settings.session_dir)
+            options = replace(options, session=pick_at_start(directory))
         if prompt is not None:
             from pi_compact.app import run_print_mode
 
@@ -149,7 +172,7 @@ def main_callback(
         from pi_compact.app import AppRuntimes
         from pi_compact.ui.repl import run_repl
 
-        raise typer.Exit(run_repl(AppRuntimes(options), loaded))
+        raise typer.Exit(run_repl(AppRuntimes(options), loaded, first_message=plan.first_message))
     except PiCompactError as exc:
         if raise_errors():
             raise
@@ -255,7 +278,10 @@ def main() -> None:
         fast = fast_compact_args(sys.argv[1:])
         if fast is not None:
             _run_fast(fast)
-        app()
+        from pi_compact.cli_input import INITIAL_OPTION, split_prompt_words
+
+        rest, words = split_prompt_words(sys.argv[1:])
+        app(args=[*rest, INITIAL_OPTION, " ".join(words)] if words else rest)
     except SystemExit as done:
         if "litellm" not in sys.modules:
             raise
