@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 from pi_compact import __version__
+from pi_compact.commands.fast_args import fast_compact_args
 from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError, raise_errors
 
 if TYPE_CHECKING:
@@ -317,63 +318,8 @@ def _exit_now(code: object) -> NoReturn:
 # Plain, well-formed `compact` command lines (the dry run above all) skip typer entirely: parsing
 # them with typer costs more than the whole dry run of a 1 MB session. Anything this parser is not
 # sure about (--help, unknown or malformed options, odd values) goes to typer, so messages for bad
-# input stay typer's. For what it accepts, it produces exactly the arguments typer would.
-
-_FLAGS = {"--dry-run": "dry_run", "--json": "as_json", "--no-fallback": "no_fallback"}
-_INT_OPTIONS = {
-    "--keep-recent-tokens": "keep_recent_tokens", "--reserve-tokens": "reserve_tokens",
-    "--context-window": "context_window",
-}
-_STR_OPTIONS = {
-    "--token-estimator": "token_estimator", "--instructions": "instructions", "--model": "model",
-    "--api-base": "api_base", "--api-key": "api_key",
-}
-
-
-def _plain_int(text: str) -> bool:
-    # Only canonical decimals: signs, spaces, underscores and leading zeros are left to typer.
-    return text.isascii() and text.isdigit() and len(text) <= 18 and (text == "0" or text[0] != "0")
-
-
-def fast_compact_args(argv: list[str]) -> dict[str, Any] | None:
-    """Keyword arguments for ``_compact`` when ``argv`` is a plain ``compact`` call, else None."""
-    if not argv or argv[0] != "compact" or any(name.endswith("_COMPLETE") for name in os.environ):
-        return None
-    values: dict[str, Any] = {}
-    session: str | None = None
-    index = 1
-    while index < len(argv):
-        token = argv[index]
-        index += 1
-        name, equals, inline = token.partition("=") if token.startswith("--") else (token, "", "")
-        if name in _FLAGS and not equals:
-            values[_FLAGS[name]] = True
-            continue
-        if name in _INT_OPTIONS or name in _STR_OPTIONS:
-            if equals:
-                value = inline
-            elif index < len(argv):
-                value = argv[index]
-                index += 1
-            else:
-                return None
-            if not value or value.startswith("-"):
-                return None
-            if name in _INT_OPTIONS:
-                if not _plain_int(value):
-                    return None
-                values[_INT_OPTIONS[name]] = int(value)
-            else:
-                values[_STR_OPTIONS[name]] = value
-            continue
-        if not token or token.startswith("-") or session is not None:
-            return None
-        session = token
-    if session is None:
-        return None
-    values["session"] = Path(session)
-    return values
-
+# input stay typer's. For what it accepts, it produces exactly the arguments typer would
+# (``commands.fast_args``).
 
 class _QuietPipe:
     """A stream whose flush ignores a closed pipe (what click does after EPIPE, so exit stays quiet)."""
