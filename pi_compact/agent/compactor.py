@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, Retry, SessionEvent
+from pi_compact.agent.guard import LoopGuard
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, SkipReason, prepare_compaction, skip_reason
@@ -94,6 +95,7 @@ class Compactor:
     allow_fallback: bool = True  # False: a failed model summary fails the compaction (``--no-fallback``)
     # Why an automatic compaction gained nothing (the loop guard's diagnosis); None: only the numbers.
     diagnose: Callable[[], str] | None = None
+    guard: LoopGuard | None = None  # the session's loop guard: a stopped one refuses automatic compaction
 
     def run(
         self,
@@ -105,13 +107,18 @@ class Compactor:
         context_percent: float | None = None,
     ) -> CompactionResult | None:
         """Compact now. Returns the result, or None when nothing was written (see the end event)."""
+        if reason != "manual" and self.guard is not None and self.guard.stopped:
+            return None  # the user was told once, when the guard stopped automatic compaction
         token = cancel or CancelToken()
         branch = self.store.branch()
         plan = prepare_compaction(branch, self.settings.compaction)
         skip = skip_reason(branch, plan)
         if skip is not None and reason != "manual":
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
-            # over one huge message would report a failed compaction after every turn.
+            # over one huge message would report a failed compaction after every turn. The loop guard
+            # still counts it: past the threshold with nothing to compact, compaction cannot help.
+            if skip == "too_small" and self.guard is not None:
+                self.guard.futile()
             return None
         self.emit(CompactionStart(reason, context_percent))
         if skip is not None or plan is None:
@@ -125,6 +132,8 @@ class Compactor:
             return None
         except NoGain as exc:
             text = str(exc)
+            if reason != "manual" and self.guard is not None:
+                self.guard.futile()
             if reason != "manual" and self.diagnose is not None:
                 text = f"{text} {self.diagnose()}"
             self.emit(CompactionEnd(reason, None, error_message=text, skipped="no_gain"))
