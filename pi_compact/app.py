@@ -71,15 +71,20 @@ def flag_window(options: AppOptions, settings: Settings, model: str | None) -> i
     return options.context_window if model_string(model, settings) == start else None
 
 
-def model_factory(options: AppOptions, settings: Settings, model: str | None = None) -> Callable[[], ChatModel]:
-    """A function that resolves and builds the model (imports litellm when it runs)."""
+def model_factory(
+    options: AppOptions, settings: Settings, model: str | None = None, report: Callable[[str], None] | None = None,
+) -> Callable[[], ChatModel]:
+    """A function that resolves and builds the model (imports litellm when it runs); it learns the
+    model's real window from overflow errors (``learning``), telling ``report``."""
 
     def resolve() -> ChatModel:
+        from pi_compact.learning.observer import LearningModel
         from pi_compact.llm.resolve import create_model, resolve_model
 
         info = resolve_model(model or options.model, api_base=options.api_base, api_key=options.api_key,
                              context_window=flag_window(options, settings, model), settings=settings)
-        return create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
+        built = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
+        return LearningModel(built, report)
 
     return resolve
 
@@ -133,13 +138,14 @@ def build_runtime(
     from pi_compact.agent.system_prompt import build_system_prompt
     from pi_compact.agent.tools import default_tools
 
-    store = open_store(options, settings)
-    chat_model: ChatModel = model or LazyModel(model_factory(options, settings))
-    tools = default_tools()
-    extension_paths = discover(agent_dir(), options.cwd, options.extensions)
-
     def report(text: str) -> None:
         emit(Notice(text, "warning"))
+
+    store = open_store(options, settings)
+    chat_model: ChatModel = model or LazyModel(
+        model_factory(options, settings, report=lambda text: emit(Notice(text, "info"))))
+    tools = default_tools()
+    extension_paths = discover(agent_dir(), options.cwd, options.extensions)
 
     for path in options.extensions:
         if not Path(path).is_file():

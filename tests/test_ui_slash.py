@@ -353,3 +353,9 @@ def test_summary_diff_shows_what_the_latest_compaction_changed(project: Path) ->
     assert buffer.getvalue() == (
         "## Progress\n  + the lexer\n  - more\n## Key Decisions\n  + **use tabs**: house style\n"
     )
+
+
+def test_context_says_where_the_window_came_from(project: Path) -> None:
+    state, buffer = make_state(project, FakeModel())
+    dispatch(state, "/context")
+    assert "Window from litellm's model data" in squeeze(buffer)
