@@ -141,3 +141,27 @@ def test_no_gain_on_an_automatic_compaction_is_skipped_with_the_diagnosis(
     ends = [e for e in h.events if isinstance(e, CompactionEnd)]
     assert [e.skipped for e in ends] == ["no_gain"]
     assert ends[0].error_message is not None and "Largest: AGENTS.md in the system prompt" in ends[0].error_message
+
+
+def test_declared_window_far_larger_than_the_providers_is_corrected_from_its_error(tmp_path: Path) -> None:
+    # Declared 200 000, the provider's real limit 8 192: its overflow error states it, so the window is
+    # learned and named, one compaction makes room and the retry succeeds (one summarizer call).
+    from agent_harness import make_model_harness, scripted_summary
+
+    from pi_compact.learning.observer import LearningModel
+    from pi_compact.llm.protocol import ModelInfo
+    from pi_compact.llm.scripted import ScriptedReply
+
+    h = make_model_harness(tmp_path, info=ModelInfo("openai/scripted", "openai", 200_000, None))
+    told: list[str] = []
+    h.session.set_model(LearningModel(h.model, told.append))
+    h.model.enqueue(ScriptedReply(text="one", prompt_tokens=3_000), ScriptedReply(text="two", prompt_tokens=6_000),
+                    ScriptedReply(error="This model's maximum context length is 8192 tokens. However, your "
+                                        "messages resulted in 9000 tokens.", prompt_tokens=0),
+                    scripted_summary(), ScriptedReply(text="three", prompt_tokens=2_000))
+    for i in range(3):
+        h.session.prompt(padded(f"QUESTION-{i}", 1_500))
+    assert h.session.model.info.context_window == 8192
+    assert len(h.summarizer_requests()) == 1
+    assert len(told) == 1 and "8,192-token context window" in told[0] and "not 200,000" in told[0]
+    assert [m for m in h.session.messages if m.get("role") == "assistant"][-1]["content"][0]["text"] == "three"
