@@ -180,11 +180,13 @@ class AppRuntimes:
         return model_factory(self.options, settings, name)()
 
     def warm_up(self, model: ChatModel) -> ModelInfo | None:
+        from pi_compact.learning.observer import LearningModel
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
         from pi_compact.llm.openai_compat import OpenAICompatModel
 
         resolved = model.get() if isinstance(model, LazyModel) else model
-        if not isinstance(resolved, OpenAICompatModel):  # the direct client never needs litellm
+        served = resolved.inner if isinstance(resolved, LearningModel) else resolved
+        if not isinstance(served, OpenAICompatModel):  # the direct client never needs litellm
             preload_litellm()
         return resolved.info if isinstance(model, LazyModel) else None
 

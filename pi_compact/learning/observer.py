@@ -27,6 +27,11 @@ class LearningModel:
         self._told = False
 
     @property
+    def inner(self) -> ChatModel:
+        """The model this one wraps (which adapter serves the requests)."""
+        return self._model
+
+    @property
     def info(self) -> ModelInfo:
         return self._info or self._model.info
 
