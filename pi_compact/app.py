@@ -72,15 +72,20 @@ def flag_window(options: AppOptions, settings: Settings, model: str | None) -> i
     return options.context_window if model_string(model, settings) == start else None
 
 
-def model_factory(options: AppOptions, settings: Settings, model: str | None = None) -> Callable[[], ChatModel]:
-    """A function that resolves and builds the model (imports litellm when it runs)."""
+def model_factory(
+    options: AppOptions, settings: Settings, model: str | None = None, report: Callable[[str], None] | None = None,
+) -> Callable[[], ChatModel]:
+    """A function that resolves and builds the model (imports litellm when it runs); it learns the
+    model's real window from overflow errors (``learning``), telling ``report``."""
 
     def resolve() -> ChatModel:
+        from pi_compact.learning.observer import LearningModel
         from pi_compact.llm.resolve import create_model, resolve_model
 
         info = resolve_model(model or options.model, api_base=options.api_base, api_key=options.api_key,
                              context_window=flag_window(options, settings, model), settings=settings)
-        return create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
+        built = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
+        return LearningModel(built, report)
 
     return resolve
 
@@ -141,13 +146,14 @@ def build_runtime(
     from pi_compact.agent.tools import default_tools
     from pi_compact.agent.tools.recall import RecallTool
 
-    store = open_store(options, settings, lambda text: emit(Notice(text, "info")))
-    chat_model: ChatModel = model or LazyModel(model_factory(options, settings))
-    tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
-    extension_paths = discover(agent_dir(), options.cwd, options.extensions)
-
     def report(text: str) -> None:
         emit(Notice(text, "warning"))
+
+    store = open_store(options, settings, lambda text: emit(Notice(text, "info")))
+    chat_model: ChatModel = model or LazyModel(
+        model_factory(options, settings, report=lambda text: emit(Notice(text, "info"))))
+    tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
+    extension_paths = discover(agent_dir(), options.cwd, options.extensions)
 
     for path in options.extensions:
         if not Path(path).is_file():
@@ -184,11 +190,13 @@ class AppRuntimes:
         return model_factory(self.options, settings, name)()
 
     def warm_up(self, model: ChatModel) -> ModelInfo | None:
+        from pi_compact.learning.observer import LearningModel
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
         from pi_compact.llm.openai_compat import OpenAICompatModel
 
         resolved = model.get() if isinstance(model, LazyModel) else model
-        if not isinstance(resolved, OpenAICompatModel):  # the direct client never needs litellm
+        served = resolved.inner if isinstance(resolved, LearningModel) else resolved
+        if not isinstance(served, OpenAICompatModel):  # the direct client never needs litellm
             preload_litellm()
         return resolved.info if isinstance(model, LazyModel) else None
 

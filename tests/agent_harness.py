@@ -144,6 +144,7 @@ def make_harness(
     store: SessionStore | None = None,
     info: ModelInfo = INFO,
     extra_tools: Sequence[Tool] = (),
+    system_prompt: str = AGENT_SYSTEM,
 ) -> Harness:
     cwd = tmp_path / "work dir ü"
     cwd.mkdir(parents=True, exist_ok=True)
@@ -152,7 +153,7 @@ def make_harness(
     events: list[SessionEvent] = []
     session = AgentSession(
         store=store or SessionStore.create(path, str(cwd), 1_700_000_000_000),
-        model=model, settings=settings, tools=[*default_tools(), *extra_tools], system_prompt=AGENT_SYSTEM,
+        model=model, settings=settings, tools=[*default_tools(), *extra_tools], system_prompt=system_prompt,
         cwd=cwd, emit=events.append, hooks=hooks, auto_compact=auto_compact,
     )
     harness = Harness(session, server, path, cwd, events)

@@ -54,3 +54,9 @@ def _every_compaction_start_has_one_end() -> Iterator[None]:
     harness = sys.modules.get("agent_harness")  # only tests that built agent sessions imported it
     if harness is not None:
         harness.check_created_harnesses()
+
+
+@pytest.fixture(autouse=True)
+def _private_learned_windows(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test learns windows into its own book, never the user's cache (subprocesses inherit it)."""
+    monkeypatch.setenv("PI_COMPACT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

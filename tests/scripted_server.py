@@ -20,7 +20,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -324,6 +324,9 @@ class ScriptedServer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._queue: list[Reply] = []
+        # Optional: a reply chosen by the request body (e.g. every summarizer request gets a summary),
+        # None to take the queue's next one. Keeps interleavings deterministic when the order varies.
+        self.route: Callable[[dict[str, Any]], Reply | None] | None = None
         self._requests: list[dict[str, Any]] = []
         self._headers: list[dict[str, str]] = []
         self._stopping = threading.Event()
@@ -383,6 +386,9 @@ class ScriptedServer:
         with self._lock:
             self._requests.append(body)
             self._headers.append(headers)
+            routed = self.route(body) if self.route is not None else None
+            if routed is not None:
+                return routed
             if not self._queue:
                 return Reply(text=NO_SCRIPTED_REPLY)
             return self._queue[0] if self._queue[0].repeat else self._queue.pop(0)

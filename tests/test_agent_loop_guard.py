@@ -24,7 +24,8 @@ def test_futile_compaction_names_the_big_message_and_is_not_repeated_every_tool_
     # kept tail, so compacting cannot get the context under the 8 000 threshold.
     settings = replace(SETTINGS, compaction=replace(SETTINGS.compaction, keep_recent_tokens=7_000))
     h = make_harness(scripted_server, tmp_path, settings=settings)
-    scripted_server.enqueue(Reply(text="early answer", prompt_tokens=500))
+    # An early turn big enough that summarizing it frees something (else nothing would be written).
+    scripted_server.enqueue(Reply(text="early answer " + padded("z", 400), prompt_tokens=500))
     h.session.prompt("EARLY-QUESTION " + padded("x", 50))
     step = Reply(tool_calls=(ToolCallReply("ls", {"path": "."}),), prompt_tokens=9_300)
     scripted_server.enqueue(
@@ -40,7 +41,10 @@ def test_futile_compaction_names_the_big_message_and_is_not_repeated_every_tool_
     assert [(s.reason, e.result is not None) for s, e in pairs] == [("threshold", True)]
     assert len(h.summarizer_requests()) == 1
     warnings = [e for e in h.events if isinstance(e, Notice) and e.level == "warning"]
-    assert len(warnings) == 1
+    assert len(warnings) == 2
     assert "could not bring the context under the auto-compaction threshold" in warnings[0].text
     assert "largest kept message is a user" in warnings[0].text
+    # The loop guard: the next check found nothing it could compact, so automatic compaction stops, once.
+    assert "Automatic compaction is off" in warnings[1].text
+    assert "Largest: user message, entry " in warnings[1].text
     assert scripted_server.pending == 0

@@ -67,7 +67,8 @@ def _long_task(server: ScriptedServer, *, compacts: bool = True) -> None:
     first part of the turn), then answers."""
     prefix_summary = "## Original Request\nrun the steps\n## Early Progress\n- ran one\n## Context for Suffix\n- ok"
     server.enqueue(
-        Reply(tool_calls=(ToolCallReply("bash", {"command": "echo one"}),), prompt_tokens=1000),
+        # Text worth summarizing: a compaction that would not shrink the context is not written.
+        Reply(text="y" * 1600, tool_calls=(ToolCallReply("bash", {"command": "echo one"}),), prompt_tokens=1000),
         Reply(text="x" * 800, tool_calls=(ToolCallReply("bash", {"command": "echo two"}),),
               prompt_tokens=OVER_THRESHOLD),
         *([Reply(text=prefix_summary)] if compacts else []),
@@ -206,7 +207,8 @@ def test_ctrl_c_during_compaction_after_the_answer_says_so_and_exits_130(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     scripted_server.enqueue(
-        Reply(tool_calls=(ToolCallReply("bash", {"command": "echo one"}),), prompt_tokens=1000),
+        # Text worth summarizing: a compaction that would not shrink the context is not written.
+        Reply(text="y" * 1600, tool_calls=(ToolCallReply("bash", {"command": "echo one"}),), prompt_tokens=1000),
         Reply(text="THE ANSWER " + "x" * 800, prompt_tokens=OVER_THRESHOLD),  # crosses the threshold
         Reply(text="never sent", delay_s=30, repeat=True),  # the summary: still waiting when Ctrl-C comes
     )

@@ -281,7 +281,7 @@ def test_split_turn_at_previous_kept_boundary_keeps_previous_summary(
     write_session(path, chain(
         user("first question"),
         assistant("first answer"),
-        user(sized(10)),
+        user(sized(100)),  # a turn prefix big enough that its summary is smaller (no inflation)
         assistant(sized(400)),
         compaction(previous, "test-id-2", 4000),
         user(sized(300)),
@@ -309,7 +309,7 @@ def test_split_turn_keeping_previous_summary_has_one_file_list_block(
     write_session(path, chain(
         user("first question"),
         assistant("first answer"),
-        user(sized(10)),
+        user(sized(100)),  # a turn prefix big enough that its summary is smaller (no inflation)
         assistant(sized(400)),
         compaction(previous + old_lists, "test-id-2", 4000,
                    details={"readFiles": ["docs/a.md"], "modifiedFiles": ["src/old.py"]}),

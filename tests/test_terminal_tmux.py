@@ -162,6 +162,11 @@ def test_a_message_gets_a_streamed_markdown_answer(terminal: Terminal, server: S
 
 
 def test_manual_compact_shows_the_spinner_then_the_result_block(terminal: Terminal, server: ScriptedServer) -> None:
+    # A turn worth summarizing first: a compaction that would not shrink the context writes nothing.
+    server.enqueue(Reply(text="The lexer reads characters into tokens. " * 40, prompt_tokens=900))
+    start = terminal.mark()
+    terminal.type("and how does the lexer handle errors " * 20)
+    terminal.wait_prompt(since=start)
     server.enqueue(Reply(text="The parser is recursive descent.", prompt_tokens=1200))
     start = terminal.mark()
     terminal.type("now tell me about the parser " * 30)

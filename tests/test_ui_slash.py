@@ -333,3 +333,29 @@ def test_new_releases_the_old_session_file_for_other_writers(project: Path) -> N
         SessionStore.open(project / "s.jsonl", str(project), 0, hold=True)  # the live session holds it
     dispatch(state, "/new")
     SessionStore.open(project / "s.jsonl", str(project), 0, hold=True).close()
+
+
+def test_summary_diff_shows_what_the_latest_compaction_changed(project: Path) -> None:
+    model = FakeModel("a " * 300, "b " * 300, "c " * 300, "d " * 300, summary=structured_summary("ONE"))
+    state, buffer = make_state(project, model)
+    chat(state, "one " * 100, "two " * 100)
+    dispatch(state, "/compact")
+    buffer.truncate(0)
+    dispatch(state, "/summary --diff")
+    assert "compares the latest two compactions on this branch; it has 1." in squeeze(buffer)
+    chat(state, "three " * 100, "four " * 100)
+    model.summary = structured_summary("ONE").replace("- [ ] more", "- [ ] the lexer").replace(
+        "- **keep it small**: scope", "- **keep it small**: scope\n- **use tabs**: house style")
+    dispatch(state, "/compact")
+    buffer.seek(0)
+    buffer.truncate(0)
+    dispatch(state, "/summary --diff")
+    assert buffer.getvalue() == (
+        "## Progress\n  + the lexer\n  - more\n## Key Decisions\n  + **use tabs**: house style\n"
+    )
+
+
+def test_context_says_where_the_window_came_from(project: Path) -> None:
+    state, buffer = make_state(project, FakeModel())
+    dispatch(state, "/context")
+    assert "Window from litellm's model data" in squeeze(buffer)

@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, Retry, SessionEvent
+from pi_compact.agent.guard import LoopGuard
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, SkipReason, prepare_compaction, skip_reason
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, estimated_tokens_after, summarize
+from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.llm.protocol import ChatModel, Retrying
 from pi_compact.llm.retry_watch import RetryWatcher
+from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
@@ -90,6 +93,9 @@ class Compactor:
     hooks: CompactionHooks | None = None
     now_ms: Callable[[], int] = now_ms
     allow_fallback: bool = True  # False: a failed model summary fails the compaction (``--no-fallback``)
+    # Why an automatic compaction gained nothing (the loop guard's diagnosis); None: only the numbers.
+    diagnose: Callable[[], str] | None = None
+    guard: LoopGuard | None = None  # the session's loop guard: a stopped one refuses automatic compaction
 
     def run(
         self,
@@ -101,13 +107,18 @@ class Compactor:
         context_percent: float | None = None,
     ) -> CompactionResult | None:
         """Compact now. Returns the result, or None when nothing was written (see the end event)."""
+        if reason != "manual" and self.guard is not None and self.guard.stopped:
+            return None  # the user was told once, when the guard stopped automatic compaction
         token = cancel or CancelToken()
         branch = self.store.branch()
         plan = prepare_compaction(branch, self.settings.compaction)
         skip = skip_reason(branch, plan)
         if skip is not None and reason != "manual":
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
-            # over one huge message would report a failed compaction after every turn.
+            # over one huge message would report a failed compaction after every turn. The loop guard
+            # still counts it: past the threshold with nothing to compact, compaction cannot help.
+            if skip == "too_small" and self.guard is not None:
+                self.guard.futile()
             return None
         self.emit(CompactionStart(reason, context_percent))
         if skip is not None or plan is None:
@@ -118,6 +129,14 @@ class Compactor:
             result, entry = self._compact(reason, instructions, token, branch, plan)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
+            return None
+        except NoGain as exc:
+            text = str(exc)
+            if reason != "manual" and self.guard is not None:
+                self.guard.futile()
+            if reason != "manual" and self.diagnose is not None:
+                text = f"{text} {self.diagnose()}"
+            self.emit(CompactionEnd(reason, None, error_message=text, skipped="no_gain"))
             return None
         except PiCompactError as exc:
             self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, str(exc))))
@@ -161,12 +180,23 @@ class Compactor:
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = _with_stats(result, plan)
+        before = sum(estimate_tokens_auto(m) for m in project_path(branch).messages)
+        if result.estimated_tokens_after >= before:
+            # No inflation: the summary plus the kept part would not be smaller than the context now.
+            raise NoGain(
+                f"Nothing gained: the summary and the kept messages (~{result.estimated_tokens_after:,} tokens) "
+                f"would not be smaller than the context (~{before:,} tokens), so nothing was written."
+            )
         fields = compaction_entry_fields(result, plan, self.settings.compaction.retain_tail)
         entry = self.store.append(fields, self.now_ms())
         return result, entry
 
     def _report_retry(self, retry: Retrying) -> None:
         self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))
+
+
+class NoGain(Exception):
+    """A finished summary that would not make the context smaller: it is not written."""
 
 
 # The sentence a manual compaction with nothing to summarize ends with (its end event's error_message).
@@ -216,6 +246,7 @@ __all__ = [
     "CompactionHooks",
     "Compactor",
     "HookDecision",
+    "NoGain",
     "SKIP_TEXT",
     "compaction_entry_fields",
     "nothing_to_compact",

@@ -22,6 +22,7 @@ from typing import Any
 
 from pi_compact.agent.approval import ApprovalGate
 from pi_compact.agent.compactor import CompactionHooks, Compactor, nothing_to_compact
+from pi_compact.agent.diagnosis import diagnose, stop_notice
 from pi_compact.agent.events import (
     AgentEnd,
     AgentStart,
@@ -32,6 +33,7 @@ from pi_compact.agent.events import (
     Notice,
     SessionEvent,
 )
+from pi_compact.agent.guard import LoopGuard
 from pi_compact.agent.live_context import LiveContext
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.notices import OVERFLOW_GIVE_UP, still_too_full, window_hint
@@ -84,6 +86,7 @@ class AgentSession:
         self._now = now_ms
         self._context = LiveContext(store)
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
+        self._guard = LoopGuard()
         self._compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
@@ -161,14 +164,15 @@ class AgentSession:
         """Compact now (``/compact``); the live context is rebuilt from the file right after."""
         percent = self.context_usage().percent if reason == "threshold" else None
         compactor = Compactor(self._store, self._model, self.fitted_settings(), self._emit, self._hooks,
-                              now_ms=self._now)
+                              now_ms=self._now, diagnose=self.diagnose, guard=self._guard)
         result = compactor.run(reason, instructions=instructions, cancel=cancel, will_retry=will_retry,
                                context_percent=percent)
         if result is not None:
             self._compactions += 1
             self.reload_context()
-            self._check_progress()
+            self._check_progress(result.tokens_before, reason)
             self._check_pins()
+        self._consult_guard()
         return result
 
     def _check_pins(self) -> None:
@@ -180,17 +184,31 @@ class AgentSession:
         if warning is not None:
             self._emit(Notice(warning, "warning"))
 
-    def _check_progress(self) -> None:
-        """After a compaction: say so when it could not free enough (further automatic attempts stay
-        cheap: with nothing new before the big kept message, the plan is empty and no call is made)."""
+    def diagnose(self) -> str:
+        """The biggest consumers of the context, named with sizes, and what to do (the loop guard's words)."""
+        return diagnose(self._system_prompt, self._store.branch(), self._estimator, self.fitted_settings().compaction,
+                        self._model.info.context_window)
+
+    def _check_progress(self, before: int, reason: CompactionReason) -> None:
+        """After a compaction: say so when it could not free enough, and tell the loop guard how it went."""
         usage = self.context_usage()
         if should_compact(usage.tokens, usage.context_window, replace(self.fitted_settings().compaction, enabled=True)):
             self._emit(Notice(still_too_full(usage, self.messages, self._estimator), "warning"))
+        if reason != "manual":
+            self._guard.compacted(before, usage.tokens, usage.threshold)
+
+    def _consult_guard(self) -> bool:
+        """False once the loop guard has stopped automatic compaction (saying why, once)."""
+        if self._guard.should_stop:
+            self._guard.stop()
+            self._emit(Notice(stop_notice(self.diagnose()), "warning"))
+        return not self._guard.stopped
 
     def _threshold_exceeded(self) -> bool:
-        if not self._auto_compact:
-            return False
         usage = self.context_usage()
+        self._guard.observe(len(self.messages), usage.tokens, usage.threshold)
+        if not self._auto_compact or not self._consult_guard():
+            return False
         return should_compact(usage.tokens, usage.context_window, self.fitted_settings().compaction)
 
     def _is_overflow(self, message: Mapping[str, Any]) -> bool:
@@ -317,6 +335,7 @@ class AgentSession:
 
     def set_auto_compaction(self, enabled: bool) -> None:
         self._auto_compact = enabled
+        self._guard.reset()
         self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
 
 

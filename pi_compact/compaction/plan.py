@@ -20,9 +20,11 @@ from pi_compact.session.context import SessionContext, project_path
 from pi_compact.session.entries import message_of_entry
 from pi_compact.settings import CompactionSettings
 
-SkipReason = Literal["no_messages", "already_compacted", "too_small"]
-"""Why a compaction has nothing to summarize: an empty branch, a branch that ends with a compaction
-(or cannot be planned), or one whose every message fits in the kept recent part."""
+SkipReason = Literal["no_messages", "already_compacted", "too_small", "no_gain", "loop_guard"]
+"""Why a compaction wrote nothing without failing: an empty branch, a branch that ends with a compaction
+(or cannot be planned), one whose every message fits in the kept recent part (these three are known
+before any model call: ``skip_reason``), a summary that would not make the context smaller, or
+automatic compaction stopped by the session's loop guard."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,9 @@ class CompactionPlan:
         return not self.messages_to_summarize and not self.turn_prefix_messages
 
 
-def skip_reason(path: Sequence[Mapping[str, Any]], plan: CompactionPlan | None) -> SkipReason | None:
+def skip_reason(
+    path: Sequence[Mapping[str, Any]], plan: CompactionPlan | None
+) -> Literal["no_messages", "already_compacted", "too_small"] | None:
     """Why compacting ``path`` (planned as ``plan``) would summarize nothing; None when it would not."""
     if plan is None:
         return "already_compacted" if path else "no_messages"

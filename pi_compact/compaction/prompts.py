@@ -6,6 +6,8 @@ fallback summary built without a model uses the same ones.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 SYSTEM_PROMPT = (
     "You condense conversations between a user and an AI coding assistant into structured notes. "
     "Read the conversation you are given and write only the summary in the format you are asked for. "
@@ -96,13 +98,19 @@ STRICT_REMINDER = """Your previous answer did not follow the required structure.
 ONLY the summary, and include every one of these headings, each on its own line, in this order: \
 """ + ", ".join(HISTORY_HEADINGS) + " (with ### Done, ### In Progress and ### Blocked under ## Progress)."
 
+REJECTED_INTRO = (
+    "Your previous answer was rejected by the quality check. Fix each of these problems, and keep the "
+    "summary shorter than the conversation it replaces:"
+)
+
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 
 
 def history_request_text(
-    conversation: str, previous_summary: str | None, instructions: str | None, *, strict: bool = False
+    conversation: str, previous_summary: str | None, instructions: str | None, *, strict: bool = False,
+    problems: Sequence[str] = (),
 ) -> str:
-    """The user message of a history-summary request."""
+    """The user message of a history-summary request (``problems``: why the last answer was rejected)."""
     text = f"<conversation>\n{conversation}\n</conversation>\n\n"
     if previous_summary:
         text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
@@ -111,6 +119,8 @@ def history_request_text(
         text += f"\n\nAdditional focus: {instructions}"
     if strict:
         text += f"\n\n{STRICT_REMINDER}"
+    if problems:
+        text += "\n\n" + REJECTED_INTRO + "\n" + "\n".join(f"- {problem}" for problem in problems)
     return text
 
 

@@ -24,12 +24,14 @@ from pi_compact.compaction.fallback import fallback_summary
 from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
+    REJECTED_INTRO,
     SPLIT_TURN_SEPARATOR,
     SYSTEM_PROMPT,
     history_request_text,
     missing_headings,
     turn_prefix_request_text,
 )
+from pi_compact.compaction.quality import gate_problems, merge_back, missing_items
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
@@ -136,7 +138,7 @@ def _blocks(messages: Sequence[Message]) -> list[str]:
 
 def _history(
     model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, instructions: str | None,
-    cancel: CancelToken | None, reasoning: str | None,
+    cancel: CancelToken | None, reasoning: str | None, gate: list[dict[str, Any]] | None = None,
 ) -> str:
     blocks = _blocks(plan.messages_to_summarize)
     # Size the prompt around a chunk by its longest form: with a previous summary the request carries
@@ -145,6 +147,7 @@ def _history(
         (history_request_text("", previous, instructions, strict=True) for previous in ("", "-")),
         key=estimate_text_tokens,
     )
+    replaced = sum(estimate_text_tokens(b) for b in blocks) + estimate_text_tokens(plan.previous_summary or "")
     for shrink in (1, 2, 4):
         room = _room(budget, budget.history_max_tokens, fixed, shrink)
         try:
@@ -159,7 +162,7 @@ def _history(
                         "this history."
                     )
                 chunk, rest = take_chunk(rest, limit)
-                summary = _validated(model, chunk, summary, instructions, budget, cancel, reasoning)
+                summary = _validated(model, chunk, summary, instructions, budget, cancel, reasoning, gate, replaced)
             return summary or ""
         except _Overflow:
             continue  # our estimate was too optimistic for this model: use smaller chunks
@@ -185,14 +188,42 @@ def take_chunk(blocks: list[str], limit: int) -> tuple[str, list[str]]:
 
 def _validated(
     model: ChatModel, chunk: str, previous: str | None, instructions: str | None, budget: SummaryBudget,
-    cancel: CancelToken | None, reasoning: str | None,
+    cancel: CancelToken | None, reasoning: str | None, gate: list[dict[str, Any]] | None = None,
+    replaced: int | None = None,
 ) -> str:
+    """One chunk's summary that passed the quality gate (``compaction.quality``), asked for at most twice.
+
+    Items of the previous summary still missing after the retry are merged back; any other failure
+    (no headings, placeholders, a summary not smaller than what it replaces) raises ``CompactionError``,
+    so the model-free fallback is used instead. ``gate`` collects what the gate did, for ``details``;
+    ``replaced`` is the size of all the history the final summary replaces (the chunks are ours to cut).
+    """
+    if replaced is None:
+        replaced = estimate_text_tokens(chunk) + estimate_text_tokens(previous or "")
+    problems: list[str] = []
+    summary = ""
     for strict in (False, True):
-        text = history_request_text(chunk, previous, instructions, strict=strict)
+        text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
         summary = _ask(model, text, budget.history_max_tokens, cancel, reasoning)
-        if summary and not missing_headings(summary):
+        if not summary or missing_headings(summary):
+            problems = []
+            continue
+        problems = gate_problems(summary, previous, replaced, estimate_text_tokens(summary))
+        if not problems:
+            if strict and gate is not None:
+                gate.append({"action": "retried", "passed": True})
             return summary
-    raise CompactionError("The model's summary lacked the required sections twice.")
+    if not summary or missing_headings(summary):
+        raise CompactionError("The model's summary lacked the required sections twice.")
+    missing = missing_items(previous, summary)
+    carried_only = len(problems) == len(missing)
+    if not carried_only:
+        if gate is not None:
+            gate.append({"action": "rejected", "problems": problems})
+        raise CompactionError("The model's summary failed the quality check twice: " + "; ".join(problems) + ".")
+    if gate is not None:
+        gate.append({"action": "carriedForward", "items": {h: list(v) for h, v in missing.items()}})
+    return merge_back(summary, missing)
 
 
 def _turn_prefix(
@@ -211,10 +242,18 @@ def _turn_prefix(
         while size > 1 and estimate_text_tokens(text[-size:]) > half:
             size = size * 3 // 4
         text = f"{head}\n\n[... middle of the turn omitted to fit ...]\n\n{text[-size:]}"
-    summary = _ask(model, turn_prefix_request_text(text, instructions), budget.prefix_max_tokens, cancel, reasoning)
-    if not summary:
-        raise CompactionError("The model returned an empty turn-prefix summary.")
-    return summary
+    request = turn_prefix_request_text(text, instructions)
+    for _attempt in range(2):
+        summary = _ask(model, request, budget.prefix_max_tokens, cancel, reasoning)
+        if not summary:
+            raise CompactionError("The model returned an empty turn-prefix summary.")
+        if estimate_text_tokens(summary) < estimate_text_tokens(text):
+            return summary
+        # No inflation: a "summary" at least as long as the turn it replaces is asked for once more.
+        request = turn_prefix_request_text(text, instructions) + (
+            f"\n\n{REJECTED_INTRO}\n- it was not shorter than the {estimate_text_tokens(text)} tokens it replaces"
+        )
+    raise CompactionError("The model's turn-prefix summary was not shorter than the turn it replaces, twice.")
 
 
 def estimated_tokens_after(summary: str, kept: Sequence[Message]) -> int:
@@ -239,8 +278,9 @@ def summarize(
     details: dict[str, Any] = {"readFiles": list(plan.read_files), "modifiedFiles": list(plan.modified_files)}
     source: Source = "model"
     error: str | None = None
+    gate: list[dict[str, Any]] = []
     try:
-        body = _model_summary(plan, model, budget, instructions, cancel, reasoning, run_parallel or _parallel)
+        body = _model_summary(plan, model, budget, instructions, cancel, reasoning, run_parallel or _parallel, gate)
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:
@@ -256,6 +296,8 @@ def summarize(
             previous_summary=plan.previous_summary, read_files=plan.read_files,
             modified_files=plan.modified_files, error=error,
         )
+    if gate:
+        details["qualityGate"] = gate
     summary = body + format_file_lists(plan.read_files, plan.modified_files)
     return CompactionResult(
         summary=summary, first_kept_entry_id=plan.first_kept_entry_id, tokens_before=plan.tokens_before,
@@ -274,11 +316,12 @@ def _model_summary(
     plan: CompactionPlan, model: ChatModel, budget: SummaryBudget, instructions: str | None,
     cancel: CancelToken | None, reasoning: str | None,
     run_parallel: Callable[[Callable[[], str], Callable[[], str]], tuple[str, str]],
+    gate: list[dict[str, Any]],
 ) -> str:
     if plan.is_split_turn and plan.turn_prefix_messages:
         def history() -> str:
             if plan.messages_to_summarize:
-                return _history(model, plan, budget, instructions, cancel, reasoning)
+                return _history(model, plan, budget, instructions, cancel, reasoning, gate)
             # Fix of pi's loss: an empty history keeps the previous summary instead of dropping it
             # (without its file lists: the current ones, appended below, include them).
             return strip_file_lists(plan.previous_summary or "") or NO_PRIOR_HISTORY
@@ -288,4 +331,4 @@ def _model_summary(
 
         history_text, prefix_text = run_parallel(history, prefix)
         return history_text + SPLIT_TURN_SEPARATOR + prefix_text
-    return _history(model, plan, budget, instructions, cancel, reasoning)
+    return _history(model, plan, budget, instructions, cancel, reasoning, gate)

@@ -35,6 +35,9 @@ class ModelInfo:
     context_window: int
     max_output_tokens: int | None
     reasoning: bool = False
+    # Where ``context_window`` came from: "flag", "settings", "learned" (a provider's overflow error,
+    # ``learning.book``) or "litellm" (its model data); shown by ``/context``.
+    window_source: str = field(default="litellm", compare=False)  # not part of what the model *is*
 
     @property
     def model_id(self) -> str:

@@ -3,7 +3,8 @@
 Model string: the explicit one (``--model``) > settings ``defaultProvider``/``defaultModel`` (joined as
 "provider/model" unless the model already has a "/") > a ``ConfigError``.
 Context window: explicit (``--context-window``) > the ``models.<name>.contextWindow`` override >
-litellm's bundled map (``max_input_tokens``; not ``get_max_tokens``, which is the *output* limit) >
+the window learned from the provider's own overflow error (``learning.book``) > litellm's bundled map
+(``max_input_tokens``; not ``get_max_tokens``, which is the *output* limit) >
 a ``ConfigError`` asking for one. Max output tokens: override ``maxTokens`` > the map > None.
 
 The map is read without importing litellm (``model_map``) for the models that module can answer
@@ -61,8 +62,16 @@ def resolve_model(
     """
     name = model_string(model, settings)
     override = model_override(name, settings)
+    window, source = context_window, "flag"
+    if not window and override is not None and override.context_window:
+        window, source = override.context_window, "settings"
+    if not window:
+        from pi_compact.learning.book import learned_window
+
+        window, source = learned_window(name), "learned"
     looked_up = _model_facts(name)
-    window = context_window or (override.context_window if override else None) or looked_up.context_window
+    if not window:
+        window, source = looked_up.context_window, "litellm"
     if not window:
         raise ConfigError(
             f"The context window of model {name} is unknown: pass --context-window or set "
@@ -77,6 +86,7 @@ def resolve_model(
         context_window=window,
         max_output_tokens=max_output,
         reasoning=looked_up.reasoning,
+        window_source=source,
     )
 
 

@@ -72,7 +72,7 @@ def end_renderable(event: CompactionEnd, duration_s: float, *, in_repl: bool = T
         message = event.error_message or "Nothing was compacted."
         advice = _advice(event, message) if in_repl else ""
         # (An "already compacted" skip has always been shown in red, like a failure.)
-        style = "yellow" if event.skipped in ("no_messages", "too_small") else "red"
+        style = "yellow" if event.skipped in ("no_messages", "too_small", "no_gain", "loop_guard") else "red"
         return Text(message + (f" {advice}" if advice else ""), style=style)
     return result_block(event.result, duration_s, in_repl=in_repl)
 

@@ -162,6 +162,15 @@ def _last_usage(session: AgentSession) -> tuple[Mapping[str, Any] | None, int]:
     return (None, -1) if index is None else (assistant_usage(session.messages[index]), index)
 
 
+# Where the context window came from (``ModelInfo.window_source``), as ``/context`` says it.
+WINDOW_ORIGINS = {
+    "flag": "--context-window",
+    "settings": "settings (models.<name>.contextWindow)",
+    "learned": "learned from the provider's overflow error",
+    "litellm": "litellm's model data",
+}
+
+
 def context_report(session: AgentSession, model_name: str) -> Table:
     """Everything ``/context`` shows: size now, limits, the estimator, the last usage, the breakdown."""
     info = gather_status(session, model_name)
@@ -177,6 +186,8 @@ def context_report(session: AgentSession, model_name: str) -> Table:
         size = Text(f"{info.tokens:,} tokens ({source}) / {info.window:,} window ")
         size.append(f"({format_percent(info.percent)})", style=percent_style(info.percent))
         table.add_row("Context", size)
+        origin = WINDOW_ORIGINS.get(session.model.info.window_source, session.model.info.window_source)
+        table.add_row("Window from", Text(origin))
     threshold = f"{info.threshold:,}" if info.threshold is not None else UNKNOWN
     left = f"{info.tokens_left:,} tokens left" if info.tokens_left is not None else f"{UNKNOWN} left"
     state = left if info.auto_compact else "auto-compaction off"

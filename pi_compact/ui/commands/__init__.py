@@ -98,7 +98,8 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
 COMMANDS: tuple[Command, ...] = (
     Command("/compact", "[instructions]", "summarize older messages now, optionally with a focus", compaction.compact),
     Command("/context", "", "tokens now, window, threshold, estimator, last usage, breakdown", context.context),
-    Command("/summary", "", "show the latest compaction summary in full", compaction.summary),
+    Command("/summary", "[--diff]", "show the latest compaction summary in full (--diff: what it added, "
+                                          "changed and dropped)", compaction.summary),
     Command("/settings", "[reload]", "every effective setting and where it came from; reload re-reads files",
             config.settings),
     Command("/autocompact", "on|off", "turn automatic compaction on or off for this session", compaction.autocompact),

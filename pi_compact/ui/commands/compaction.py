@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from rich.text import Text
+
+from pi_compact.compaction.quality import format_diff, summary_diff
 from pi_compact.errors import PiCompactError
 from pi_compact.ui.compaction_view import summary_renderable
 from pi_compact.ui.state import Outcome, ReplState
@@ -21,8 +24,16 @@ def compact(state: ReplState, arg: str) -> Outcome:
 
 
 def summary(state: ReplState, arg: str) -> Outcome:
-    entry = next((e for e in reversed(state.session.store.branch()) if e.get("type") == "compaction"), None)
-    if entry is None:
+    compactions = [e for e in state.session.store.branch() if e.get("type") == "compaction"]
+    entry = compactions[-1] if compactions else None
+    if arg.strip() == "--diff":
+        if len(compactions) < 2:
+            state.say(f"/summary --diff compares the latest two compactions on this branch; it has {len(compactions)}.",
+                      "yellow")
+        else:
+            diff = summary_diff(str(compactions[-2].get("summary", "")), str(entry.get("summary", "") if entry else ""))
+            state.console.print(Text(format_diff(diff)))
+    elif entry is None:
         state.say("No compaction yet: /compact makes one.", "yellow")
     else:
         state.console.print(summary_renderable(str(entry.get("summary", "")), int(entry.get("tokensBefore") or 0)))

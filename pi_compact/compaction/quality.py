@@ -1,0 +1,188 @@
+"""The summary quality gate: what a new summary must keep, and what it changed (pure).
+
+A model summary is checked before any compaction entry is written:
+- structure: no section may be left empty or as the template's ``[...]`` placeholder when the history
+  it summarizes is not empty (missing headings are ``prompts.missing_headings``' job);
+- carry-forward: every item under "Constraints & Preferences" and "Key Decisions" of the previous
+  summary must still be there (compared normalised: case, markdown and punctuation ignored), where
+  an item the model marks done or obsolete still counts as present because its text is;
+- no inflation: a summary must be smaller than the text it replaces.
+Items still missing after one stricter retry are merged back under their section, marked as carried
+forward, so a model that forgets a user's rule cannot make the agent forget it. ``summary_diff`` is
+what ``/summary --diff`` shows.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pi_compact.compaction.prompts import HISTORY_HEADINGS
+
+CARRIED_SECTIONS = ("## Constraints & Preferences", "## Key Decisions")
+# Sections a non-empty history always has something to say about.
+CONTENT_SECTIONS = ("## Goal", "## Progress", "## Next Steps")
+CARRIED_MARK = "(carried forward)"
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_NON_WORD = re.compile(r"[^\w]+")
+_PLACEHOLDER = re.compile(r"^\[[^\]]*\]$")
+_NO_ITEMS = {"none", "n a", "nothing", "not stated"}
+
+
+def sections(summary: str) -> dict[str, str]:
+    """The body of each ``## `` section of a summary (``###`` sub-headings stay in their section's body)."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in summary.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("## "):
+            current = found.setdefault(stripped, [])
+            continue
+        if stripped.startswith(("---", "<read-files>", "<modified-files>")):
+            break  # the history part ends here: a split turn's context or the file lists follow
+        if current is not None:
+            current.append(line)
+    return {heading: "\n".join(lines).strip() for heading, lines in found.items()}
+
+
+def normalise(text: str) -> str:
+    """Lower case, markdown, bullets and punctuation removed, whitespace collapsed."""
+    return " ".join(_NON_WORD.sub(" ", _BULLET.sub("", text).replace(CARRIED_MARK, "")).lower().split())
+
+
+def items(body: str) -> list[str]:
+    """The items (lines) of a section body without bullet markers; sub-headings, "(none)" and placeholders
+    are no items."""
+    found = []
+    for line in body.splitlines():
+        text = _BULLET.sub("", line).strip()
+        if text.startswith("#"):
+            continue
+        if text and normalise(text) not in _NO_ITEMS and not _PLACEHOLDER.match(text):
+            found.append(text)
+    return found
+
+
+def placeholder_sections(summary: str) -> list[str]:
+    """Content sections left empty or holding only template placeholders (``[...]``)."""
+    bodies = sections(summary)
+    bad = []
+    for heading in CONTENT_SECTIONS:
+        lines = [_BULLET.sub("", line).strip() for line in bodies.get(heading, "").splitlines()]
+        real = [line for line in lines if line and not line.startswith("#") and not _PLACEHOLDER.match(line)]
+        if not real:
+            bad.append(heading)
+    return bad
+
+
+def missing_items(previous: str | None, summary: str) -> dict[str, list[str]]:
+    """Per carried section, the previous summary's items the new summary no longer contains."""
+    if not previous:
+        return {}
+    old = sections(previous)
+    new_text = normalise(summary)
+    missing: dict[str, list[str]] = {}
+    for heading in CARRIED_SECTIONS:
+        lost = [item for item in items(old.get(heading, "")) if normalise(item) not in new_text]
+        if lost:
+            missing[heading] = lost
+    return missing
+
+
+def merge_back(summary: str, missing: Mapping[str, Sequence[str]]) -> str:
+    """``summary`` with each missing item appended at the end of its section, marked as carried forward."""
+    lines = summary.splitlines()
+    for heading, lost in missing.items():
+        added = [f"- {item} {CARRIED_MARK}" for item in lost]
+        start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
+        if start is None:
+            lines += ["", heading, *added]
+            continue
+        end = start + 1
+        while end < len(lines) and not lines[end].strip().startswith(("## ", "---")):
+            end += 1
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        # A "(none)" line would contradict the items now under it.
+        body = [line for line in lines[start + 1 : end] if normalise(line) not in _NO_ITEMS]
+        lines[start + 1 : end] = [*body, *added]
+    return "\n".join(lines)
+
+
+def gate_problems(summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int) -> list[str]:
+    """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes."""
+    problems = [f"the section {h} is empty or a placeholder" for h in placeholder_sections(summary)]
+    for heading, lost in missing_items(previous, summary).items():
+        quoted = "; ".join(f'"{item}"' for item in lost)
+        problems.append(f"under {heading} it dropped {quoted} (keep each, or mark it done or obsolete)")
+    if summary_tokens >= replaced_tokens:
+        problems.append(
+            f"it is about {summary_tokens} tokens, not smaller than the {replaced_tokens} tokens it replaces"
+        )
+    return problems
+
+
+@dataclass(frozen=True)
+class SectionDiff:
+    """What one section gained, changed and lost between two summaries."""
+
+    heading: str
+    added: tuple[str, ...]
+    changed: tuple[tuple[str, str], ...]
+    dropped: tuple[str, ...]
+
+
+def summary_diff(previous: str, latest: str) -> list[SectionDiff]:
+    """Per section with any difference: items added, changed (a close rewording) and dropped."""
+    old, new = sections(previous), sections(latest)
+    diffs = []
+    for heading in [*HISTORY_HEADINGS, *(h for h in new if h not in HISTORY_HEADINGS)]:
+        before, after = items(old.get(heading, "")), items(new.get(heading, ""))
+        before_keys, after_keys = {normalise(i) for i in before}, {normalise(i) for i in after}
+        gone = [i for i in before if normalise(i) not in after_keys]
+        came = [i for i in after if normalise(i) not in before_keys]
+        changed = []
+        for item in list(gone):
+            match = max(came, key=lambda c: _similar(item, c), default=None)
+            if match is not None and _similar(item, match) >= 0.6:
+                changed.append((item, match))
+                gone.remove(item)
+                came.remove(match)
+        if gone or came or changed:
+            diffs.append(SectionDiff(heading, tuple(came), tuple(changed), tuple(gone)))
+    return diffs
+
+
+def _similar(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, normalise(a), normalise(b)).ratio()
+
+
+def format_diff(diffs: Sequence[SectionDiff]) -> str:
+    """``summary_diff`` as plain lines: ``+`` added, ``~`` changed (old → new), ``-`` dropped."""
+    if not diffs:
+        return "No differences in the summary's items."
+    lines = []
+    for diff in diffs:
+        lines.append(diff.heading)
+        lines += [f"  + {item}" for item in diff.added]
+        lines += [f"  ~ {old} → {new}" for old, new in diff.changed]
+        lines += [f"  - {item}" for item in diff.dropped]
+    return "\n".join(lines)
+
+
+__all__ = [
+    "CARRIED_MARK",
+    "CARRIED_SECTIONS",
+    "SectionDiff",
+    "format_diff",
+    "gate_problems",
+    "items",
+    "merge_back",
+    "missing_items",
+    "normalise",
+    "placeholder_sections",
+    "sections",
+    "summary_diff",
+]

@@ -1,0 +1,1 @@
+"""What the agent learns from providers across sessions (today: their real context windows)."""

@@ -1,0 +1,185 @@
+"""The summary quality gate: structure, carry-forward, no inflation, and ``/summary --diff``'s diff.
+
+Unit tests of ``compaction.quality`` (pure), pipeline tests on ``Compactor`` with the in-process
+``ScriptedModel``, and acceptance tests through the real litellm path against the scripted server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from builders import (
+    assistant,
+    chain,
+    compaction,
+    compaction_settings,
+    run_compaction,
+    sized,
+    user,
+    write_session,
+)
+from scripted_server import Reply, ScriptedServer
+
+from pi_compact.agent.compactor import Compactor
+from pi_compact.agent.events import CompactionEnd, SessionEvent
+from pi_compact.compaction.quality import (
+    CARRIED_MARK,
+    format_diff,
+    merge_back,
+    missing_items,
+    placeholder_sections,
+    summary_diff,
+)
+from pi_compact.llm.protocol import ModelInfo
+from pi_compact.llm.scripted import ScriptedModel
+from pi_compact.session.store import SessionStore
+
+
+def summary_with(constraints: list[str], decisions: list[str], goal: str = "Ship the parser") -> str:
+    def bullets(items: list[str]) -> str:
+        return "\n".join(f"- {i}" for i in items) or "- (none)"
+
+    return (
+        f"## Goal\n{goal}\n\n## Constraints & Preferences\n{bullets(constraints)}\n\n## Progress\n"
+        "### Done\n- [x] wrote the lexer\n\n### In Progress\n- [ ] parser\n\n### Blocked\n- (none)\n\n"
+        f"## Key Decisions\n{bullets(decisions)}\n\n## Next Steps\n1. finish the parser\n\n"
+        "## Critical Context\n- (none)"
+    )
+
+
+PREVIOUS = summary_with(["Never change the public API", "Use tabs, not spaces"], ["**Hand-written lexer**: speed"])
+DROPS_CONSTRAINT = summary_with(["Use tabs, not spaces"], ["**Hand-written lexer**: speed"], goal="Ship v2")
+KEEPS_ALL = summary_with(["never change the public API!", "Use tabs, not spaces"],
+                         ["**Hand-written lexer**: speed"], goal="Ship v2")
+PLACEHOLDER = KEEPS_ALL.replace("1. finish the parser", "1. [What should happen next, in order]")
+INFO = ModelInfo("test/model", "test", 100_000, None)
+
+
+# ---- pure checks ---------------------------------------------------------------------------------
+
+
+def test_missing_items_compares_normalised_text() -> None:
+    assert missing_items(PREVIOUS, KEEPS_ALL) == {}
+    expected = {"## Constraints & Preferences": ["Never change the public API"]}
+    assert missing_items(PREVIOUS, DROPS_CONSTRAINT) == expected
+
+
+def test_item_marked_obsolete_counts_as_carried() -> None:
+    marked = DROPS_CONSTRAINT.replace(
+        "- Use tabs", "- Never change the public API (obsolete: v2 may break it)\n- Use tabs")
+    assert missing_items(PREVIOUS, marked) == {}
+
+
+def test_placeholder_and_empty_sections_are_found() -> None:
+    assert placeholder_sections(KEEPS_ALL) == []
+    assert placeholder_sections(PLACEHOLDER) == ["## Next Steps"]
+    assert placeholder_sections(KEEPS_ALL.replace("Ship v2", "")) == ["## Goal"]
+
+
+def test_merge_back_puts_items_under_their_section_marked_and_drops_none() -> None:
+    summary = summary_with([], ["**Hand-written lexer**: speed"])
+    merged = merge_back(summary, {"## Constraints & Preferences": ["Never change the public API"]})
+    assert f"## Constraints & Preferences\n- Never change the public API {CARRIED_MARK}\n\n## Progress" in merged
+
+
+def test_summary_diff_lists_added_changed_and_dropped_items() -> None:
+    latest = summary_with(["Never change the public API", "Run ruff before committing"],
+                          ["**Hand-written lexer**: for speed"])
+    diffs = {d.heading: d for d in summary_diff(PREVIOUS, latest)}
+    constraints = diffs["## Constraints & Preferences"]
+    assert constraints.added == ("Run ruff before committing",)
+    assert constraints.dropped == ("Use tabs, not spaces",)
+    changed = (("**Hand-written lexer**: speed", "**Hand-written lexer**: for speed"),)
+    assert diffs["## Key Decisions"].changed == changed
+    text = format_diff(summary_diff(PREVIOUS, latest))
+    assert "  + Run ruff before committing" in text and "  - Use tabs, not spaces" in text
+    assert format_diff(summary_diff(PREVIOUS, PREVIOUS)) == "No differences in the summary's items."
+
+
+# ---- the pipeline (in-process model) -------------------------------------------------------------
+
+
+def _session(tmp_path: Path) -> Path:
+    """A compacted session with new history to summarize and a kept tail (keep 400)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "s.jsonl"
+    write_session(path, chain(
+        user("first"), assistant("ok"),
+        compaction(PREVIOUS, "test-id-3", 4000),
+        user("second " + sized(600)), assistant("done " + sized(600)),
+        user("third " + sized(300)), assistant("fine " + sized(300)),
+    ))
+    return path
+
+
+def _compact(path: Path, *replies: str | Reply) -> tuple[ScriptedModel, list[SessionEvent], SessionStore]:
+    store = SessionStore.open(path, str(path.parent), 0)
+    model = ScriptedModel(INFO, *(r if isinstance(r, str) else r.text for r in replies))
+    events: list[SessionEvent] = []
+    Compactor(store, model, compaction_settings(keep=400), events.append).run("manual")
+    return model, events, store
+
+
+def _latest_compaction(store: SessionStore) -> dict[str, object]:
+    return [e for e in store.branch() if e.get("type") == "compaction"][-1]
+
+
+def test_dropped_constraint_is_retried_naming_it(tmp_path: Path) -> None:
+    model, _, store = _compact(_session(tmp_path), DROPS_CONSTRAINT, KEEPS_ALL)
+    assert len(model.history) == 2
+    retry = str(model.history[1].messages[0]["content"][0]["text"])
+    assert 'dropped "Never change the public API"' in retry
+    entry = _latest_compaction(store)
+    assert entry["summary"] == KEEPS_ALL
+    assert entry["details"]["qualityGate"] == [{"action": "retried", "passed": True}]  # type: ignore[index]
+
+
+def test_constraint_dropped_twice_is_merged_back_and_recorded(tmp_path: Path) -> None:
+    model, _, store = _compact(_session(tmp_path), DROPS_CONSTRAINT, DROPS_CONSTRAINT)
+    assert len(model.history) == 2
+    entry = _latest_compaction(store)
+    assert f"- Never change the public API {CARRIED_MARK}" in str(entry["summary"])
+    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
+        {"action": "carriedForward", "items": {"## Constraints & Preferences": ["Never change the public API"]}}
+    ]
+
+
+def test_placeholder_section_twice_falls_back_to_model_free_summary(tmp_path: Path) -> None:
+    _, _, store = _compact(_session(tmp_path), PLACEHOLDER, PLACEHOLDER)
+    entry = _latest_compaction(store)
+    assert entry["details"]["fallback"] is True  # type: ignore[index]
+    assert "[What should happen next" not in str(entry["summary"])
+    assert "Never change the public API" in str(entry["summary"])  # the fallback keeps the previous summary
+
+
+def test_manual_compaction_that_gains_nothing_writes_nothing_and_says_why(tmp_path: Path) -> None:
+    # 244 -> ~318 tokens in the issue: a short history whose summary is bigger than itself.
+    path = tmp_path / "short.jsonl"
+    write_session(path, chain(user("hi"), assistant("hello"), user("more " + sized(500)), assistant("ok")))
+    before = path.read_bytes()
+    model, events, _ = _compact(path, KEEPS_ALL, KEEPS_ALL)
+    ends = [e for e in events if isinstance(e, CompactionEnd)]
+    assert path.read_bytes() == before
+    assert len(ends) == 1 and ends[0].result is None and ends[0].skipped == "no_gain"
+    assert ends[0].error_message is not None and ends[0].error_message.startswith("Nothing gained:")
+    assert len(model.history) == 2  # the inflating summary was retried once, then the fallback was tried
+
+
+# ---- acceptance: the real litellm path -----------------------------------------------------------
+
+
+def test_acceptance_no_bad_summary_is_committed(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    cases = {
+        "drops a constraint": [DROPS_CONSTRAINT, DROPS_CONSTRAINT],
+        "drops a section": [KEEPS_ALL.replace("## Key Decisions\n", "")] * 2,
+        "longer than its input": [KEEPS_ALL + "\n- padding " + sized(2000)] * 2,
+    }
+    for name, replies in cases.items():
+        path = _session(tmp_path / name.replace(" ", "-"))
+        scripted_server.enqueue(*(Reply(text=r) for r in replies))
+        result = run_compaction(path, scripted_server.base_url, settings=compaction_settings(keep=400))
+        assert result is not None, name
+        assert result.summary not in replies, name
+        assert "Never change the public API" in result.summary, name
+        assert "Hand-written lexer" in result.summary, name
+    assert scripted_server.pending == 0
