@@ -157,3 +157,14 @@ def test_every_option_of_the_main_command_that_takes_a_value_is_known_to_the_pro
     takes_value = {name for param in command.params if not getattr(param, "is_flag", True)
                    for name in param.opts if name.startswith("-")}
     assert takes_value == VALUE_OPTIONS
+
+
+def test_every_subcommand_of_the_cli_is_left_to_typer() -> None:
+    from pi_compact.cli import app
+    from pi_compact.cli_input import SUBCOMMANDS
+
+    names = {command.name or command.callback.__name__ for command in app.build().registered_commands
+             if command.callback is not None}
+    assert names == SUBCOMMANDS
+    for name in sorted(names):
+        assert split_prompt_words([name, "s.jsonl"]) == ([name, "s.jsonl"], [])
