@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pi_compact.agent.aftercare import after_compaction
 from pi_compact.agent.approval import ApprovalGate
 from pi_compact.agent.compactor import CompactionHooks, Compactor, nothing_to_compact
 from pi_compact.agent.diagnosis import diagnose, stop_notice
@@ -36,7 +37,7 @@ from pi_compact.agent.events import (
 from pi_compact.agent.guard import LoopGuard
 from pi_compact.agent.live_context import LiveContext
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
-from pi_compact.agent.notices import OVERFLOW_GIVE_UP, still_too_full, window_hint
+from pi_compact.agent.notices import OVERFLOW_GIVE_UP, window_hint
 from pi_compact.agent.opening import Opening, record_model
 from pi_compact.agent.request import build_request, failed_reply
 from pi_compact.agent.tools import Tool, ToolContext
@@ -44,12 +45,12 @@ from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.threshold import fit_to_window, should_compact
-from pi_compact.compaction.tokens import ContextUsage, Estimator, estimate_text_tokens, estimator_for
+from pi_compact.compaction.tokens import ContextUsage, Estimator, estimator_for
 from pi_compact.errors import PiCompactError, SessionError
-from pi_compact.llm.overflow import is_context_overflow
+from pi_compact.llm.overflow import is_overflow_of
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
-from pi_compact.session.pins import PinTracker, budget_warning, pin_budget
+from pi_compact.session.pins import PinTracker
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 
@@ -170,32 +171,18 @@ class AgentSession:
         if result is not None:
             self._compactions += 1
             self.reload_context()
-            self._check_progress(result.tokens_before, reason)
-            self._check_pins()
+            pins = self._pins.current(self._store.by_id, self._store.leaf_id)
+            for warning in after_compaction(self.context_usage(), self.messages, self._estimator,
+                                            self.fitted_settings().compaction, pins, self._guard,
+                                            automatic=reason != "manual", tokens_before=result.tokens_before):
+                self._emit(Notice(warning, "warning"))
         self._consult_guard()
         return result
-
-    def _check_pins(self) -> None:
-        """After a compaction: pins over ``compaction.pinBudget`` are still sent in full, with a warning."""
-        compaction = self._settings.compaction
-        warning = budget_warning(self._pins.current(self._store.by_id, self._store.leaf_id),
-                                 pin_budget(compaction.pin_budget, self._model.info.context_window),
-                                 lambda text: estimate_text_tokens(text, compaction.token_estimator))
-        if warning is not None:
-            self._emit(Notice(warning, "warning"))
 
     def diagnose(self) -> str:
         """The biggest consumers of the context, named with sizes, and what to do (the loop guard's words)."""
         return diagnose(self._system_prompt, self._store.branch(), self._estimator, self.fitted_settings().compaction,
                         self._model.info.context_window)
-
-    def _check_progress(self, before: int, reason: CompactionReason) -> None:
-        """After a compaction: say so when it could not free enough, and tell the loop guard how it went."""
-        usage = self.context_usage()
-        if should_compact(usage.tokens, usage.context_window, replace(self.fitted_settings().compaction, enabled=True)):
-            self._emit(Notice(still_too_full(usage, self.messages, self._estimator), "warning"))
-        if reason != "manual":
-            self._guard.compacted(before, usage.tokens, usage.threshold)
 
     def _consult_guard(self) -> bool:
         """False once the loop guard has stopped automatic compaction (saying why, once)."""
@@ -212,10 +199,7 @@ class AgentSession:
         return should_compact(usage.tokens, usage.context_window, self.fitted_settings().compaction)
 
     def _is_overflow(self, message: Mapping[str, Any]) -> bool:
-        info = self._model.info
-        if message.get("model") is not None and not info.is_same_model(message.get("provider"), message.get("model")):
-            return False  # an error from another model says nothing about this one's window
-        return is_context_overflow(message, info.context_window)
+        return is_overflow_of(message, self._model.info)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: compact if the last fresh reply overflowed or the threshold is passed.
@@ -232,13 +216,10 @@ class AgentSession:
 
     # ---- prompting -----------------------------------------------------------------------------
 
-    def _append(self, message: Message) -> None:
+    def add_message(self, message: Message) -> None:
+        """Record ``message`` in the file and the live context (also one made outside a turn: ``!cmd``)."""
         self._store.append_message(message, self._now())
         self._context.messages.append(message)
-
-    def add_message(self, message: Message) -> None:
-        """Record a message the user made outside a turn (a ``!cmd`` run) in the file and the context."""
-        self._append(message)
 
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Run one user prompt to completion; returns the final assistant message."""
@@ -251,7 +232,7 @@ class AgentSession:
         self._emit(MessageStart("user"))
         self._emit(MessageEnd(user))
         self._opening.record(self._model)
-        self._append(user)
+        self.add_message(user)
         try:
             final = self._run(token)
         except SessionError as exc:
@@ -265,7 +246,7 @@ class AgentSession:
             final = failed_reply(str(exc), self._now())
             self._emit(MessageStart("assistant"))
             self._emit(MessageEnd(final))
-            self._append(final)
+            self.add_message(final)
         error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
         self._emit(AgentEnd(str(error) if error else None))
         # An error reply is checked too (pi #1834: the estimate keeps compaction possible when a provider
@@ -283,7 +264,7 @@ class AgentSession:
             pins = self._pins.current(self._store.by_id, self._store.leaf_id)
             reply = stream_reply(self._model, build_request(self._system_prompt, self.messages, self._tools, pins),
                                  cancel, self._emit)
-            self._append(reply)
+            self.add_message(reply)
             final = reply
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:
@@ -309,7 +290,7 @@ class AgentSession:
             if stop == "error" or not tool_calls(reply):
                 return reply
             approve = self.approval.allows if self.approval is not None else None
-            if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self._append,
+            if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self.add_message,
                                   approve):
                 return reply
             if self._threshold_exceeded():

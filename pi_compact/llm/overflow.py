@@ -23,6 +23,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pi_compact.llm.protocol import ModelInfo
+
 # (provider the wording comes from, pattern). Order matches pi's list; the first hit wins, though
 # the order only matters for readability since any hit means overflow.
 _TABLE: tuple[tuple[str, str], ...] = (
@@ -162,3 +164,11 @@ def is_context_overflow(message: Mapping[str, Any], context_window: int | None =
 def _count(usage: Mapping[str, Any], key: str) -> float:
     value = usage.get(key)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def is_overflow_of(message: Mapping[str, Any], info: ModelInfo) -> bool:
+    """``is_context_overflow`` for ``info``'s model: an error from another model (a reply recorded
+    before a model switch) says nothing about this one's window."""
+    if message.get("model") is not None and not info.is_same_model(message.get("provider"), message.get("model")):
+        return False
+    return is_context_overflow(message, info.context_window)
