@@ -106,7 +106,8 @@ class Compactor:
     ) -> CompactionResult | None:
         """Compact now. Returns the result, or None when nothing was written (see the end event)."""
         token = cancel or CancelToken()
-        branch = self.store.branch()
+        # What a plan reads (session/lazy.py); an extension gets the whole branch, as in pi.
+        branch = self.store.branch() if self.hooks is not None else self.store.branch_tail()
         plan = prepare_compaction(branch, self.settings.compaction)
         skip = _skip_reason(branch, plan)
         if skip is not None and reason != "manual":

@@ -127,7 +127,7 @@ class AgentSession:
         self.messages: list[Message] = []
         self._fresh_from = 0  # messages before this index predate the latest compaction
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
-        self.compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
+        self.compactions = store.compaction_count()
         self._reload_context()
         # pi opens a session without messages with its model and thinking level (see _record_opening).
         self._opening_due = not self.messages
@@ -145,8 +145,8 @@ class AgentSession:
     # ---- context -------------------------------------------------------------------------------
 
     def _reload_context(self) -> None:
-        self.messages = list(self.store.context().messages)
-        branch = self.store.branch()
+        branch = self.store.branch_tail()  # all the context is made of: older entries stay unread
+        self.messages = list(project_path(branch).messages)
         latest = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=None)
         # The summary and the kept tail carry usage from before the latest compaction: stale (pi #1860).
         # Messages written after it (a resumed session) are fresh and must be checked.
@@ -338,7 +338,7 @@ class AgentSession:
                 overflow_retried = True
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
                     budgets = self.fitted_settings().compaction
-                    if not cancel.cancelled and nothing_to_compact(self.store.branch(), budgets):
+                    if not cancel.cancelled and nothing_to_compact(self.store.branch_tail(), budgets):
                         self._emit(Notice(window_hint(self.model.info), "warning"))
                     return reply
                 self._drop_failed_reply(reply)

@@ -40,7 +40,7 @@ def compact_file(
 
     if options.context_window is not None:  # the window is known without the model: check before planning
         settings = fitted_settings(settings, options.context_window, None, sources)
-    branch = store.branch()
+    branch = store.branch_tail()  # what the plan reads: older entries of a long session stay unread
     plan = prepare_compaction(branch, settings.compaction)
     if plan is None or plan.is_empty:
         # Answer at once: no need to load the model (litellm) to say there is nothing to do.

@@ -61,8 +61,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def append_bytes(path: Path, data: bytes) -> FileState:
-    """Append ``data`` and fsync; on failure the file is cut back to its length before (``WriteFailed``).
+def append_bytes(path: Path, data: bytes, *, sync: bool = True) -> FileState:
+    """Append ``data`` (and fsync, with ``sync``); on failure the file is cut back to its length before
+    (``WriteFailed``). Without ``sync`` the data is complete in the file when this returns, so a killed
+    process loses none of it, but a power failure may, until ``sync_file``.
 
     Returns the file's state after the append (its size counted, not measured, so that a concurrent
     append by another program shows up as a difference later).
@@ -77,11 +79,21 @@ def append_bytes(path: Path, data: bytes) -> FileState:
         before = os.fstat(fd).st_size
         try:
             _write_all(fd, data)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except BaseException as exc:
             _roll_back(path, fd, before, existed, exc)
             raise
         return FileState.of(os.fstat(fd), before + len(data))
+    finally:
+        os.close(fd)
+
+
+def sync_file(path: Path) -> None:
+    """fsync a file written before without it (``OSError`` when it cannot be opened or synced)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
     finally:
         os.close(fd)
 
