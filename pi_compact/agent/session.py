@@ -54,7 +54,6 @@ OVERFLOW_GIVE_UP = (
     "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
     "(e.g. /compact with instructions, or start a /new session) or switch to a model with a larger window."
 )
-MAX_TOOL_TURNS = 200
 
 
 @dataclass(frozen=True)
@@ -317,11 +316,9 @@ class AgentSession:
 
     def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
         overflow_retried = False
-        final: dict[str, Any] | None = None
-        for _turn in range(MAX_TOOL_TURNS):
+        while True:  # as long as the model calls tools (no cap, as in pi: Ctrl-C stops it)
             reply = stream_reply(self.model, self._request(), cancel, self._emit)
             self._append(reply)
-            final = reply
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:
                 return reply
@@ -355,7 +352,6 @@ class AgentSession:
                 self.compact(cancel=cancel, reason="threshold")
                 if cancel.cancelled:
                     return reply
-        return final
 
     # ---- settings ------------------------------------------------------------------------------
 
