@@ -42,6 +42,7 @@ def compact_file(
         settings = fitted_settings(settings, options.context_window, None, sources)
     branch = store.branch_tail()  # what the plan reads: older entries of a long session stay unread
     plan = prepare_compaction(branch, settings.compaction)
+    planned_with = settings.compaction
     if plan is None or plan.is_empty:
         # Answer at once: no need to load the model (litellm) to say there is nothing to do.
         if not branch:
@@ -72,8 +73,10 @@ def compact_file(
 
     token = CancelToken()
     compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback)
+    # The plan above is used unless fitting the settings to the model's window changed them.
+    planned = (branch, plan) if settings.compaction == planned_with else None
     with cancel_on_sigint(token):
-        compactor.run("manual", instructions=options.instructions, cancel=token)
+        compactor.run("manual", instructions=options.instructions, cancel=token, planned=planned)
     end = ends[-1]
     console.print(end_renderable(end, time.monotonic() - started, in_repl=False))
     if end.result is not None:
