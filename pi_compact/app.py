@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
+from pi_compact.cancel import CancelToken
+from pi_compact.clock import now_ms
 from pi_compact.errors import PiCompactError, UsageError
 from pi_compact.jstext import dumps_json
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.options import AppOptions
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
@@ -26,29 +28,6 @@ from pi_compact.signals import cancel_on_sigint
 if TYPE_CHECKING:  # the agent stack is imported where it is used: the interactive prompt must not wait for it
     from pi_compact.agent.session import AgentSession
     from pi_compact.session.store import SessionStore
-
-
-@dataclass(frozen=True)
-class AppOptions:
-    """Everything the command line says about one run."""
-
-    cwd: Path
-    prompt: str | None = None
-    mode: str = "text"
-    model: str | None = None
-    api_base: str | None = None
-    api_key: str | None = None
-    context_window: int | None = None
-    session: Path | None = None
-    continue_recent: bool = False
-    no_session: bool = False
-    auto_compact: bool = True
-    extensions: tuple[Path, ...] = ()
-    session_dir: str | None = None
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class LazyModel:
@@ -136,14 +115,13 @@ def project_instructions(cwd: Path) -> str | None:
         return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Runtime:
-    """A built session and what was said while building it."""
+    """A built session with its store and model, as print mode and tests use them."""
 
     session: AgentSession
     store: SessionStore
     model: ChatModel
-    notices: list[str] = field(default_factory=list)
 
 
 def build_runtime(
@@ -154,16 +132,14 @@ def build_runtime(
     from pi_compact.agent.session import AgentSession
     from pi_compact.agent.system_prompt import build_system_prompt
     from pi_compact.agent.tools import default_tools
+    from pi_compact.agent.tools.recall import RecallTool
 
-    notices: list[str] = []
     store = open_store(options, settings)
-    notices.extend(store.warnings)
     chat_model: ChatModel = model or LazyModel(model_factory(options, settings))
-    tools = default_tools()
+    tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)
 
     def report(text: str) -> None:
-        notices.append(text)
         emit(Notice(text, "warning"))
 
     for path in options.extensions:
@@ -174,7 +150,40 @@ def build_runtime(
                                  project_instructions(options.cwd))
     session = AgentSession(store=store, model=chat_model, settings=settings, tools=tools, system_prompt=prompt,
                            cwd=options.cwd, emit=emit, hooks=hooks, auto_compact=options.auto_compact)
-    return Runtime(session, store, chat_model, notices)
+    return Runtime(session, store, chat_model)
+
+
+@dataclass(frozen=True)
+class AppRuntimes:
+    """Sessions and models for one run's ``options``: the terminal's ``ui.state.Runtimes``, from cli.py."""
+
+    options: AppOptions
+
+    def model_name(self, settings: Settings) -> str:
+        from pi_compact.llm.resolve import model_string
+
+        return model_string(self.options.model, settings)
+
+    def build(
+        self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
+        fresh: bool = False, path: Path | None = None,
+    ) -> AgentSession:
+        options = replace(self.options, session=None, continue_recent=False) if fresh else self.options
+        if path is not None:
+            options = replace(options, session=path, continue_recent=False, no_session=False)
+        return build_runtime(options, settings, emit, model).session
+
+    def make_model(self, name: str, settings: Settings) -> ChatModel:
+        return model_factory(self.options, settings, name)()
+
+    def warm_up(self, model: ChatModel) -> ModelInfo | None:
+        from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
+        from pi_compact.llm.openai_compat import OpenAICompatModel
+
+        resolved = model.get() if isinstance(model, LazyModel) else model
+        if not isinstance(resolved, OpenAICompatModel):  # the direct client never needs litellm
+            preload_litellm()
+        return resolved.info if isinstance(model, LazyModel) else None
 
 
 def final_text(message: dict[str, Any] | None) -> str:
@@ -188,7 +197,7 @@ def final_text(message: dict[str, Any] | None) -> str:
 
 def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[str, str] | None) -> None:
     """Resolve the model now and say, before any work, which compaction settings cannot fit its window."""
-    from pi_compact.settings_report import fit_to_window
+    from pi_compact.compaction.threshold import fit_to_window
 
     info = model.info
     for warning in fit_to_window(settings, info.context_window, model=info.model, sources=sources)[1]:
@@ -255,4 +264,4 @@ def run_print_mode(
     return 0
 
 
-__all__ = ["AppOptions", "LazyModel", "Runtime", "build_runtime", "final_text", "run_print_mode"]
+__all__ = ["AppOptions", "AppRuntimes", "LazyModel", "Runtime", "build_runtime", "final_text", "run_print_mode"]

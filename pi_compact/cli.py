@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 from pi_compact import __version__
-from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError
+from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError, raise_errors
 
 if TYPE_CHECKING:
     import typer
@@ -87,7 +87,7 @@ def _non_negative(name: str, value: int | None) -> None:
 
 
 def _load_settings(cwd: Path, overrides: dict[str, Any]) -> Any:
-    from pi_compact.settings_files import load_settings
+    from pi_compact.settings.files import load_settings
 
     loaded = load_settings(cwd, overrides)
     for warning in loaded.warnings:
@@ -131,7 +131,7 @@ def main_callback(
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
         if session is not None and no_session:
             raise UsageError("--session and --no-session cannot be used together.")
-        from pi_compact.app import AppOptions
+        from pi_compact.options import AppOptions
 
         options = AppOptions(
             cwd=Path.cwd(), prompt=prompt, mode=mode, model=model, api_base=api_base, api_key=api_key,
@@ -146,13 +146,14 @@ def main_callback(
             raise typer.Exit(run_print_mode(options, loaded.settings, sources=loaded.sources))
         if mode == "json":
             raise UsageError("--mode json needs a prompt: pass -p PROMPT.")
+        from pi_compact.app import AppRuntimes
         from pi_compact.ui.repl import run_repl
 
-        raise typer.Exit(run_repl(options, loaded))
-    except (UsageError, SessionError) as exc:
-        _fail(str(exc), EXIT_USAGE)
+        raise typer.Exit(run_repl(AppRuntimes(options), loaded))
     except PiCompactError as exc:
-        _fail(str(exc), 1)
+        if raise_errors():
+            raise
+        _fail(str(exc), EXIT_USAGE if isinstance(exc, (UsageError, SessionError)) else 1)
 
 
 @app.command("compact")
@@ -183,6 +184,20 @@ def compact_command(
     )
 
 
+@app.command("uncompact")
+def uncompact_command(
+    session: Annotated[Path, typer.Argument(help="The session file (.jsonl).")],
+    force: Annotated[bool, typer.Option("--force", help="Restore even if it no longer fits the window or "
+                                        "drops messages written after the compaction.")] = False,
+    context_window: Annotated[int | None, typer.Option(help="The model's context window.")] = None,
+    model: Annotated[str | None, typer.Option(help="litellm model string (its window is used).")] = None,
+) -> None:
+    """Undo the latest compaction of the session's current branch (nothing is deleted)."""
+    from pi_compact.commands.uncompact import uncompact_file
+
+    raise typer.Exit(uncompact_file(session, force=force, context_window=context_window, model=model))
+
+
 def _report(message: str, code: int) -> int:
     sys.stderr.write(f"pi-compact: {message}\n")
     return code
@@ -211,7 +226,8 @@ def _compact(
             overrides["compaction.reserveTokens"] = reserve_tokens
         if token_estimator is not None:
             overrides["compaction.tokenEstimator"] = token_estimator
-        from pi_compact.commands.compact import CompactOptions, run_compact
+        from pi_compact.commands.compact import run_compact
+        from pi_compact.commands.options import CompactOptions
 
         options = CompactOptions(
             session=session, dry_run=dry_run, as_json=as_json, context_window=context_window,
@@ -219,12 +235,12 @@ def _compact(
         )
         loaded = _load_settings(Path.cwd(), overrides)
         return run_compact(options, loaded.settings, loaded.sources)
-    except (UsageError, SessionError) as exc:
-        return _report(str(exc), EXIT_USAGE)
-    except Cancelled:
-        return _report("cancelled; the session file was not changed.", 130)
     except PiCompactError as exc:
-        return _report(str(exc), 1)
+        if raise_errors():
+            raise
+        if isinstance(exc, Cancelled):
+            return _report("cancelled; the session file was not changed.", 130)
+        return _report(str(exc), EXIT_USAGE if isinstance(exc, (UsageError, SessionError)) else 1)
     except KeyboardInterrupt:
         return _report("cancelled; the session file was not changed.", 130)
 

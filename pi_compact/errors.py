@@ -1,7 +1,9 @@
 """Every exception pi_compact raises on purpose, in one tree.
 
 ``str(exc)`` is always one sentence a user can act on (it names the file, key or model and what to
-do). Only the CLI turns these into exit codes and coloured text; nothing else prints them.
+do). Only the CLI turns these into exit codes and coloured text; nothing else prints them. With
+``PI_COMPACT_RAISE_ERRORS`` set (to anything but "" or "0") it re-raises them instead, traceback and
+all, for whoever is debugging (simonw/llm's ``LLM_RAISE_ERRORS``).
 
     PiCompactError
     ├── ConfigError            invalid settings value or file
@@ -16,6 +18,15 @@ do). Only the CLI turns these into exit codes and coloured text; nothing else pr
 """
 
 from __future__ import annotations
+
+import os
+
+RAISE_ERRORS_VARIABLE = "PI_COMPACT_RAISE_ERRORS"
+
+
+def raise_errors() -> bool:
+    """Should the CLI re-raise errors instead of printing their one sentence? (A debugging switch.)"""
+    return os.environ.get(RAISE_ERRORS_VARIABLE, "") not in ("", "0")
 
 
 class PiCompactError(Exception):

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pi_compact.llm.protocol import CancelToken
+from pi_compact.cancel import CancelToken
 
 
 @contextmanager

@@ -1,8 +1,12 @@
-"""Shared setup for the agent acceptance tests: a real AgentSession on a real LiteLLMModel.
+"""Shared setup for the agent tests: a real AgentSession on a real LiteLLMModel, or on a scripted one.
 
-Only the model (the scripted OpenAI-compatible server) and the disk (tmp_path) are fake. Every
-request the agent or the summarizer sends goes through litellm over HTTP and is recorded by the
-server, so tests assert on what was really sent.
+``make_harness``: only the model (the scripted OpenAI-compatible server) and the disk (tmp_path) are
+fake. Every request the agent or the summarizer sends goes through litellm over HTTP and is recorded
+by the server, so tests assert on what was really sent.
+
+``make_model_harness``: the same session on ``pi_compact.llm.scripted.ScriptedModel`` instead, in
+process (no server, no litellm); it records each ``ChatRequest``. For feature tests above the model
+seam; the HTTP harness stays for what the adapter does to a request.
 
 Scripted ``prompt_tokens`` become the reply's ``usage.input`` and therefore drive the threshold:
 with ``WINDOW`` 10 000 and ``RESERVE`` 2 000 a reply reporting more than 8 000 tokens crosses it.
@@ -21,10 +25,11 @@ from scripted_server import Reply, ScriptedServer
 from pi_compact.agent.compactor import CompactionHooks
 from pi_compact.agent.events import CompactionEnd, CompactionStart, SessionEvent
 from pi_compact.agent.session import AgentSession
-from pi_compact.agent.tools import default_tools
+from pi_compact.agent.tools import Tool, default_tools
 from pi_compact.compaction.prompts import HISTORY_HEADINGS, SYSTEM_PROMPT
 from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.protocol import ModelInfo
+from pi_compact.llm.protocol import ChatRequest, ModelInfo
+from pi_compact.llm.scripted import ScriptedModel, ScriptedReply
 from pi_compact.messages import COMPACTION_SUMMARY_PREFIX
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, RetrySettings, Settings
@@ -48,6 +53,11 @@ SUMMARY = "\n".join(f"{heading}\n- scripted summary line" for heading in HISTORY
 
 def summary_reply(**kwargs: Any) -> Reply:
     return Reply(text=SUMMARY, **kwargs)
+
+
+def scripted_summary(**kwargs: Any) -> ScriptedReply:
+    """``summary_reply`` for the in-process model."""
+    return ScriptedReply(text=SUMMARY, **kwargs)
 
 
 def padded(marker: str, tokens: int = 100) -> str:
@@ -81,12 +91,38 @@ class Harness:
         return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
 
 
+@dataclass
+class ModelHarness:
+    """An AgentSession on a ``ScriptedModel``, with every event it emitted."""
+
+    session: AgentSession
+    model: ScriptedModel
+    path: Path
+    cwd: Path
+    events: list[SessionEvent] = field(default_factory=list)
+
+    def agent_requests(self) -> list[ChatRequest]:
+        """Requests made by the agent loop (they offer tools), oldest first."""
+        return [r for r in self.model.history if r.tools]
+
+    def summarizer_requests(self) -> list[ChatRequest]:
+        """Requests made by the compaction summarizer (its own system prompt, no tools)."""
+        return [r for r in self.model.history if r.system == SYSTEM_PROMPT]
+
+    def of_type(self, kind: str) -> list[Any]:
+        return [e for e in self.events if getattr(e, "type", None) == kind]
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The session file's lines, parsed (header first)."""
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
+
+
 def _system_of(request: dict[str, Any]) -> Any:
     messages = request.get("messages") or [{}]
     return messages[0].get("content") if messages[0].get("role") == "system" else None
 
 
-_CREATED: list[Harness] = []
+_CREATED: list[Harness | ModelHarness] = []
 
 
 def check_created_harnesses() -> None:
@@ -107,6 +143,7 @@ def make_harness(
     auto_compact: bool = True,
     store: SessionStore | None = None,
     info: ModelInfo = INFO,
+    extra_tools: Sequence[Tool] = (),
 ) -> Harness:
     cwd = tmp_path / "work dir ü"
     cwd.mkdir(parents=True, exist_ok=True)
@@ -115,12 +152,49 @@ def make_harness(
     events: list[SessionEvent] = []
     session = AgentSession(
         store=store or SessionStore.create(path, str(cwd), 1_700_000_000_000),
-        model=model, settings=settings, tools=default_tools(), system_prompt=AGENT_SYSTEM, cwd=cwd,
-        emit=events.append, hooks=hooks, auto_compact=auto_compact,
+        model=model, settings=settings, tools=[*default_tools(), *extra_tools], system_prompt=AGENT_SYSTEM,
+        cwd=cwd, emit=events.append, hooks=hooks, auto_compact=auto_compact,
     )
     harness = Harness(session, server, path, cwd, events)
     _CREATED.append(harness)
     return harness
+
+
+def make_model_harness(
+    tmp_path: Path,
+    *replies: str | ScriptedReply | BaseException,
+    settings: Settings = SETTINGS,
+    hooks: CompactionHooks | None = None,
+    auto_compact: bool = True,
+    info: ModelInfo = INFO,
+) -> ModelHarness:
+    """``make_harness`` on an in-process ``ScriptedModel`` that will answer ``replies`` in order."""
+    cwd = tmp_path / "work dir ü"
+    cwd.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "session.jsonl"
+    model = ScriptedModel(info, *replies)
+    events: list[SessionEvent] = []
+    session = AgentSession(
+        store=SessionStore.create(path, str(cwd), 1_700_000_000_000), model=model, settings=settings,
+        tools=default_tools(), system_prompt=AGENT_SYSTEM, cwd=cwd, emit=events.append, hooks=hooks,
+        auto_compact=auto_compact,
+    )
+    harness = ModelHarness(session, model, path, cwd, events)
+    _CREATED.append(harness)
+    return harness
+
+
+def chat_request_text(request: ChatRequest) -> str:
+    """Everything a ``ChatRequest`` carries, as one string (for "is X in it" checks)."""
+    return json.dumps(list(request.messages), ensure_ascii=False)
+
+
+def summary_leads(request: ChatRequest) -> bool:
+    """Does the request start with the compaction summary, wrapped as the agent sends it?"""
+    first = request.messages[0]
+    content = first.get("content")
+    text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or ())
+    return first.get("role") == "user" and text.startswith(COMPACTION_SUMMARY_PREFIX) and SUMMARY in text
 
 
 def two_finished_turns(h: Harness) -> None:

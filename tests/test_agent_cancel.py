@@ -113,7 +113,7 @@ def test_compaction_with_a_cancelled_token_sends_no_request(scripted_server: Scr
     h = make_harness(scripted_server, tmp_path)
     two_finished_turns(h)
     counting = _CountingModel(h.session.model)
-    h.session.model = counting
+    h.session.set_model(counting)
     token = CancelToken()
     token.cancel()
     assert h.session.compact(cancel=token) is None

@@ -19,7 +19,7 @@ from agent_harness import (
 )
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.agent.events import CompactionEnd
+from pi_compact.agent.events import CompactionEnd, event_to_json
 from pi_compact.llm.protocol import CancelToken
 
 FOCUS = "keep every decision about the database schema"
@@ -106,3 +106,14 @@ def test_manual_compaction_of_an_empty_session_reports_nothing_to_compact(
     ]
     assert scripted_server.requests == []
     assert_compactions_paired(h.events)
+
+
+def test_nothing_to_compact_is_a_typed_field_of_the_end_event_and_not_in_pis_json(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    h = make_harness(scripted_server, tmp_path)
+    h.session.compact()
+    end = h.of_type("compaction_end")[0]
+    assert end.skipped == "no_messages"
+    assert event_to_json(end) == {"type": "compaction_end", "reason": "manual", "result": None, "aborted": False,
+                                  "willRetry": False, "errorMessage": "Nothing to compact (no messages yet)."}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +12,12 @@ import pytest
 from builders import assistant, compaction, header, msg, tool_call, tool_result, user
 from fixtures_path import needs_fixtures, parity_sessions
 
+from pi_compact.compaction.digest import digest_entry, digest_estimator
 from pi_compact.compaction.preview import dry_run
 from pi_compact.compaction.tokens import estimator_for
 from pi_compact.errors import SessionError
-from pi_compact.session.branch_tail import RAW_BUDGET, BranchTail, _FileChanged, _LeanReader, open_branch_tail
+from pi_compact.session.branch_tail import RAW_BUDGET, BranchTail, _FileChanged, _LeanReader
+from pi_compact.session.branch_tail import open_branch_tail as open_tail
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import CURRENT_VERSION
 from pi_compact.session.migrate import file_version
@@ -27,6 +31,11 @@ SETTINGS = [
 ]
 
 
+def open_branch_tail(path: Path, texts: bool = True) -> AbstractContextManager[BranchTail | None]:
+    """The lean read with compaction's digest, as the compact command does it."""
+    return open_tail(path, functools.partial(digest_entry, text=texts))
+
+
 def _write(path: Path, entries: list[dict[str, Any]], head: dict[str, Any] | None = None, tail: str = "") -> Path:
     lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in [head or header(), *entries]]
     path.write_text("\n".join(lines) + "\n" + tail, encoding="utf-8")
@@ -34,7 +43,7 @@ def _write(path: Path, entries: list[dict[str, Any]], head: dict[str, Any] | Non
 
 
 def _json(entries: list[dict[str, Any]], settings: CompactionSettings, window: int, tail: BranchTail | None) -> bytes:
-    estimator = tail.estimator(estimator_for(settings.token_estimator)) if tail is not None else None
+    estimator = digest_estimator(estimator_for(settings.token_estimator), tail.load) if tail is not None else None
     return b"".join(dry_run(entries, settings, window, estimator).json_chunks())
 
 
@@ -54,7 +63,7 @@ def _assert_same_as_full_load(path: Path) -> list[Any]:
     with open_branch_tail(path, texts=False) as bare:  # what the human-readable report reads
         assert bare is not None
         for settings, window in SETTINGS:
-            estimator = bare.estimator(estimator_for(settings.token_estimator))
+            estimator = digest_estimator(estimator_for(settings.token_estimator), bare.load)
             lean = dry_run(bare.entries, settings, window, estimator)
             assert lean.report() == dry_run(full, settings, window).report()
     return ids
@@ -138,7 +147,7 @@ def test_a_compaction_as_leaf_gives_no_plan_and_the_same_context(tmp_path: Path)
     _assert_same_as_full_load(path)
     with open_branch_tail(path) as tail:
         assert tail is not None
-        estimator = tail.estimator(estimator_for("chars4"))
+        estimator = digest_estimator(estimator_for("chars4"), tail.load)
         assert dry_run(tail.entries, SETTINGS[1][0], SETTINGS[1][1], estimator).plan is None
 
 
@@ -209,7 +218,7 @@ def test_a_line_changed_in_place_after_reading_is_detected(tmp_path: Path) -> No
     entries.append(msg(user("back"), id="b1", parent="a1"))  # needs the cold first entries
     path = _write(tmp_path / "s.jsonl", entries)
     with open(path, "rb") as handle:
-        reader = _LeanReader(handle, str(path))
+        reader = _LeanReader(handle, str(path), functools.partial(digest_entry, text=True))
         assert reader.read() is not None
         data = bytearray(path.read_bytes())
         at = data.index(b"question 0")
@@ -251,6 +260,6 @@ def test_estimating_a_message_changed_on_disk_since_reading_fails_with_a_clear_e
         at = data.index(b"answer 2")
         data[at : at + 8] = b"ANSWER 2"
         path.write_bytes(bytes(data))  # same length, other text, same inode
-        estimate = tail.estimator(estimator_for("chars4"))
+        estimate = digest_estimator(estimator_for("chars4"), tail.load)
         with pytest.raises(SessionError, match="changed while it was being read"):
             estimate(tail.entries[-1]["message"])

@@ -20,7 +20,9 @@ from builders import (
 )
 
 from pi_compact.compaction.tokens import (
+    ContextEstimate,
     calculate_context_tokens,
+    context_usage,
     estimate_context_tokens,
     estimate_text_tokens,
     estimate_tokens_auto,
@@ -129,6 +131,24 @@ def test_context_estimate_anchors_on_last_valid_usage_plus_trailing() -> None:
     estimate = estimate_context_tokens(messages)
     assert (estimate.tokens, estimate.usage_tokens, estimate.trailing_tokens) == (1215, 1200, 15)
     assert estimate.last_usage_index == 1
+
+
+def test_context_usage_passes_over_usage_from_before_the_fresh_part() -> None:
+    messages = [
+        assistant("kept", usage=usage(9000)),  # reported before the latest compaction: stale
+        user("x" * 40),  # 10
+        assistant("y" * 20, usage=usage(3000)),
+        user("z" * 80),  # 20
+    ]
+    assert context_usage(messages, fresh_from=2) == ContextEstimate(3020, 3000, 20, 2)
+    stale_only = context_usage(messages[:2], fresh_from=1)
+    assert (stale_only.tokens, stale_only.last_usage_index) == (1 + 10, None)  # all estimated
+
+
+def test_context_usage_passes_over_an_empty_usage_unlike_pis_estimate() -> None:
+    messages = [assistant("a", usage=usage(1000)), user("x" * 40), assistant("b" * 4, usage=usage(0))]
+    assert context_usage(messages).last_usage_index == 0
+    assert estimate_context_tokens(messages).last_usage_index == 2  # pi anchors on it
 
 
 # ---- chars4 estimator ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pi_compact.agent.tools import BashTool, ToolContext, run_tool
+from pi_compact.cancel import CancelToken
 
 
 def _alive(pid: int) -> bool:
@@ -73,8 +74,8 @@ def test_bash_timeout_kills_the_process_group(tmp_path: Path) -> None:
 
 
 def test_bash_cancel_event_stops_promptly(tmp_path: Path) -> None:
-    cancel = threading.Event()
-    timer = threading.Timer(0.2, cancel.set)
+    cancel = CancelToken()
+    timer = threading.Timer(0.2, cancel.cancel)
     timer.start()
     start = time.monotonic()
     out = run_tool(BashTool(), {"command": "sleep 30 & sleep 30"}, ToolContext(cwd=tmp_path, cancel=cancel))
@@ -168,11 +169,11 @@ def test_timeout_kills_children_that_left_the_process_group(tmp_path: Path, spaw
 def test_cancel_kills_children_that_left_the_process_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "escaped.pid"
     command = f"(setsid sh -c 'echo $$ > \"{pid_file}\"; exec sleep 30' &); sleep 30"
-    cancel = threading.Event()
+    cancel = CancelToken()
 
     def cancel_once_spawned() -> None:
         _wait_for_pid_file(pid_file)
-        cancel.set()
+        cancel.cancel()
 
     try:
         threading.Thread(target=cancel_once_spawned, daemon=True).start()

@@ -11,6 +11,7 @@ from deadline import run_within
 
 from pi_compact.agent.tools import GrepTool, ToolContext
 from pi_compact.agent.tools import grep as grep_module
+from pi_compact.cancel import CancelToken
 
 # (a+)+$ against a run of a's with no match at the end tries every split of the run: 2**n ways. With 27
 # a's that is several seconds of Python's re (so code without a time limit still ends, and fails the
@@ -36,8 +37,8 @@ def test_runaway_regex_stops_at_time_limit_and_says_so(tmp_path: Path, monkeypat
 def test_cancel_interrupts_a_runaway_regex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grep_module, "TIME_LIMIT_S", 600.0, raising=False)
     _catastrophic_tree(tmp_path, run=40)
-    cancel = threading.Event()
-    timer = threading.Timer(0.3, cancel.set)
+    cancel = CancelToken()
+    timer = threading.Timer(0.3, cancel.cancel)
     timer.start()
     try:
         out = run_within(GrepTool(), {"pattern": _RUNAWAY}, ToolContext(cwd=tmp_path, cancel=cancel), seconds=20)

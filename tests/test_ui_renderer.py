@@ -118,6 +118,22 @@ def test_failed_compaction_shows_the_error_and_what_to_do() -> None:
     assert "run /compact again" in out
 
 
+def test_a_failure_that_mentions_nothing_to_compact_is_still_shown_as_a_failure() -> None:
+    # Whether a compaction was skipped is the end event's typed field, not a phrase in the message.
+    renderer, buffer, _ = make()
+    renderer(CompactionStart("manual"))
+    renderer(CompactionEnd("manual", None, error_message="Compaction failed: the extension said nothing to compact"))
+    assert "run /compact again" in " ".join(buffer.getvalue().split())
+
+
+def test_a_skipped_compaction_gives_no_advice() -> None:
+    renderer, buffer, _ = make()
+    renderer(CompactionStart("manual"))
+    text = "Nothing to compact (session too small)."
+    renderer(CompactionEnd("manual", None, error_message=text, skipped="too_small"))
+    assert buffer.getvalue().strip() == "Nothing to compact (session too small)."
+
+
 def test_retry_after_overflow_compaction_is_announced() -> None:
     renderer, buffer, _ = make()
     renderer(CompactionStart("overflow"))

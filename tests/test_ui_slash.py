@@ -17,9 +17,11 @@ from builders import structured_summary
 from rich.console import Console
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.app import AppOptions, build_runtime
+from pi_compact.app import AppOptions, AppRuntimes
+from pi_compact.errors import SessionError
 from pi_compact.llm.protocol import CancelToken, ChatRequest, Done, ModelInfo, StreamEvent, TextDelta, assistant_message
 from pi_compact.messages import text_of
+from pi_compact.session.store import SessionStore
 from pi_compact.settings_files import load_settings
 from pi_compact.ui.renderer import TerminalRenderer
 from pi_compact.ui.repl import COMMAND_NAMES
@@ -75,8 +77,9 @@ def make_state(project: Path, model: Any, **options: Any) -> tuple[ReplState, io
     renderer = TerminalRenderer(console)
     loaded = load_settings(project, {})
     app_options = AppOptions(cwd=project, model="fake/model", session=project / "s.jsonl", **options)
-    runtime = build_runtime(app_options, loaded.settings, renderer, model=model)
-    state = ReplState(console, renderer, app_options, loaded, runtime, lambda work: work(CancelToken()), "fake/model")
+    runtimes = AppRuntimes(app_options)
+    session = runtimes.build(loaded.settings, renderer, model=model)
+    state = ReplState(console, renderer, runtimes, loaded, session, lambda work: work(CancelToken()), "fake/model")
     return state, buffer
 
 
@@ -290,7 +293,7 @@ def test_new_starts_a_fresh_session_and_leaves_the_old_file_alone(project: Path)
     chat(state, "hello")
     old = (project / "s.jsonl").read_bytes()
     dispatch(state, "/new")
-    assert state.runtime.store.path != project / "s.jsonl"
+    assert state.session.store.path != project / "s.jsonl"
     assert state.session.messages == []
     assert (project / "s.jsonl").read_bytes() == old
     assert "New session:" in buffer.getvalue()
@@ -321,3 +324,12 @@ def test_arguments_complete_for_autocompact_settings_and_model(project: Path) ->
 
 def test_the_prompt_completes_the_same_commands_before_the_session_has_loaded() -> None:
     assert COMMAND_NAMES == tuple(command.name for command in COMMANDS)
+
+
+def test_new_releases_the_old_session_file_for_other_writers(project: Path) -> None:
+    state, _ = make_state(project, FakeModel())
+    chat(state, "hello")
+    with pytest.raises(SessionError):
+        SessionStore.open(project / "s.jsonl", str(project), 0, hold=True)  # the live session holds it
+    dispatch(state, "/new")
+    SessionStore.open(project / "s.jsonl", str(project), 0, hold=True).close()

@@ -9,16 +9,17 @@ a cancel or an error leaves it byte-identical.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, Retry, SessionEvent
-from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
+from pi_compact.cancel import CancelToken
+from pi_compact.clock import now_ms
+from pi_compact.compaction.plan import CompactionPlan, SkipReason, prepare_compaction, skip_reason
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, estimated_tokens_after, summarize
-from pi_compact.errors import Cancelled, CompactionError, PiCompactError
-from pi_compact.llm.protocol import CancelToken, ChatModel, Retrying
+from pi_compact.errors import Cancelled, PiCompactError
+from pi_compact.llm.protocol import ChatModel, Retrying
 from pi_compact.llm.retry_watch import RetryWatcher
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
@@ -63,10 +64,6 @@ def result_json(result: CompactionResult) -> dict[str, Any]:
     }
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def compaction_entry_fields(result: CompactionResult, plan: CompactionPlan, retain_tail: bool) -> dict[str, Any]:
     """The compaction entry pi writes, plus our self-contained ``retainedTail`` checkpoint."""
     fields: dict[str, Any] = {
@@ -91,8 +88,7 @@ class Compactor:
     settings: Settings
     emit: Callable[[SessionEvent], None]
     hooks: CompactionHooks | None = None
-    reasoning: str | None = None
-    now_ms: Callable[[], int] = _now_ms
+    now_ms: Callable[[], int] = now_ms
     allow_fallback: bool = True  # False: a failed model summary fails the compaction (``--no-fallback``)
 
     def run(
@@ -116,21 +112,20 @@ class Compactor:
             # What a plan reads (session/lazy.py); an extension gets the whole branch, as in pi.
             branch = self.store.branch() if self.hooks is not None else self.store.branch_tail()
             plan = prepare_compaction(branch, self.settings.compaction)
-        skip = _skip_reason(branch, plan)
+        skip = skip_reason(branch, plan)
         if skip is not None and reason != "manual":
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
             # over one huge message would report a failed compaction after every turn.
             return None
         self.emit(CompactionStart(reason, context_percent))
+        if skip is not None or plan is None:
+            skip = skip or "already_compacted"  # (no plan always has a skip reason)
+            self.emit(CompactionEnd(reason, None, error_message=SKIP_TEXT[skip], skipped=skip))
+            return None
         try:
-            if skip is not None or plan is None:
-                raise _Skip(skip or "Nothing to compact.")
             result, entry = self._compact(reason, instructions, token, branch, plan)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
-            return None
-        except _Skip as skip:
-            self.emit(CompactionEnd(reason, None, error_message=skip.message))
             return None
         except PiCompactError as exc:
             self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, str(exc))))
@@ -170,7 +165,7 @@ class Compactor:
             )
             model = RetryWatcher(self.model, self._report_retry)  # the spinner shows "retrying (2/3)…"
             result = summarize(plan, model, budget, instructions=instructions, cancel=cancel,
-                               reasoning=self.reasoning, allow_fallback=self.allow_fallback)
+                               allow_fallback=self.allow_fallback)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = _with_stats(result, plan)
@@ -182,27 +177,17 @@ class Compactor:
         self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))
 
 
+# The sentence a manual compaction with nothing to summarize ends with (its end event's error_message).
+SKIP_TEXT: dict[SkipReason, str] = {
+    "no_messages": "Nothing to compact (no messages yet).",
+    "already_compacted": "Already compacted: the session ends with a compaction.",
+    "too_small": "Nothing to compact (session too small).",
+}
+
+
 def nothing_to_compact(branch: list[Entry], settings: CompactionSettings) -> bool:
     """True when a compaction of ``branch`` would find nothing to summarize."""
-    return _skip_reason(branch, prepare_compaction(branch, settings)) is not None
-
-
-def _skip_reason(branch: list[Entry], plan: CompactionPlan | None) -> str | None:
-    """Why there is nothing to compact, or None when the plan has something to summarize."""
-    if plan is None:
-        return "Already compacted: the session ends with a compaction." if branch else \
-            "Nothing to compact (no messages yet)."
-    if plan.is_empty:
-        return "Nothing to compact (session too small)."
-    return None
-
-
-class _Skip(CompactionError):
-    """Nothing to do; reported on the end event with this text."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    return skip_reason(branch, prepare_compaction(branch, settings)) is not None
 
 
 def _from_extension(result: CompactionResult) -> CompactionResult:
@@ -239,6 +224,7 @@ __all__ = [
     "CompactionHooks",
     "Compactor",
     "HookDecision",
+    "SKIP_TEXT",
     "compaction_entry_fields",
     "nothing_to_compact",
     "result_json",

@@ -8,7 +8,10 @@ Plain frozen dataclasses with a ``type`` tag; ``event_to_json`` gives pi's JSON 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # a Literal only: the events stay importable without the compaction package
+    from pi_compact.compaction.plan import SkipReason
 
 CompactionReason = Literal["manual", "threshold", "overflow"]
 
@@ -71,13 +74,18 @@ class CompactionStart:
 
 @dataclass(frozen=True)
 class CompactionEnd:
-    """Exactly one per CompactionStart. ``result`` is None when nothing was written."""
+    """Exactly one per CompactionStart. ``result`` is None when nothing was written.
+
+    ``skipped`` says why when there was nothing to compact (``error_message`` then holds the sentence
+    shown for it); consumers test it instead of the wording.
+    """
 
     reason: CompactionReason
     result: dict[str, Any] | None = field(default=None, hash=False)
     aborted: bool = False
     will_retry: bool = False
     error_message: str | None = None
+    skipped: SkipReason | None = None
     type: Literal["compaction_end"] = "compaction_end"
 
 
@@ -112,9 +120,9 @@ def _camel(name: str) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
-# Fields for our own terminal UI only: pi's JSON events have no such keys, and JSON-mode consumers
-# written for pi check the exact key sets (compaction_start is exactly {type, reason}).
-_UI_ONLY_FIELDS = frozenset({"context_percent"})
+# Fields for our own terminal and commands only: pi's JSON events have no such keys, and JSON-mode
+# consumers written for pi check the exact key sets (compaction_start is exactly {type, reason}).
+_UI_ONLY_FIELDS = frozenset({"context_percent", "skipped"})
 
 
 def event_to_json(event: SessionEvent) -> dict[str, Any]:

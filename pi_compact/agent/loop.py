@@ -7,7 +7,6 @@ escapes as an exception.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -21,8 +20,9 @@ from pi_compact.agent.events import (
     ToolExecutionStart,
 )
 from pi_compact.agent.tools import Tool, ToolContext, ToolOutput, run_tool, tool_result_message
+from pi_compact.cancel import CancelToken
+from pi_compact.clock import now_ms
 from pi_compact.llm.protocol import (
-    CancelToken,
     ChatModel,
     ChatRequest,
     Done,
@@ -34,10 +34,6 @@ from pi_compact.llm.protocol import (
 )
 
 Emit = Callable[[SessionEvent], None]
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def stream_reply(model: ChatModel, request: ChatRequest, cancel: CancelToken | None, emit: Emit) -> dict[str, Any]:
@@ -101,7 +97,7 @@ def run_tool_calls(
                 output = ToolOutput(f"Unknown tool {name!r}; available tools: {known}.", is_error=True)
             else:
                 output = run_tool(tool, args, ctx)
-        result = tool_result_message(call_id, name, output, _now_ms())
+        result = tool_result_message(call_id, name, output, now_ms())
         emit(ToolExecutionEnd(call_id, name, result, output.is_error))
         emit(MessageStart("toolResult"))
         emit(MessageEnd(result))

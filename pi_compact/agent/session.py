@@ -9,14 +9,14 @@ Checks, in pi's order and beyond it:
 - between tool-loop turns (beyond pi, #5512/#6879): past the threshold, compact before the next model
   call and carry on with the task (pi would stop idle, #4274);
 - after the run and before a new prompt: threshold (or overflow left from an earlier run).
-All of them, and manual ``/compact``, go through the one ``Compactor`` pipeline. No UI imports.
+All of them, and manual ``/compact``, go through the one ``Compactor`` pipeline. No UI imports; the
+UI reads the session through the read-only properties below.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,69 +31,24 @@ from pi_compact.agent.events import (
     Notice,
     SessionEvent,
 )
+from pi_compact.agent.live_context import LiveContext
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
+from pi_compact.agent.notices import OVERFLOW_GIVE_UP, still_too_full, window_hint
+from pi_compact.agent.opening import Opening, record_model
+from pi_compact.agent.request import build_request, failed_reply
 from pi_compact.agent.tools import Tool, ToolContext
+from pi_compact.cancel import CancelToken
+from pi_compact.clock import now_ms
 from pi_compact.compaction.summarize import CompactionResult
-from pi_compact.compaction.tokens import (
-    assistant_usage,
-    calculate_context_tokens,
-    estimator_for,
-    should_compact,
-)
+from pi_compact.compaction.threshold import fit_to_window, should_compact
+from pi_compact.compaction.tokens import ContextUsage, Estimator, estimate_text_tokens, estimator_for
 from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, ToolSpec, empty_usage
-from pi_compact.llm.resolve import SETTINGS_PATH_HINT
-from pi_compact.messages import Message, convert_to_llm
-from pi_compact.session.context import project_path
+from pi_compact.llm.protocol import ChatModel
+from pi_compact.messages import Message
+from pi_compact.session.pins import PinTracker, budget_warning, pin_budget
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import Settings, model_key
-from pi_compact.settings_report import fit_to_window
-
-OVERFLOW_GIVE_UP = (
-    "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
-    "(e.g. /compact with instructions, or start a /new session) or switch to a model with a larger window."
-)
-
-
-@dataclass(frozen=True)
-class ContextUsage:
-    """How full the context is now, for the status line and ``/context``."""
-
-    tokens: int
-    context_window: int
-    threshold: int
-    from_usage: bool  # anchored on a provider-reported usage (else all estimated)
-
-    @property
-    def percent(self) -> float:
-        return self.tokens / self.context_window * 100 if self.context_window else 0.0
-
-    @property
-    def tokens_left(self) -> int:
-        """Tokens before auto-compaction triggers."""
-        return max(0, self.threshold - self.tokens)
-
-
-def window_hint(info: ModelInfo) -> str:
-    """Said when the provider overflows with nothing left to compact: our window is likely too big."""
-    return (
-        f"The provider reports a context overflow and there is nothing to compact: the context window known "
-        f"for {info.model} is {info.context_window:,} tokens; if the provider's real limit is smaller, set "
-        f"{model_key(info.model)}.contextWindow in {SETTINGS_PATH_HINT} or pass --context-window."
-    )
-
-
-def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
-    """An assistant message for a turn that failed before the model was reached."""
-    return {
-        "role": "assistant", "content": [], "api": "openai-completions", "provider": "", "model": "",
-        "usage": empty_usage(), "stopReason": "error", "errorMessage": error, "timestamp": now_ms,
-    }
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+from pi_compact.settings import Settings
 
 
 class AgentSession:
@@ -111,25 +66,62 @@ class AgentSession:
         emit: Callable[[SessionEvent], None],
         hooks: CompactionHooks | None = None,
         auto_compact: bool = True,
-        now_ms: Callable[[], int] = _now_ms,
+        now_ms: Callable[[], int] = now_ms,
     ) -> None:
-        self.store = store
-        self.model = model
-        self.settings = settings
-        self.tools = list(tools)
-        self.system_prompt = system_prompt
-        self.cwd = cwd
-        self.auto_compact = auto_compact
-        self.hooks = hooks
+        self._store = store
+        self._model = model
+        self._settings = settings
+        self._estimator = estimator_for(settings.compaction.token_estimator)
+        self._tools = list(tools)
+        self._system_prompt = system_prompt
+        self._cwd = cwd
+        self._auto_compact = auto_compact
+        self._hooks = hooks
         self._emit = emit
         self._now = now_ms
-        self.messages: list[Message] = []
-        self._fresh_from = 0  # messages before this index predate the latest compaction
+        self._context = LiveContext(store)
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
-        self.compactions = store.compaction_count()
-        self._reload_context()
-        # pi opens a session without messages with its model and thinking level (see _record_opening).
-        self._opening_due = not self.messages
+        self._compactions = store.compaction_count()
+        self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
+        self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
+
+    # ---- what the UI reads -----------------------------------------------------------------------
+
+    @property
+    def store(self) -> SessionStore:
+        return self._store
+
+    @property
+    def model(self) -> ChatModel:
+        return self._model
+
+    @property
+    def settings(self) -> Settings:
+        """The settings as given (see ``fitted_settings`` for the budgets in force)."""
+        return self._settings
+
+    @property
+    def estimator(self) -> Estimator:
+        """The session's one token estimator (``compaction.tokenEstimator``)."""
+        return self._estimator
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The live context: what the next request carries."""
+        return self._context.messages
+
+    @property
+    def compactions(self) -> int:
+        """Compaction entries in the file, this run's included."""
+        return self._compactions
+
+    @property
+    def auto_compact(self) -> bool:
+        return self._auto_compact
+
+    @property
+    def hooks(self) -> CompactionHooks | None:
+        return self._hooks
 
     def fitted_settings(self) -> Settings:
         """The settings in force: compaction budgets fitted to the model's window (``fit_to_window``).
@@ -137,64 +129,26 @@ class AgentSession:
         ``settings`` stays as given, so a model switch or a reload is fitted afresh; no threshold is
         ever negative. A model still resolving is not waited for (the terminal reads this meanwhile).
         """
-        if not getattr(self.model, "ready", True):
-            return self.settings
-        return fit_to_window(self.settings, self.model.info.context_window)[0]
-
-    # ---- context -------------------------------------------------------------------------------
-
-    def _reload_context(self) -> None:
-        branch = self.store.branch_tail()  # all the context is made of: older entries stay unread
-        self.messages = list(project_path(branch).messages)
-        latest = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=None)
-        # The summary and the kept tail carry usage from before the latest compaction: stale (pi #1860).
-        # Messages written after it (a resumed session) are fresh and must be checked.
-        after = len(project_path(branch[latest + 1 :]).messages) if latest is not None else len(self.messages)
-        self._fresh_from = len(self.messages) - after
+        if not getattr(self._model, "ready", True):
+            return self._settings
+        return fit_to_window(self._settings, self._model.info.context_window)[0]
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
-        estimate = estimator_for(self.settings.compaction.token_estimator)
-        window = self.model.info.context_window
+        estimate = self._context.usage(self._estimator)
+        window = self._model.info.context_window
         threshold = window - self.fitted_settings().compaction.reserve_tokens
-        for index in range(len(self.messages) - 1, self._fresh_from - 1, -1):
-            usage = assistant_usage(self.messages[index])
-            if usage is not None and calculate_context_tokens(usage) > 0:
-                trailing = sum(estimate(m) for m in self.messages[index + 1 :])
-                return ContextUsage(calculate_context_tokens(usage) + trailing, window, threshold, True)
-        return ContextUsage(sum(estimate(m) for m in self.messages), window, threshold, False)
+        return ContextUsage(estimate.tokens, window, threshold, estimate.last_usage_index is not None)
 
-    def _record_opening(self) -> None:
-        """pi's first entries of a new session, once: the model in use, then the thinking level.
+    def reload_context(self) -> None:
+        """Rebuild the live context from the session file (after anything that changed the branch)."""
+        self._context.reload(self._store)
 
-        Recorded when first needed (the first prompt or model switch) rather than at start-up, which
-        must not wait for the model to resolve; like every entry they reach the file with the first
-        answer. Without a usable model pi records only the thinking level, and so do we.
-        """
-        if not self._opening_due:
-            return
-        self._opening_due = False
-        try:
-            info = self.model.info
-        except PiCompactError:
-            info = None  # the prompt itself reports why the model is unusable
-        if info is not None:
-            self._record_model(info)
-        # No model is ever asked to think (no reasoning effort is sent): pi's level "off".
-        self.store.append({"type": "thinking_level_change", "thinkingLevel": "off"}, self._now())
-
-    def _record_model(self, info: ModelInfo) -> None:
-        # pi's provider name and the id without the litellm prefix, as in assistant messages.
-        self.store.append({"type": "model_change", "provider": info.provider, "modelId": info.model_id}, self._now())
-
-    def _append(self, message: Message) -> None:
-        self.store.append_message(message, self._now())
-        self.messages.append(message)
+    def close(self) -> None:
+        """Done with this session: other programs may write its file again (the store's lock is released)."""
+        self._store.close()
 
     # ---- compaction ----------------------------------------------------------------------------
-
-    def _compactor(self) -> Compactor:
-        return Compactor(self.store, self.model, self.fitted_settings(), self._emit, self.hooks, now_ms=self._now)
 
     def compact(
         self, instructions: str | None = None, cancel: CancelToken | None = None,
@@ -202,50 +156,44 @@ class AgentSession:
     ) -> CompactionResult | None:
         """Compact now (``/compact``); the live context is rebuilt from the file right after."""
         percent = self.context_usage().percent if reason == "threshold" else None
-        result = self._compactor().run(reason, instructions=instructions, cancel=cancel,
-                                       will_retry=will_retry, context_percent=percent)
+        compactor = Compactor(self._store, self._model, self.fitted_settings(), self._emit, self._hooks,
+                              now_ms=self._now)
+        result = compactor.run(reason, instructions=instructions, cancel=cancel, will_retry=will_retry,
+                               context_percent=percent)
         if result is not None:
-            self.compactions += 1
-            self._reload_context()
+            self._compactions += 1
+            self.reload_context()
             self._check_progress()
+            self._check_pins()
         return result
 
-    def _check_progress(self) -> None:
-        """After a compaction: say so, naming the biggest kept message, when it could not free enough.
+    def _check_pins(self) -> None:
+        """After a compaction: pins over ``compaction.pinBudget`` are still sent in full, with a warning."""
+        compaction = self._settings.compaction
+        warning = budget_warning(self._pins.current(self._store.customs_on_path, self._store.leaf_id),
+                                 pin_budget(compaction.pin_budget, self._model.info.context_window),
+                                 lambda text: estimate_text_tokens(text, compaction.token_estimator))
+        if warning is not None:
+            self._emit(Notice(warning, "warning"))
 
-        Without this the user only sees compaction after compaction (peers' "thrash" complaints).
-        Further automatic attempts stay cheap: with nothing new before the big kept message, the plan
-        is empty and no summarizer call is made.
-        """
+    def _check_progress(self) -> None:
+        """After a compaction: say so when it could not free enough (further automatic attempts stay
+        cheap: with nothing new before the big kept message, the plan is empty and no call is made)."""
         usage = self.context_usage()
-        always = replace(self.fitted_settings().compaction, enabled=True)
-        if not should_compact(usage.tokens, usage.context_window, always):
-            return
-        biggest = max(self.messages, key=estimator_for(self.settings.compaction.token_estimator), default=None)
-        culprit = ""
-        if biggest is not None:
-            size = estimator_for(self.settings.compaction.token_estimator)(biggest)
-            name = f" of {biggest.get('toolName')}" if biggest.get("toolName") else ""
-            culprit = f" The largest kept message is a {biggest.get('role')}{name} of about {size:,} tokens."
-        self._emit(Notice(
-            f"Compaction could not bring the context under the auto-compaction threshold "
-            f"({usage.tokens:,} of {usage.threshold:,} tokens after compacting).{culprit} "
-            "Lower compaction.keepRecentTokens or use a model with a larger window.",
-            "warning",
-        ))
+        if should_compact(usage.tokens, usage.context_window, replace(self.fitted_settings().compaction, enabled=True)):
+            self._emit(Notice(still_too_full(usage, self.messages, self._estimator), "warning"))
 
     def _threshold_exceeded(self) -> bool:
-        if not self.auto_compact:
+        if not self._auto_compact:
             return False
         usage = self.context_usage()
         return should_compact(usage.tokens, usage.context_window, self.fitted_settings().compaction)
 
     def _is_overflow(self, message: Mapping[str, Any]) -> bool:
-        if message.get("model") is not None and not self.model.info.is_same_model(
-            message.get("provider"), message.get("model")
-        ):
+        info = self._model.info
+        if message.get("model") is not None and not info.is_same_model(message.get("provider"), message.get("model")):
             return False  # an error from another model says nothing about this one's window
-        return is_context_overflow(message, self.model.info.context_window)
+        return is_context_overflow(message, info.context_window)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: compact if the last fresh reply overflowed or the threshold is passed.
@@ -253,30 +201,18 @@ class AgentSession:
         An overflow the previous run already gave up on is not compacted again: one compact-and-retry
         per overflow, and the user was told.
         """
-        last = next((m for m in reversed(self.messages[self._fresh_from :]) if m.get("role") == "assistant"), None)
-        if last is not None and self.auto_compact and self._is_overflow(last) and last != self._gave_up_on:
+        last = self._context.last_fresh_reply()
+        if last is not None and self._auto_compact and self._is_overflow(last) and last != self._gave_up_on:
             if self.compact(cancel=cancel, reason="overflow") is not None:
-                self._drop_failed_reply(last)
+                self._context.drop_failed_reply(last)
         elif self._threshold_exceeded():
             self.compact(cancel=cancel, reason="threshold")
 
-    def _drop_failed_reply(self, reply: Mapping[str, Any]) -> None:
-        """After an overflow compaction, leave the overflowed reply out of the rebuilt live context.
-
-        It is the last entry of the file, so it lands in the kept tail (pi drops only ``error`` tails,
-        delta §9.4). It is no conversation: an ``error`` or empty ``length`` reply is skipped on the
-        wire, but in the live context it would sit between the prompt and the retried answer and
-        shift what counts as fresh usage. It stays in the file.
-        """
-        if reply.get("stopReason") != "stop" and self.messages and self.messages[-1] == reply:
-            self.messages.pop()
-            self._fresh_from = min(self._fresh_from, len(self.messages))  # what follows is fresh
-
     # ---- prompting -----------------------------------------------------------------------------
 
-    def _request(self) -> ChatRequest:
-        specs = [ToolSpec(t.name, t.description, t.parameters) for t in self.tools]
-        return ChatRequest(self.system_prompt, convert_to_llm(self.messages), specs, None)
+    def _append(self, message: Message) -> None:
+        self._store.append_message(message, self._now())
+        self._context.messages.append(message)
 
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Run one user prompt to completion; returns the final assistant message."""
@@ -288,7 +224,7 @@ class AgentSession:
         user = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()}
         self._emit(MessageStart("user"))
         self._emit(MessageEnd(user))
-        self._record_opening()
+        self._opening.record(self._model)
         self._append(user)
         try:
             final = self._run(token)
@@ -317,12 +253,14 @@ class AgentSession:
     def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
         overflow_retried = False
         while True:  # as long as the model calls tools (no cap, as in pi: Ctrl-C stops it)
-            reply = stream_reply(self.model, self._request(), cancel, self._emit)
+            pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
+            reply = stream_reply(self._model, build_request(self._system_prompt, self.messages, self._tools, pins),
+                                 cancel, self._emit)
             self._append(reply)
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:
                 return reply
-            if self._is_overflow(reply) and self.auto_compact:
+            if self._is_overflow(reply) and self._auto_compact:
                 if stop == "stop":
                     # A silent overflow (the provider answered past its window): the answer is good, so
                     # keep it and compact for the next prompt; retrying would throw it away (pi 0.80.2).
@@ -335,17 +273,14 @@ class AgentSession:
                 overflow_retried = True
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
                     budgets = self.fitted_settings().compaction
-                    if not cancel.cancelled and nothing_to_compact(self.store.branch_tail(), budgets):
-                        self._emit(Notice(window_hint(self.model.info), "warning"))
+                    if not cancel.cancelled and nothing_to_compact(self._store.branch_tail(), budgets):
+                        self._emit(Notice(window_hint(self._model.info), "warning"))
                     return reply
-                self._drop_failed_reply(reply)
+                self._context.drop_failed_reply(reply)
                 continue
-            if stop == "error":
+            if stop == "error" or not tool_calls(reply):
                 return reply
-            if not tool_calls(reply):
-                return reply
-            ctx = ToolContext(self.cwd, cancel.event)
-            if not run_tool_calls(reply, self.tools, ctx, self._emit, self._append):
+            if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self._append):
                 return reply
             if self._threshold_exceeded():
                 # Beyond pi: compact between tool turns, then continue the task with summary + tail.
@@ -357,15 +292,20 @@ class AgentSession:
 
     def set_model(self, model: ChatModel, cancel: CancelToken | None = None) -> None:
         """Switch models; compact first when the context would not fit the new window's threshold."""
-        self._record_opening()  # a new session records the model it started with first, as pi does
-        self.model = model
-        self._record_model(model.info)
+        self._opening.record(self._model)  # a new session records the model it started with first, as pi does
+        self._model = model
+        record_model(self._store, model.info, self._now())
         if self._threshold_exceeded():
             self.compact(cancel=cancel, reason="threshold")
 
     def set_settings(self, settings: Settings) -> None:
-        self.settings = settings
+        self._settings = settings
+        self._estimator = estimator_for(settings.compaction.token_estimator)
 
     def set_auto_compaction(self, enabled: bool) -> None:
-        self.auto_compact = enabled
-        self.settings = replace(self.settings, compaction=replace(self.settings.compaction, enabled=enabled))
+        self._auto_compact = enabled
+        self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
+
+
+# Named here too, for code that imported them from this module.
+__all__ = ["OVERFLOW_GIVE_UP", "AgentSession", "ContextUsage", "failed_reply", "window_hint"]

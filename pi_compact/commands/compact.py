@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import sys
-import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from pi_compact.clock import now_ms
+from pi_compact.commands.options import CompactOptions, fitted_settings, warn
+from pi_compact.compaction.digest import digest_entry, digest_estimator
 from pi_compact.compaction.preview import dry_run
 from pi_compact.compaction.tokens import Estimator, estimator_for
 from pi_compact.errors import UsageError
@@ -16,26 +18,6 @@ from pi_compact.session.branch_tail import open_branch_tail
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore, gc_paused
 from pi_compact.settings import Settings
-from pi_compact.settings_report import fit_to_window
-
-
-@dataclass(frozen=True)
-class CompactOptions:
-    """The command's flags."""
-
-    session: Path
-    dry_run: bool = False
-    as_json: bool = False
-    context_window: int | None = None
-    instructions: str | None = None
-    model: str | None = None
-    api_base: str | None = None
-    api_key: str | None = None
-    no_fallback: bool = False  # refuse the model-free summary: a failed model fails the command
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None = None) -> int:
@@ -49,8 +31,8 @@ def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[st
             return code
     # A real compaction holds the session's lock from reading to appending: a live session on the
     # file refuses to start meanwhile, and one already running makes this command refuse.
-    store = SessionStore.open(options.session, str(Path.cwd()), _now_ms(), hold=not options.dry_run)
-    _warn(store.warnings)
+    store = SessionStore.open(options.session, str(Path.cwd()), now_ms(), hold=not options.dry_run)
+    warn(store.warnings)
     if options.dry_run:
         return _dry_run(options, settings, store.branch(), sources=sources)
     from pi_compact.commands.compact_run import compact_file
@@ -64,26 +46,14 @@ def _lean_dry_run(options: CompactOptions, settings: Settings, sources: Mapping[
     A 100 MB session stays well under its file size in memory this way (a full load takes about ten
     times that) and is parsed once.
     """
-    with open_branch_tail(options.session, texts=options.as_json) as lean:  # only JSON shows the history
+    # Only JSON shows the history, so only it needs the serialized texts (digesting is faster without).
+    digest = functools.partial(digest_entry, text=options.as_json)
+    with open_branch_tail(options.session, digest) as lean:
         if lean is None:
             return None
-        _warn(lean.warnings)
-        estimator = lean.estimator(estimator_for(settings.compaction.token_estimator))
+        warn(lean.warnings)
+        estimator = digest_estimator(estimator_for(settings.compaction.token_estimator), lean.load)
         return _dry_run(options, settings, lean.entries, estimator, sources)
-
-
-def _warn(warnings: Sequence[str]) -> None:
-    for warning in warnings:
-        sys.stderr.write(f"warning: {warning}\n")
-
-
-def fitted_settings(
-    settings: Settings, window: int, model: str | None, sources: Mapping[str, str] | None
-) -> Settings:
-    """The settings with budgets that fit ``window``; says which values were replaced, and why."""
-    fitted, warnings = fit_to_window(settings, window, model=model, sources=sources)
-    _warn(warnings)
-    return fitted
 
 
 def _window(options: CompactOptions, settings: Settings) -> int:
@@ -135,3 +105,7 @@ def _write_utf8(chunks: Iterable[bytes]) -> None:
         return
     for chunk in chunks:
         out.write(chunk.decode("utf-8"))
+
+
+# CompactOptions and fitted_settings live in commands/options.py; named here too for older imports.
+__all__ = ["CompactOptions", "fitted_settings", "run_compact"]

@@ -11,30 +11,32 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
 from pi_compact.agent.compactor import Compactor
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
-from pi_compact.compaction.plan import prepare_compaction
-from pi_compact.llm.protocol import CancelToken
+from pi_compact.cancel import CancelToken
+from pi_compact.commands.options import CompactOptions, fitted_settings
+from pi_compact.compaction.plan import SkipReason, prepare_compaction, skip_reason
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
 
-if TYPE_CHECKING:
-    from pi_compact.commands.compact import CompactOptions
-
 EXIT_FALLBACK = 3
+# How the command says there is nothing to compact, before loading the model.
+NOTHING_TO_COMPACT: dict[SkipReason, str] = {
+    "no_messages": "the session has no messages",
+    "already_compacted": "the session already ends with a compaction",
+    "too_small": "everything fits in the kept recent messages",
+}
 
 
 def compact_file(
     options: CompactOptions, settings: Settings, store: SessionStore, sources: Mapping[str, str] | None = None
 ) -> int:
     """Compact the session; prints the outcome; returns the exit code."""
-    from pi_compact.commands.compact import fitted_settings
     from pi_compact.llm.resolve import create_model, resolve_model
     from pi_compact.ui.compaction_view import end_renderable
 
@@ -43,15 +45,11 @@ def compact_file(
     branch = store.branch_tail()  # what the plan reads: older entries of a long session stay unread
     plan = prepare_compaction(branch, settings.compaction)
     planned_with = settings.compaction
-    if plan is None or plan.is_empty:
+    skip = skip_reason(branch, plan)
+    if skip is not None:
         # Answer at once: no need to load the model (litellm) to say there is nothing to do.
-        if not branch:
-            reason = "the session has no messages"
-        elif plan is None:
-            reason = "the session already ends with a compaction"
-        else:
-            reason = "everything fits in the kept recent messages"
-        Console().print(Text(f"Nothing to compact: {reason}. The file was not changed.", style="yellow"))
+        Console().print(Text(f"Nothing to compact: {NOTHING_TO_COMPACT[skip]}. The file was not changed.",
+                             style="yellow"))
         return 0
     info = resolve_model(options.model, api_base=options.api_base, api_key=options.api_key,
                          context_window=options.context_window, settings=settings)
@@ -91,8 +89,7 @@ def compact_file(
         return 0
     if end.aborted:
         return 130
-    message = (end.error_message or "").lower()
-    if "nothing to compact" in message or "already compacted" in message:
+    if end.skipped is not None:  # the budgets fitted to the model's window left nothing to summarize
         return 0
     if options.no_fallback:
         err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",

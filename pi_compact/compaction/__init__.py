@@ -9,6 +9,7 @@ from pi_compact.compaction.cut import CutPoint, find_cut_point, find_turn_start_
 from pi_compact.compaction.fileops import FileOps, file_lists, format_file_lists
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.serialize import serialize_conversation, truncate_tool_result
+from pi_compact.compaction.threshold import fit_to_window, should_compact
 from pi_compact.compaction.tokens import (
     ContextEstimate,
     calculate_context_tokens,
@@ -16,7 +17,6 @@ from pi_compact.compaction.tokens import (
     estimate_tokens_auto,
     estimate_tokens_chars4,
     estimator_for,
-    should_compact,
 )
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "find_cut_point",
     "find_turn_start_index",
     "find_valid_cut_points",
+    "fit_to_window",
     "format_file_lists",
     "prepare_compaction",
     "serialize_conversation",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pi_compact.compaction.cut import find_cut_point
 from pi_compact.compaction.fileops import FileOps, file_lists
@@ -19,6 +19,10 @@ from pi_compact.messages import Message
 from pi_compact.session.context import SessionContext, project_path
 from pi_compact.session.entries import message_of_entry
 from pi_compact.settings import CompactionSettings
+
+SkipReason = Literal["no_messages", "already_compacted", "too_small"]
+"""Why a compaction has nothing to summarize: an empty branch, a branch that ends with a compaction
+(or cannot be planned), or one whose every message fits in the kept recent part."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,13 @@ class CompactionPlan:
     def is_empty(self) -> bool:
         """Nothing would be summarized (pi 0.73.1 still plans this; we refuse to spend a call on it)."""
         return not self.messages_to_summarize and not self.turn_prefix_messages
+
+
+def skip_reason(path: Sequence[Mapping[str, Any]], plan: CompactionPlan | None) -> SkipReason | None:
+    """Why compacting ``path`` (planned as ``plan``) would summarize nothing; None when it would not."""
+    if plan is None:
+        return "already_compacted" if path else "no_messages"
+    return "too_small" if plan.is_empty else None
 
 
 def _messages(path: Sequence[Mapping[str, Any]], start: int, end: int) -> tuple[list[Message], list[str]]:

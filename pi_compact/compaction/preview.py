@@ -15,7 +15,8 @@ from typing import Any
 from pi_compact.compaction.digest import digest_estimator, serialized_text
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.serialize import conversation_chunks
-from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for, should_compact
+from pi_compact.compaction.threshold import should_compact
+from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for
 from pi_compact.jstext import dumps_json, json_string_body_utf8
 from pi_compact.messages import Message
 from pi_compact.session.context import project_path

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pi_compact.cancel import CancelToken
 from pi_compact.compaction.fallback import fallback_summary
 from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
 from pi_compact.compaction.plan import CompactionPlan
@@ -33,7 +34,7 @@ from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, complete
+from pi_compact.llm.protocol import ChatModel, ChatRequest, complete
 from pi_compact.messages import Message, compaction_summary_message, convert_to_llm, text_of
 
 # Estimates can be low (code and data tables run ~50 % over chars/4 in the worst samples), so a

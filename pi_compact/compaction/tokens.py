@@ -1,4 +1,4 @@
-"""Token accounting: per-message estimates, context size from provider usage, the threshold test.
+"""Token accounting: per-message estimates and context size from provider usage.
 
 Two estimators, both pure and cheap:
 - ``chars4`` is pi's estimate exactly: ceil(characters / 4) per message, with lengths counted in
@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.compaction.threshold import should_compact as should_compact  # its older home
 from pi_compact.jstext import js_json, js_len
 from pi_compact.messages import Message
-from pi_compact.settings import CompactionSettings, TokenEstimator
+from pi_compact.settings import TokenEstimator
 
 # pi counts an image in a tool result or custom message as 4800 characters (1200 tokens).
 IMAGE_CHARS = 4800
@@ -182,22 +183,50 @@ class ContextEstimate:
     last_usage_index: int | None
 
 
-def estimate_context_tokens(
-    messages: Sequence[Message], estimator: Estimator = estimate_tokens_chars4
+def context_usage(
+    messages: Sequence[Message], estimator: Estimator = estimate_tokens_chars4, *, fresh_from: int = 0,
+    count_empty_usage: bool = False,
 ) -> ContextEstimate:
-    """pi's estimateContextTokens: anchor on the newest valid usage, estimate what follows."""
-    for index in range(len(messages) - 1, -1, -1):
+    """The context's size: the newest usage from ``fresh_from`` on, plus estimates of what follows it.
+
+    The one implementation of "how full is the context" (the threshold, the status line, ``/context``,
+    planning). Usage before ``fresh_from`` measured a context that no longer exists (it predates the
+    latest compaction, pi #1860) and is passed over. So is a usage of 0 tokens (a provider that reports
+    none), unless ``count_empty_usage``. Without a usage every message is estimated.
+    """
+    for index in range(len(messages) - 1, fresh_from - 1, -1):
         usage = assistant_usage(messages[index])
-        if usage is not None:
-            usage_tokens = calculate_context_tokens(usage)
+        if usage is None:
+            continue
+        usage_tokens = calculate_context_tokens(usage)
+        if usage_tokens > 0 or count_empty_usage:
             trailing = sum(estimator(m) for m in messages[index + 1 :])
             return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     total = sum(estimator(m) for m in messages)
     return ContextEstimate(total, 0, total, None)
 
 
-def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    """True when auto-compaction is on and the context is strictly past ``window - reserveTokens``."""
-    if not settings.enabled:
-        return False
-    return context_tokens > context_window - settings.reserve_tokens
+def estimate_context_tokens(
+    messages: Sequence[Message], estimator: Estimator = estimate_tokens_chars4
+) -> ContextEstimate:
+    """pi's estimateContextTokens: anchor on the newest valid usage (even an empty one), estimate what follows."""
+    return context_usage(messages, estimator, count_empty_usage=True)
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """How full the context is now against a model's window, for the threshold check and the terminal."""
+
+    tokens: int
+    context_window: int
+    threshold: int
+    from_usage: bool  # anchored on a provider-reported usage (else all estimated)
+
+    @property
+    def percent(self) -> float:
+        return self.tokens / self.context_window * 100 if self.context_window else 0.0
+
+    @property
+    def tokens_left(self) -> int:
+        """Tokens before auto-compaction triggers."""
+        return max(0, self.threshold - self.tokens)

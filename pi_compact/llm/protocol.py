@@ -12,12 +12,12 @@ Pure: no litellm, no I/O.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pi_compact.cancel import CancelToken as CancelToken  # re-exported: part of the ChatModel seam
+from pi_compact.clock import now_ms as now_ms  # re-exported: the adapters stamp replies with it
 from pi_compact.messages import Message
 
 ABORTED_MESSAGE = "Request was aborted"
@@ -118,29 +118,6 @@ class Done:
 StreamEvent = TextDelta | ThinkingDelta | ToolCallDelta | Retrying | Done
 
 
-class CancelToken:
-    """A one-way cancel flag shared between the UI thread and a running model call."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    @property
-    def event(self) -> threading.Event:
-        """The underlying event, for code that waits on a plain ``threading.Event`` (tool runners)."""
-        return self._event
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Sleep up to ``timeout`` seconds; returns True (early) once cancelled."""
-        return self._event.wait(timeout)
-
-
 class ChatModel(Protocol):
     """Anything that can stream one assistant reply. Implemented by ``LiteLLMModel`` and test fakes."""
 
@@ -159,10 +136,6 @@ def complete(model: ChatModel, request: ChatRequest, cancel: CancelToken | None 
     if final is None:  # a ChatModel that breaks the contract; say so instead of returning garbage
         return error_message(model.info, "The model stream ended without a final message")
     return final
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def empty_usage() -> dict[str, Any]:

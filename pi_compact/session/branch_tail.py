@@ -4,8 +4,9 @@ Planning a compaction of a 100 MB session must not hold every entry as parsed JS
 the file in Python objects). What a plan and the model's context depend on starts at the branch's
 last compaction: from its kept boundary (firstKeptEntryId) onward. So one streaming pass validates
 every line (the same warnings as ``SessionStore.open``) and keeps, besides ids and parent ids, only
-the entries after the newest compaction's kept boundary, with their messages digested
-(``compaction/digest.py``: role, usage, file paths, serialized text). The branch tail is then taken
+the entries after the newest compaction's kept boundary, with their messages digested by the
+``digest`` function the caller passes in (``compaction/digest.py``'s ``digest_entry``: role, usage,
+file paths, serialized text; this module only stores what it returns). The branch tail is then taken
 from those or, should the branch leave that compaction behind, read again from the file, which stays
 open while the tail is in use: whole messages are read again from it for token estimates too (each
 line checked against a hash of the line first read). Anything unusual is left to
@@ -27,14 +28,12 @@ from __future__ import annotations
 import json
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_compact.compaction.digest import Loader, digest_entry, digest_estimator
-from pi_compact.compaction.tokens import Estimator
 from pi_compact.errors import SessionError
 from pi_compact.messages import Message
 from pi_compact.session.collector import gc_paused
@@ -45,25 +44,26 @@ from pi_compact.session.migrate import file_version
 _SCANNER: Any = json.JSONDecoder()  # configured like json.loads' own decoder
 RAW_BUDGET = 2_000_000  # bytes of raw lines held since the last compaction before digesting them
 
+Digest = Callable[[Entry, int], Entry]
+"""Cuts an entry down to what planning reads; the int is the entry's index, for ``BranchTail.load``."""
+Loader = Callable[[Any], Message]
+"""Gives a digested entry's whole message back, by the index its digest was made with."""
+
 
 @dataclass(frozen=True)
 class BranchTail:
     """The tail of the current branch that planning reads, root side first, and the load warnings.
 
     ``entries`` starts at the branch's last compaction's kept entry (or at that compaction, whichever
-    comes first; at the root when the branch has no compaction). Message entries carry digests (see
-    ``compaction/digest.py``); a dry run on them, with ``estimator``, reports exactly what it
-    reports on the whole branch. The thinking level and model of their context may differ (they come
-    from the part left out).
+    comes first; at the root when the branch has no compaction). Entries are as ``digest`` made them;
+    with ``compaction.digest``'s functions (estimating digests through ``load``) a dry run on them
+    reports exactly what it reports on the whole branch. The thinking level and model of their
+    context may differ (they come from the part left out).
     """
 
     entries: list[Entry]
     warnings: tuple[str, ...]
     load: Loader  # a digest's whole message, from the file (only while it is open)
-
-    def estimator(self, estimator: Estimator) -> Estimator:
-        """``estimator`` for these entries: digests are estimated from their whole message."""
-        return digest_estimator(estimator, self.load)
 
 
 class _FileChanged(Exception):
@@ -73,15 +73,16 @@ class _FileChanged(Exception):
 class _LeanReader:
     """One streaming pass over a session file: ids of all entries, digests or raw lines of recent ones."""
 
-    def __init__(self, handle: Any, name: str, texts: bool = True, whole: bool = False) -> None:
+    def __init__(self, handle: Any, name: str, digest: Digest, whole: bool = False) -> None:
         self.handle = handle
         self.name = name
-        self.texts = texts  # whether digests carry the serialized text
+        self.digest = digest
         self.whole = whole  # keep parsed entries, not digests (see the module docstring)
         self.warnings: list[str] = []
         self.ids: list[Any] = []
         self.parents: list[str | None] = []  # None for a parentId that is not a string
         self.compactions = bytearray()  # 1 where the entry is a compaction
+        self.customs = bytearray()  # 1 where it is a custom entry (pins are: see session/pins.py)
         # Per entry: its digested entry, its raw line (see the module docstring), or None once cold.
         self.kept: list[Entry | bytes | None] = []
         self.where = array("q")  # per entry: offset, length and hash of its line
@@ -97,7 +98,7 @@ class _LeanReader:
         header: Entry | None = None
         scan = _SCANNER.scan_once
         ids, parents, kept, where, by_id = self.ids, self.parents, self.kept, self.where, self.by_id
-        compactions, texts, whole = self.compactions, self.texts, self.whole
+        compactions, customs, digest, whole = self.compactions, self.customs, self.digest, self.whole
         relinker = self.relinker
         eager = True  # digest each line now (see the module docstring)
         offset = 0
@@ -147,11 +148,13 @@ class _LeanReader:
             if isinstance(entry_id, str):
                 by_id[entry_id] = index
             if eager:
-                kept.append(value if whole else digest_entry(value, index, text=texts))
+                kept.append(value if whole else digest(value, index))
             else:
                 kept.append(raw)
                 self.held += len(raw)
-            if value.get("type") == "compaction":
+            kind = value.get("type")
+            customs.append(kind == "custom")
+            if kind == "compaction":
                 compactions.append(1)
                 kept_id = value.get("firstKeptEntryId")
                 kept_index = by_id.get(kept_id) if isinstance(kept_id, str) else None
@@ -178,13 +181,13 @@ class _LeanReader:
         for index in range(self.demoted, len(kept)):
             entry = kept[index]
             if type(entry) is bytes:
-                kept[index] = digest_entry(self.relinked(_parsed(entry)), index, text=self.texts)
+                kept[index] = self.digest(self.relinked(_parsed(entry)), index)
         self.held = 0
 
     def _reread(self, index: int) -> bytes:
-        offset, length, digest = self.where[3 * index : 3 * index + 3]
+        offset, length, line_hash = self.where[3 * index : 3 * index + 3]
         raw = os.pread(self.handle.fileno(), length, offset)
-        if len(raw) != length or hash(raw) != digest:
+        if len(raw) != length or hash(raw) != line_hash:
             raise _FileChanged()
         return raw
 
@@ -200,7 +203,7 @@ class _LeanReader:
         if self.whole:
             self.kept[index] = entry
             return entry
-        return digest_entry(entry, index, text=self.texts)
+        return self.digest(entry, index)
 
     def relinked(self, entry: Entry) -> Entry:
         """A line parsed again, its parent linked past skipped entries as on the first read."""
@@ -265,11 +268,11 @@ def _parsed(raw: bytes) -> Entry:
 
 
 @contextmanager
-def open_branch_tail(path: Path, *, texts: bool = True) -> Iterator[BranchTail | None]:
+def open_branch_tail(path: Path, digest: Digest) -> Iterator[BranchTail | None]:
     """The part of a v3 session file's current branch that planning reads; None when a full load must do.
 
-    The file stays open in the ``with`` block, for ``BranchTail.load``. ``texts=False`` leaves the
-    serialized texts out of the digests (faster, for a caller that shows no history). None for
+    The file stays open in the ``with`` block, for ``BranchTail.load``. ``digest`` is applied to each
+    entry kept (see the module docstring). None for
     anything unusual (missing or unreadable file, no header first, an older format that
     needs migrating, a file modified while read): ``SessionStore.open`` then handles the file and
     reports exactly as it always does. The warnings are those ``SessionStore.open`` gives.
@@ -283,7 +286,7 @@ def open_branch_tail(path: Path, *, texts: bool = True) -> Iterator[BranchTail |
         tail: BranchTail | None = None
         try:
             with gc_paused():
-                reader = _LeanReader(handle, str(path), texts)
+                reader = _LeanReader(handle, str(path), digest)
                 if reader.read() is not None:
                     tail = BranchTail(reader.branch_tail(), tuple(reader.warnings), reader.message)
         except (OSError, _FileChanged):

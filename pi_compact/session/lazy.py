@@ -18,15 +18,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 from pi_compact.errors import SessionError
 from pi_compact.session.branch_tail import _FileChanged, _LeanReader
 from pi_compact.session.entries import Entry
 
 
+def _as_is(entry: Entry, index: int) -> Entry:
+    """No digest: ``whole`` mode keeps parsed entries (never called there; the reader wants one)."""
+    return entry
+
+
 class EntryIndex:
     """All entries of one session file by position; the recent ones (and any appended) in memory."""
+
+    full_reads: ClassVar[int] = 0  # how many times an index was read in full (for tests to watch)
 
     def __init__(self, reader: _LeanReader, path: Path) -> None:
         self._reader = reader
@@ -35,7 +42,7 @@ class EntryIndex:
     @classmethod
     def read(cls, handle: Any, path: Path) -> tuple[Entry, EntryIndex] | None:
         """The header and the index of a v3 file read from ``handle``; None when a full load must do."""
-        reader = _LeanReader(handle, str(path), whole=True)
+        reader = _LeanReader(handle, str(path), _as_is, whole=True)
         header = reader.read()
         return None if header is None else (header, cls(reader, path))
 
@@ -78,9 +85,31 @@ class EntryIndex:
         with self._file():
             return self._reader.branch_tail(leaf_id)
 
+    def customs_on_path(self, leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
+        """``customs_on_path`` over the index: the walk reads ids and parents only, and of the bodies only
+        the custom entries it meets (read again from the file if old), so no full read is needed."""
+        reader = self._reader
+        ids, parents, customs, by_id = reader.ids, reader.parents, reader.customs, reader.by_id
+        found: list[int] = []
+        current = by_id.get(leaf_id) if leaf_id is not None else None
+        met = False
+        for _ in range(len(ids)):  # a parent loop cannot make it run forever
+            if current is None:
+                break
+            if since is not None and ids[current] == since:
+                met = True
+                break
+            if customs[current]:
+                found.append(current)
+            parent = parents[current]
+            current = by_id.get(parent) if parent is not None else None
+        with self._file():
+            return [reader.full(index) for index in reversed(found)], met
+
     def all_entries(self) -> list[Entry]:
         """Every entry in file order (then the appended ones); recent ones are the objects in memory."""
         reader = self._reader
+        EntryIndex.full_reads += 1
         with self._file():
             return [reader.full(index) for index in range(len(reader.ids))]
 
@@ -110,6 +139,7 @@ class EntryIndex:
         reader.ids.append(entry_id)
         reader.parents.append(parent if type(parent) is str else None)
         reader.compactions.append(1 if entry.get("type") == "compaction" else 0)
+        reader.customs.append(entry.get("type") == "custom")
         reader.kept.append(entry)
         reader.where.extend((0, 0, 0))
         if isinstance(entry_id, str):
@@ -121,6 +151,7 @@ class EntryIndex:
         entry_id = reader.ids.pop()
         reader.parents.pop()
         reader.compactions.pop()
+        reader.customs.pop()
         reader.kept.pop()
         del reader.where[-3:]
         if isinstance(entry_id, str):
@@ -136,6 +167,23 @@ def tail_start(path: Sequence[Mapping[str, Any]]) -> int:
             kept = next((p for p, entry in enumerate(path) if entry.get("id") == kept_id), None)
             return position if kept is None else min(kept, position)
     return 0
+
+
+def customs_on_path(by_id: Mapping[str, Entry], leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
+    """The ``custom`` entries on the path to ``leaf_id`` that come after the entry ``since``, root side
+    first, and whether ``since`` is on that path (else they are all of the path's custom entries)."""
+    found: list[Entry] = []
+    current = by_id.get(leaf_id) if leaf_id is not None else None
+    for _ in range(len(by_id)):
+        if current is None:
+            break
+        if since is not None and current.get("id") == since:
+            return found[::-1], True
+        if current.get("type") == "custom":
+            found.append(current)
+        parent = current.get("parentId")
+        current = by_id.get(parent) if isinstance(parent, str) else None
+    return found[::-1], False
 
 
 class _OnDemand:

@@ -42,14 +42,17 @@ from pi_compact.session.collector import freeze_loaded, gc_paused
 from pi_compact.session.context import SessionContext, build_session_context, index_by_id, path_to
 from pi_compact.session.entries import CURRENT_VERSION, Entry, ms_to_iso, new_entry_id
 from pi_compact.session.jsonl import LoadedFile, parse_line, parse_lines
-from pi_compact.session.lazy import EntryIndex, tail_start
+from pi_compact.session.lazy import EntryIndex, customs_on_path, tail_start
 from pi_compact.session.lock import SessionLock
 from pi_compact.session.migrate import migrate
+from pi_compact.session.tree import branch_copy
 from pi_compact.session.writes import (
     FileState,
     WriteFailed,
     append_bytes,
     current_state,
+    ends_turn,
+    not_saved,
     replace_contents,
     sync_file,
 )
@@ -216,9 +219,36 @@ class SessionStore:
         branch = self.branch()
         return branch[tail_start(branch) :]
 
+    def customs_on_path(self, leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
+        """The custom entries (pins among them) on the path to ``leaf_id`` after ``since``, root first, and
+        whether ``since`` is on it. A resumed store reads only those entries (see lazy.py)."""
+        if self._index is not None:
+            return self._index.customs_on_path(leaf_id, since)
+        return customs_on_path(self.by_id, leaf_id, since)
+
     def context(self) -> SessionContext:
         """What the model sees from the current leaf."""
         return build_session_context(self.entries, self.leaf_id, self.by_id)
+
+    # ---- the tree -------------------------------------------------------------------------------
+
+    def move_leaf(self, entry_id: str | None) -> None:
+        """Hang the next entry from ``entry_id`` (None: a new root), as pi's branch(); writes nothing."""
+        ids: Container[str] = self._index if self._index is not None else self.by_id
+        if entry_id is not None and entry_id not in ids:
+            raise SessionError(f"Entry {entry_id} is not in {self.path or 'this session'}.")
+        self.leaf_id = entry_id
+
+    def clone_branch(self, path: Path, leaf_id: str | None, now_ms: int, session_id: str | None = None) -> SessionStore:
+        """A new session at ``path`` holding the branch to ``leaf_id`` (pi's createBranchedSession): its
+        header names this file as ``parentSession``; written now if it holds an answer, else lazily."""
+        header = new_header(str(self.header.get("cwd", "")), now_ms, session_id)
+        if self.path is not None:
+            header["parentSession"] = str(self.path)
+        clone = SessionStore(path, header, branch_copy(self.by_id, leaf_id), hold=True)
+        if clone.entries and clone._has_assistant():
+            clone._flush(clone.entries[-1])
+        return clone
 
     # ---- the lock ---------------------------------------------------------------------------------
 
@@ -282,7 +312,7 @@ class SessionStore:
                 ensure_private_dir(Path(os.path.realpath(self.path)).parent)
                 self._lock = SessionLock.acquire(self.path)
             except OSError as exc:
-                raise _not_saved(self.path, entry, exc, rolled_back=True) from exc
+                raise not_saved(self.path, entry, exc, rolled_back=True) from exc
         try:
             self._check_unchanged()
             if self._needs_rewrite:
@@ -295,7 +325,7 @@ class SessionStore:
                 # one is skipped when the file is read again.
                 self._needs_newline = True
                 self._on_disk = current_state(self.path)
-            raise _not_saved(self.path, entry, failed.error, failed.rolled_back) from failed.error
+            raise not_saved(self.path, entry, failed.error, failed.rolled_back) from failed.error
         finally:
             if not self._hold:
                 self._release()
@@ -360,33 +390,9 @@ class SessionStore:
         )
 
 
-def ends_turn(entry: Entry) -> bool:
-    """Whether appending ``entry`` ends a turn, so that it is fsynced with the lines before it: anything
-    but a user prompt or a tool result (those are followed by a model reply, which is synced)."""
-    if entry.get("type") != "message":
-        return True
-    return (entry.get("message") or {}).get("role") not in ("user", "toolResult")
-
-
 def _acquire(path: Path) -> SessionLock | None:
     """The session's lock, or None when its sidecar cannot be made (the first write will say why)."""
     try:
         return SessionLock.acquire(path)
     except OSError:
         return None
-
-
-def _not_saved(path: Path, entry: Entry, error: OSError, rolled_back: bool) -> SessionError:
-    what = "compaction" if entry.get("type") == "compaction" else "message" if entry.get("type") == "message" \
-        else "entry"
-    reason = error.strerror or str(error)
-    if rolled_back:
-        return SessionError(
-            f"Could not save to {path} ({reason}), so the newest {what} was not saved; the file is as it "
-            "was before, so nothing saved earlier was lost."
-        )
-    return SessionError(
-        f"Could not save to {path} ({reason}), so the newest {what} was not saved, and its partly written "
-        "line could not be removed (it will be skipped when the session is read); nothing saved earlier "
-        "was lost."
-    )

@@ -19,7 +19,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_compact.durable import sync_directory
+from pi_compact.errors import SessionError
 from pi_compact.paths import ensure_private_dir
+from pi_compact.session.entries import Entry
 
 
 @dataclass(frozen=True)
@@ -143,19 +146,30 @@ def replace_contents(path: Path, data: bytes) -> FileState:
         if isinstance(exc, OSError):
             raise WriteFailed(exc, True) from exc
         raise
-    _sync_directory(real.parent)
+    sync_directory(real.parent)
     return state
 
 
-def _sync_directory(directory: Path) -> None:
-    """Make the rename durable (best effort: not every platform can open a directory)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def ends_turn(entry: Entry) -> bool:
+    """Whether appending ``entry`` ends a turn, so that it is fsynced with the lines before it: anything
+    but a user prompt or a tool result (those are followed by a model reply, which is synced)."""
+    if entry.get("type") != "message":
+        return True
+    return (entry.get("message") or {}).get("role") not in ("user", "toolResult")
+
+
+def not_saved(path: Path, entry: Entry, error: OSError, rolled_back: bool) -> SessionError:
+    """The one sentence a failed write of ``entry`` ends in."""
+    what = "compaction" if entry.get("type") == "compaction" else "message" if entry.get("type") == "message" \
+        else "entry"
+    reason = error.strerror or str(error)
+    if rolled_back:
+        return SessionError(
+            f"Could not save to {path} ({reason}), so the newest {what} was not saved; the file is as it "
+            "was before, so nothing saved earlier was lost."
+        )
+    return SessionError(
+        f"Could not save to {path} ({reason}), so the newest {what} was not saved, and its partly written "
+        "line could not be removed (it will be skipped when the session is read); nothing saved earlier "
+        "was lost."
+    )

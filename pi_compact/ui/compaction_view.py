@@ -53,13 +53,13 @@ def retry_label(attempt: int, max_attempts: int, error_message: str) -> str:
     return f"retrying ({attempt}/{max_attempts}) after {cause}…"
 
 
-def _advice(reason: CompactionReason, message: str) -> str:
+def _advice(event: CompactionEnd, message: str) -> str:
     lowered = message.lower()
-    if "nothing to compact" in lowered or "already compacted" in lowered:
+    if event.skipped is not None:
         return ""
     if "api key" in lowered or "environment variable" in lowered:
         return ""  # the message already says which variable to set
-    if reason == "overflow":
+    if event.reason == "overflow":
         return "Try /compact with instructions, /new, or a model with a larger window."
     return "Check the model settings (/model, /settings) and run /compact again."
 
@@ -70,8 +70,9 @@ def end_renderable(event: CompactionEnd, duration_s: float, *, in_repl: bool = T
         return Text("Compaction cancelled, nothing changed.", style="yellow")
     if event.result is None:
         message = event.error_message or "Nothing was compacted."
-        advice = _advice(event.reason, message) if in_repl else ""
-        style = "yellow" if "nothing to compact" in message.lower() else "red"
+        advice = _advice(event, message) if in_repl else ""
+        # (An "already compacted" skip has always been shown in red, like a failure.)
+        style = "yellow" if event.skipped in ("no_messages", "too_small") else "red"
         return Text(message + (f" {advice}" if advice else ""), style=style)
     return result_block(event.result, duration_s, in_repl=in_repl)
 

@@ -21,32 +21,23 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import print_formatted_text
-from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.formatted_text import FormattedText
 
 from pi_compact import __version__
-from pi_compact.errors import ConfigError, PiCompactError
-from pi_compact.llm.protocol import CancelToken
-from pi_compact.llm.resolve import model_string
+from pi_compact.cancel import CancelToken
+from pi_compact.errors import ConfigError, PiCompactError, raise_errors
 from pi_compact.paths import history_file
-from pi_compact.settings_files import LoadedSettings
-from pi_compact.ui.input import (
-    SlashCompleter,
-    TurnKeys,
-    make_prompt,
-    open_history,
-    quiet_terminal,
-    take_typeahead,
-)
+from pi_compact.settings.files import LoadedSettings
+from pi_compact.ui.deferred import AbovePrompt, Relay
+from pi_compact.ui.input import SlashCompleter, make_prompt, open_history, quiet_terminal, take_typeahead
+from pi_compact.ui.worker import run_in_worker
 
 if TYPE_CHECKING:
-    from pi_compact.agent.events import SessionEvent
-    from pi_compact.app import AppOptions
-    from pi_compact.ui.slash import ReplState
+    from pi_compact.ui.state import ReplState, Runtimes
 
-# Kept in sync with slash.COMMANDS by a test; listed here so completion works before the loader is done.
+# Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
 COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
-                 "/help", "/quit")
+                 "/uncompact", "/pin", "/pins", "/unpin", "/tree", "/fork", "/clone", "/name", "/help", "/quit")
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
 
@@ -56,38 +47,23 @@ def _plain(text: str, style: str = "") -> None:
     print_formatted_text(FormattedText([(style, text)]))
 
 
-class _Relay:
-    """The session's emit: holds events until the renderer may print them, then forwards."""
-
-    def __init__(self) -> None:
-        self.target: Callable[[SessionEvent], None] | None = None
-        self.held: list[SessionEvent] = []
-
-    def __call__(self, event: SessionEvent) -> None:
-        if self.target is None:
-            self.held.append(event)
-        else:
-            self.target(event)
-
-
 class Repl:
     """The read-eval-print loop; ``state`` exists once the loader thread has built the session."""
 
-    def __init__(self, options: AppOptions, loaded: LoadedSettings) -> None:
-        self.options = options
+    def __init__(self, runtimes: Runtimes, loaded: LoadedSettings) -> None:
+        self.runtimes = runtimes
         self.loaded = loaded
         self.state: ReplState | None = None
         self.ready = threading.Event()
         self.failure: BaseException | None = None
         self._lock = threading.Lock()
-        self._jobs: list[Callable[[], None]] = []  # output waiting to be printed above the prompt
-        self._app: Application[Any] | None = None  # the prompt's application, once the loop has built it
+        self._above = AbovePrompt()  # output waiting to be printed above the prompt
         self._loader: threading.Thread | None = None
         self._typeahead = ""
         self._queued: list[str] = []  # lines typed ahead (with Enter) during a turn, submitted in order
         self._model_errors: set[str] = set()  # why the model cannot be used, as already shown: said once
         try:
-            self.model_name = model_string(options.model, loaded.settings)
+            self.model_name = runtimes.model_name(loaded.settings)
             self._model_error: str | None = None
         except PiCompactError as exc:
             self.model_name, self._model_error = "(no model)", str(exc)
@@ -102,40 +78,38 @@ class Repl:
             self._loader.start()
 
     def _load(self) -> None:
-        relay = _Relay()
+        relay = Relay()
         try:
             from rich.console import Console
 
-            from pi_compact.app import build_runtime
             from pi_compact.ui.renderer import TerminalRenderer
-            from pi_compact.ui.slash import ReplState
+            from pi_compact.ui.state import ReplState
 
             console = Console(highlight=False)
             renderer = TerminalRenderer(console, show_thinking=self.loaded.settings.show_thinking)
-            runtime = build_runtime(self.options, self.loaded.settings, relay)
-            self.state = ReplState(console, renderer, self.options, self.loaded, runtime, self.run_cancellable,
+            session = self.runtimes.build(self.loaded.settings, relay)
+            self.state = ReplState(console, renderer, self.runtimes, self.loaded, session, self.run_cancellable,
                                    self.model_name)
         except BaseException as exc:  # noqa: BLE001 - reported on the main thread, as before a prompt
             self.failure = exc
             self.ready.set()
-            self._interrupt_prompt(exc)
+            self._above.interrupt(exc)
             return
-        self._post(lambda: self._session_banner(relay))  # queued first, so input waiting for us sees it
+        self._above.post(lambda: self._session_banner(relay))  # queued first, so input waiting for us sees it
         self.ready.set()
         self._warm_model()
 
-    def _session_banner(self, relay: _Relay) -> None:
+    def _session_banner(self, relay: Relay) -> None:
         from pi_compact.ui.status import compacted_times
 
         state = self._require()
         for event in relay.held:
             state.renderer(event)
         relay.target = state.renderer
-        say = state.say
-        for warning in state.runtime.store.warnings:
+        say, session = state.say, state.session
+        for warning in session.store.warnings:
             say(f"warning: {warning}", "yellow")
-        session = state.session
-        path = state.runtime.store.path
+        path = session.store.path
         if session.messages:
             say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan")
         else:
@@ -145,19 +119,12 @@ class Repl:
 
     def _warm_model(self) -> None:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
-        from pi_compact.app import LazyModel
-        from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
-        from pi_compact.llm.openai_compat import OpenAICompatModel
-        from pi_compact.settings_report import fit_to_window
+        from pi_compact.compaction.threshold import fit_to_window
 
         state = self._require()
         try:
-            model = state.session.model
-            resolved = model.get() if isinstance(model, LazyModel) else model
-            if not isinstance(resolved, OpenAICompatModel):  # the direct client never needs litellm
-                preload_litellm()
-            if isinstance(state.session.model, LazyModel):
-                info = state.session.model.get().info
+            info = self.runtimes.warm_up(state.session.model)
+            if info is not None:
                 # The settings as loaded (the session fits them to the window); name each value a user set.
                 fitted = fit_to_window(self.loaded.settings, info.context_window, model=info.model,
                                        sources=self.loaded.sources)
@@ -178,31 +145,7 @@ class Repl:
 
     def _post_say(self, text: str, style: str) -> None:
         state = self._require()
-        self._post(lambda: state.say(text, style))
-
-    def _in_prompt(self, action: Callable[[Application[Any]], object]) -> None:
-        """Run ``action`` on the prompt's event loop if a prompt is up (from any thread)."""
-        app = self._app
-        if app is not None and app.is_running and app.loop is not None:
-            try:
-                app.loop.call_soon_threadsafe(lambda: action(app))
-            except RuntimeError:
-                pass  # the prompt just closed
-
-    def _post(self, job: Callable[[], None]) -> None:
-        """Print ``job``'s output above the prompt now if it is up, else before the next one."""
-        with self._lock:
-            self._jobs.append(job)
-        self._in_prompt(lambda app: run_in_terminal(self._flush))
-
-    def _flush(self) -> None:
-        with self._lock:
-            jobs, self._jobs = self._jobs, []
-        for job in jobs:
-            job()
-
-    def _interrupt_prompt(self, exc: BaseException) -> None:
-        self._in_prompt(lambda app: app.exit(exception=exc))
+        self._above.post(lambda: state.say(text, style))
 
     def _require(self) -> ReplState:
         assert self.state is not None, "the loader has not finished"
@@ -219,39 +162,18 @@ class Repl:
     # ---- running work ----------------------------------------------------------------------------
 
     def run_cancellable(self, work: Callable[[CancelToken], Any]) -> Any:
-        """Run ``work`` in a worker thread; Ctrl-C or Esc cancels it. Its exception is re-raised here."""
-        token = CancelToken()
-        outcome: dict[str, Any] = {}
-        done = threading.Event()
-
-        def target() -> None:
-            try:
-                outcome["value"] = work(token)
-            except BaseException as exc:  # noqa: BLE001 - handed to the main thread as is
-                outcome["error"] = exc
-            finally:
-                done.set()
-
-        worker = threading.Thread(target=target, name="pi-turn", daemon=True)
-        pending = take_typeahead(self._app.input) if self._app is not None else b""
-        with TurnKeys(token.cancel, pending=pending) as keys:
-            worker.start()
-            # Wait on an Event, not Thread.join: on Python < 3.13 a KeyboardInterrupt inside join() can
-            # mark a still-running thread as finished.
-            while not done.is_set():
-                try:
-                    done.wait(0.05)
-                except KeyboardInterrupt:
-                    token.cancel()  # the worker notices within ~0.1 s and ends the turn as aborted
+        """Run ``work`` in a worker thread (``ui.worker``); Ctrl-C or Esc cancels it. Its exception is re-raised."""
+        app = self._above.app
+        finished = run_in_worker(work, take_typeahead(app.input) if app is not None else b"")
         self._require().renderer.close()
-        if token.cancelled:  # after a cancel nothing runs by itself: what was typed waits in the prompt
-            self._typeahead = "\n".join([*keys.lines, keys.typed]).strip("\n")
+        if finished.cancelled:  # after a cancel nothing runs by itself: what was typed waits in the prompt
+            self._typeahead = "\n".join([*finished.lines, finished.typed]).strip("\n")
         else:
-            self._queued.extend(keys.lines)
-            self._typeahead = keys.typed
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome.get("value")
+            self._queued.extend(finished.lines)
+            self._typeahead = finished.typed
+        if finished.error is not None:
+            raise finished.error
+        return finished.value
 
     def send(self, state: ReplState, text: str) -> None:
         from pi_compact.ui.status import model_ready
@@ -261,13 +183,15 @@ class Repl:
             state.renderer.working("Loading the model library…")
         try:
             self.run_cancellable(lambda token: session.prompt(text, token))
-        except PiCompactError as exc:
-            state.renderer.close()
-            repeated = isinstance(exc, ConfigError) and not self._first_model_error(str(exc))
-            state.say(MODEL_UNUSABLE if repeated else str(exc), "red")
         except Exception as exc:  # noqa: BLE001 - a bug must not lose the session; the file is intact
             state.renderer.close()
-            state.say(f"Internal error ({type(exc).__name__}): {exc}", "red")
+            if raise_errors():
+                raise
+            if not isinstance(exc, PiCompactError):
+                state.say(f"Internal error ({type(exc).__name__}): {exc}", "red")
+            else:
+                repeated = isinstance(exc, ConfigError) and not self._first_model_error(str(exc))
+                state.say(MODEL_UNUSABLE if repeated else str(exc), "red")
         state.print_status()
 
     # ---- the loop --------------------------------------------------------------------------------
@@ -275,23 +199,23 @@ class Repl:
     def _commands(self) -> list[tuple[str, str]]:
         if self.state is None:
             return [(name, "") for name in COMMAND_NAMES]
-        from pi_compact.ui.slash import COMMANDS
+        from pi_compact.ui.commands import COMMANDS
 
         return [(command.name, command.help) for command in COMMANDS]
 
     def _arguments(self, command: str) -> list[str]:
         if self.state is None:
             return []
-        from pi_compact.ui.slash import argument_options
+        from pi_compact.ui.commands import argument_options
 
         return list(argument_options(self.state, command))
 
     def _handle(self, text: str) -> bool:
         """Run one input; False when the REPL should end."""
-        from pi_compact.ui.slash import dispatch, is_command
+        from pi_compact.ui.commands import dispatch, is_command
 
         state = self._wait_ready()
-        self._flush()
+        self._above.flush()
         if is_command(text):
             return dispatch(state, text) != "quit"
         self.send(state, text)
@@ -311,12 +235,12 @@ class Repl:
             _plain(self._model_error, "ansired")
         completer = SlashCompleter(self._commands, self._arguments)
         prompt = make_prompt(open_history(history_file()), completer)
-        self._app = prompt.app
+        self._above.app = prompt.app
         prompt.app.after_render += self.start_loader
         interrupted = False
         while True:
             if self.ready.is_set() and self.failure is None:
-                self._flush()
+                self._above.flush()
             queued = self._queued.pop(0) if self._queued else None
             default, self._typeahead = (queued, self._typeahead) if queued is not None else (self._typeahead, "")
             try:
@@ -342,6 +266,6 @@ class Repl:
                 _plain("Interrupted.", "ansiyellow")
 
 
-def run_repl(options: AppOptions, loaded: LoadedSettings) -> int:
+def run_repl(runtimes: Runtimes, loaded: LoadedSettings) -> int:
     """The interactive mode; returns the process exit code."""
-    return Repl(options, loaded).loop()
+    return Repl(runtimes, loaded).loop()

@@ -20,13 +20,20 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_compact.agent.session import AgentSession
-from pi_compact.app import AppOptions
-from pi_compact.compaction.tokens import assistant_usage, calculate_context_tokens, estimator_for
+from pi_compact.compaction.tokens import (
+    assistant_usage,
+    calculate_context_tokens,
+    context_usage,
+    estimate_text_tokens,
+)
 from pi_compact.messages import Message
+from pi_compact.options import AppOptions
 from pi_compact.paths import global_settings_path, project_settings_path
 from pi_compact.session.entries import message_of_entry
+from pi_compact.session.pins import pin_budget
 from pi_compact.session.store import SessionStore
-from pi_compact.settings_files import DEFAULT_SOURCE, LoadedSettings, describe
+from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe
+from pi_compact.ui.tree_view import history_rows
 
 UNKNOWN = "…"
 WARN_PERCENT = 70.0  # pi's footer turns to the warning colour here and to the error colour above 90 %
@@ -75,8 +82,7 @@ def gather_status(session: AgentSession, model_name: str) -> StatusInfo:
         usage = session.context_usage()
         return StatusInfo(session.model.info.model, usage.tokens, usage.context_window, usage.threshold,
                           usage.from_usage, auto, session_name(session))
-    estimate = estimator_for(session.settings.compaction.token_estimator)
-    tokens = sum(estimate(m) for m in session.messages)
+    tokens = sum(map(session.estimator, session.messages))
     return StatusInfo(model_name, tokens, None, None, False, auto, session_name(session))
 
 
@@ -136,7 +142,7 @@ class Breakdown:
 
 def breakdown(session: AgentSession) -> Breakdown:
     """Summary / kept tail / messages since the latest compaction (all "new" when never compacted)."""
-    estimate = estimator_for(session.settings.compaction.token_estimator)
+    estimate = session.estimator
     messages: Sequence[Message] = session.messages
     branch = session.store.branch_tail()  # from the latest compaction's kept entry: all this reads
     last = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=-1)
@@ -150,12 +156,10 @@ def breakdown(session: AgentSession) -> Breakdown:
                      sum(estimate(m) for m in new), len(new), True)
 
 
-def _last_usage(messages: Sequence[Message]) -> tuple[Mapping[str, Any] | None, int]:
-    for index in range(len(messages) - 1, -1, -1):
-        usage = assistant_usage(messages[index])
-        if usage is not None and calculate_context_tokens(usage) > 0:
-            return usage, index
-    return None, -1
+def _last_usage(session: AgentSession) -> tuple[Mapping[str, Any] | None, int]:
+    """The newest usage in the live context, stale or not (``/context`` says which), and its index."""
+    index = context_usage(session.messages, session.estimator).last_usage_index
+    return (None, -1) if index is None else (assistant_usage(session.messages[index]), index)
 
 
 def context_report(session: AgentSession, model_name: str) -> Table:
@@ -182,7 +186,7 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     kind = "CJK-aware" if compaction.token_estimator == "auto" else "pi's chars/4"
     table.add_row("Estimator", Text(f"{compaction.token_estimator} ({kind})"))
     parts = breakdown(session)
-    usage, index = _last_usage(session.messages)
+    usage, index = _last_usage(session)
     if usage is None:
         table.add_row("Last usage", Text("none yet", style="dim"))
     else:
@@ -193,11 +197,15 @@ def context_report(session: AgentSession, model_name: str) -> Table:
             f"input {int(usage.get('input') or 0):,} · output {int(usage.get('output') or 0):,} · "
             f"cache read {int(usage.get('cacheRead') or 0):,} · total {calculate_context_tokens(usage):,}{note}"))
     kept, new = plural(parts.kept_count, "message"), plural(parts.new_count, "message")
+    pins, extra_rows = history_rows(session.store.branch(), lambda text: estimate_text_tokens(
+        text, compaction.token_estimator), pin_budget(compaction.pin_budget, info.window) if info.window else None)
     if parts.compacted:
         table.add_row("Breakdown", Text(f"summary ~{parts.summary_tokens:,} · kept tail ~{parts.kept_tokens:,} "
-                                        f"({kept}) · new ~{parts.new_tokens:,} ({new})"))
+                                        f"({kept}) · new ~{parts.new_tokens:,} ({new}){pins}"))
     else:
-        table.add_row("Breakdown", Text(f"not compacted · {new} ~{parts.new_tokens:,} tokens"))
+        table.add_row("Breakdown", Text(f"not compacted · {new} ~{parts.new_tokens:,} tokens{pins}"))
+    for label, text in extra_rows:
+        table.add_row(label, text)
     table.add_row("Compactions", Text(f"{session.compactions} in this session"))
     return table
 

@@ -23,6 +23,7 @@ import stat
 from pathlib import Path
 
 from pi_compact.agent.tools.regular import NotRegularFile, file_kind
+from pi_compact.durable import sync_directory
 
 TEMP_SUFFIX = ".pi-tmp"
 _NAME_KEEP = 100  # characters of the original name kept in the temporary name (NAME_MAX is 255 bytes)
@@ -59,7 +60,7 @@ def replace_file(path: Path, data: bytes) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _sync_directory(target.parent)
+    sync_directory(target.parent)
     _remove_stale_temporaries(target)
     return old is not None
 
@@ -106,17 +107,3 @@ def _copy_owner_and_mode(fd: int, old: os.stat_result) -> None:
                 os.fchown(fd, -1, old.st_gid)
     # After chown, which clears set-user-ID and set-group-ID bits, so that they come back too.
     os.fchmod(fd, stat.S_IMODE(old.st_mode))
-
-
-def _sync_directory(directory: Path) -> None:
-    """Flush the rename itself to disk; best effort, as some file systems refuse to sync directories."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -7,12 +7,13 @@ and recover (pi does the same). ``KeyboardInterrupt`` and other ``BaseException`
 
 from __future__ import annotations
 
-import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from pi_compact.cancel import CancelToken
 
 
 @dataclass(frozen=True)
@@ -26,14 +27,14 @@ class ToolOutput:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Where a tool runs: relative paths resolve against ``cwd``; ``cancel`` is set to stop early."""
+    """Where a tool runs: relative paths resolve against ``cwd``; ``cancel`` asks it to stop early."""
 
     cwd: Path
-    cancel: threading.Event | None = None
+    cancel: CancelToken | None = None
 
     @property
     def cancelled(self) -> bool:
-        return self.cancel is not None and self.cancel.is_set()
+        return self.cancel is not None and self.cancel.cancelled
 
 
 class Tool(Protocol):

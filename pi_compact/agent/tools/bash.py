@@ -26,6 +26,7 @@ from typing import IO, Any
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error, object_schema
 from pi_compact.agent.tools.proctree import call_processes, new_marker
 from pi_compact.agent.tools.truncate import MAX_BYTES, MAX_LINES, format_size, tail_text
+from pi_compact.cancel import CancelToken
 
 DEFAULT_TIMEOUT_S = 120.0
 _POLL_S = 0.05
@@ -147,11 +148,11 @@ def _unread_bytes(fd: int) -> int:
         return -1
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float, cancel: threading.Event | None) -> str | None:
+def _wait(proc: subprocess.Popen[bytes], timeout: float, cancel: CancelToken | None) -> str | None:
     """Wait for the shell to exit; ``"timeout"``/``"cancelled"`` if it has to be stopped first."""
     deadline = time.monotonic() + timeout
     while proc.poll() is None:
-        if cancel is not None and cancel.is_set():
+        if cancel is not None and cancel.cancelled:
             return "cancelled"
         remaining = deadline - time.monotonic()
         if remaining <= 0:

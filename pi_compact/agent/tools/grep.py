@@ -17,7 +17,6 @@ import re
 import select
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pi_compact.agent.tools.base import ToolContext, ToolOutput, error, object_s
 from pi_compact.agent.tools.regular import file_kind
 from pi_compact.agent.tools.truncate import head_count
 from pi_compact.agent.tools.walk import SKIPPED_DIRS
+from pi_compact.cancel import CancelToken
 
 DEFAULT_LIMIT = 100
 TIME_LIMIT_S = 30.0
@@ -112,7 +112,7 @@ class _Found:
     failure: str | None = None
 
 
-def _run_worker(request: dict[str, Any], time_limit: float, cancel: threading.Event | None) -> _Found:
+def _run_worker(request: dict[str, Any], time_limit: float, cancel: CancelToken | None) -> _Found:
     """Run one search in a child process, killing it on cancel or after ``time_limit`` seconds."""
     found = _Found()
     # The kernel's CPU limit is a backstop in case this process dies and cannot kill the child.
@@ -142,11 +142,11 @@ def _run_worker(request: dict[str, Any], time_limit: float, cancel: threading.Ev
     return found
 
 
-def _read_messages(fd: int, found: _Found, deadline: float, cancel: threading.Event | None) -> str | None:
+def _read_messages(fd: int, found: _Found, deadline: float, cancel: CancelToken | None) -> str | None:
     """Collect the worker's messages until it ends; ``"cancelled"``/``"time"`` if it must be stopped."""
     pending = b""
     while True:
-        if cancel is not None and cancel.is_set():
+        if cancel is not None and cancel.cancelled:
             return "cancelled"
         remaining = deadline - time.monotonic()
         if remaining <= 0:

@@ -14,7 +14,6 @@ gives the file size instead of a line total).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -22,6 +21,7 @@ from typing import Any, BinaryIO
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error, object_schema, resolve_path
 from pi_compact.agent.tools.regular import NotRegularFile, open_regular
 from pi_compact.agent.tools.truncate import MAX_BYTES, MAX_LINE_CHARS, MAX_LINES, cut_line, format_size, head_count
+from pi_compact.cancel import CancelToken
 
 _IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".tiff"})
 _BINARY_SNIFF_BYTES = 8192
@@ -87,12 +87,12 @@ class _Counted:
     complete: bool
 
 
-def _skip_lines(handle: BinaryIO, count: int, cancel: threading.Event | None) -> int:
+def _skip_lines(handle: BinaryIO, count: int, cancel: CancelToken | None) -> int:
     """Move past ``count`` lines in chunks, holding none of them; returns how many there were."""
     skipped = 0
     last = b""
     while skipped < count:
-        if cancel is not None and cancel.is_set():
+        if cancel is not None and cancel.cancelled:
             return skipped
         chunk = handle.read(_CHUNK)
         if not chunk:
@@ -150,13 +150,13 @@ def _char_count(data: bytes) -> int:
     return len(data.translate(None, _UTF8_CONTINUATION))
 
 
-def _count_lines(handle: BinaryIO, budget: int, cancel: threading.Event | None) -> _Counted:
+def _count_lines(handle: BinaryIO, budget: int, cancel: CancelToken | None) -> _Counted:
     """Count the lines left in ``handle``, reading at most ``budget`` bytes (and one to see the end)."""
     lines = 0
     read = 0
     last = b""
     while chunk := handle.read(min(_CHUNK, budget - read) or 1):
-        if read >= budget or (cancel is not None and cancel.is_set()):
+        if read >= budget or (cancel is not None and cancel.cancelled):
             return _Counted(lines, complete=False)  # the file goes on past what we agreed to read
         lines += chunk.count(b"\n")
         read += len(chunk)

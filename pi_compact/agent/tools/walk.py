@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+from pi_compact.cancel import CancelToken
 
 SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".hg", ".svn", ".mypy_cache"})
 _BINARY_SNIFF_BYTES = 8192
 
 
-def walk(root: Path, cancel: threading.Event | None = None) -> Iterator[tuple[Path, bool]]:
+def walk(root: Path, cancel: CancelToken | None = None) -> Iterator[tuple[Path, bool]]:
     """Every ``(path, is_dir)`` under ``root``, depth first in name order, minus skipped directories.
 
     Depth-first name order means results read like a sorted listing and "the first N" is stable.
@@ -25,7 +26,7 @@ def walk(root: Path, cancel: threading.Event | None = None) -> Iterator[tuple[Pa
     """
     stack: list[Iterator[os.DirEntry[str]]] = [_sorted_entries(root)]
     while stack:
-        if cancel is not None and cancel.is_set():
+        if cancel is not None and cancel.cancelled:
             return
         entry = next(stack[-1], None)
         if entry is None:

@@ -1,13 +1,12 @@
-"""Settings values: the single source of every default, and the pure rules that read pi's JSON layout.
+"""The settings schema: the keys a settings file may set, how each is checked, merged and built.
 
 Contract:
-- The frozen dataclasses below hold every default; nothing else in the package repeats them.
 - ``KEYS`` is the table of scalar keys a settings file may set (pi's nested camelCase layout, e.g.
   ``compaction.reserveTokens``); ``models`` is handled separately because its keys are model strings.
 - ``check_settings`` migrates pi's legacy keys and drops every value of the wrong type or range,
   reporting each as a ``SettingProblem``; ``merge_settings`` is pi's two-level merge;
-  ``parse_settings`` turns a merged mapping into ``Settings``.
-- No I/O, no environment reads: reading files lives in ``pi_compact.settings_files``.
+  ``parse_settings`` turns a merged mapping into ``Settings`` (whose defaults live in ``values``).
+- No I/O, no environment reads: reading files lives in ``settings.files``.
 
 A JSON ``null`` is treated as "not set" everywhere, so a project file can never null out a global value.
 Unknown keys are ignored silently because pi's files carry many keys this port does not use.
@@ -18,68 +17,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
-TokenEstimator = Literal["auto", "chars4"]
-
-
-@dataclass(frozen=True)
-class CompactionSettings:
-    """pi's ``compaction.*`` keys plus ours (``tokenEstimator``, ``retainTail``)."""
-
-    enabled: bool = True
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
-    token_estimator: TokenEstimator = "auto"
-    retain_tail: bool = True
-
-
-@dataclass(frozen=True)
-class RetrySettings:
-    """pi's ``retry.*`` keys: transient provider errors are retried with exponential backoff.
-
-    ``max_delay_ms`` is ``retry.provider.maxRetryDelayMs`` (formerly ``retry.maxDelayMs``).
-    ``timeout_ms`` (pi's ``retry.provider.timeoutMs``) is how long a reply may take to start: connection,
-    the server reading the prompt, first token. ``idle_timeout_ms`` (``retry.provider.idleTimeoutMs``,
-    ours) is the longest silence once it streams. Keep-alive comments do not count as progress.
-    """
-
-    enabled: bool = True
-    max_retries: int = 3
-    base_delay_ms: int = 2000
-    max_delay_ms: int = 60000
-    timeout_ms: int = 300_000
-    idle_timeout_ms: int = 120_000
-
-
-@dataclass(frozen=True)
-class ModelOverride:
-    """One entry of the ``models`` map: per-model corrections to what litellm knows."""
-
-    context_window: int | None = None
-    max_tokens: int | None = None
-    api_base: str | None = None
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Every effective setting. Built by ``parse_settings``; defaults live only here."""
-
-    compaction: CompactionSettings = CompactionSettings()
-    retry: RetrySettings = RetrySettings()
-    default_provider: str | None = None
-    default_model: str | None = None
-    models: tuple[tuple[str, ModelOverride], ...] = ()
-    show_thinking: bool = True
-    session_dir: str | None = None
-
-    def model_override(self, model: str) -> ModelOverride | None:
-        """The ``models`` entry for a model string, if the user configured one."""
-        for name, override in self.models:
-            if name == model:
-                return override
-        return None
-
+from pi_compact.settings.values import ModelOverride, Settings
 
 # --- the key table ------------------------------------------------------------------------------------
 
@@ -143,6 +83,8 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("compaction.keepRecentTokens", "compaction.keep_recent_tokens", _POSITIVE),
     SettingKey("compaction.tokenEstimator", "compaction.token_estimator", _ESTIMATOR),
     SettingKey("compaction.retainTail", "compaction.retain_tail", _BOOL),
+    SettingKey("compaction.recallMaxTokens", "compaction.recall_max_tokens", _POSITIVE),
+    SettingKey("compaction.pinBudget", "compaction.pin_budget", _WHOLE),
     SettingKey("retry.enabled", "retry.enabled", _BOOL),
     SettingKey("retry.maxRetries", "retry.max_retries", _WHOLE),
     SettingKey("retry.baseDelayMs", "retry.base_delay_ms", _WHOLE),
@@ -359,6 +301,3 @@ def parse_settings(merged: Mapping[str, Any]) -> tuple[Settings, list[str]]:
     """
     clean, problems = check_settings(merged)
     return _build(clean), [str(problem) for problem in problems]
-
-
-# --- reading values back ------------------------------------------------------------------------------

@@ -1,0 +1,270 @@
+"""Moving on the session tree: ``/tree`` (optionally summarizing the branch left) and ``/uncompact``.
+
+The twin of ``Compactor``: ``navigate`` emits exactly one ``TreeStart`` and one ``TreeEnd`` for a
+move (none for a move to where the leaf already is), lets a ``session_before_tree`` hook cancel it,
+supply the summary or change the instructions, and writes only when everything is ready: one
+``branch_summary`` entry, or one position entry without a summary. A cancel or an error leaves the
+file byte-identical and the leaf where it was.
+
+``uncompact`` undoes the latest compaction of the branch by writing one entry after the entry before
+it (see ``session/tree.py``), after checking that the restored context still fits the window and
+that nothing written after the compaction would be dropped (``force`` overrides both). No UI imports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from pi_compact import clock
+from pi_compact.cancel import CancelToken
+from pi_compact.compaction.branch_summary import BranchSummary, summarize_branch
+from pi_compact.compaction.summarize import SummaryBudget
+from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for
+from pi_compact.errors import Cancelled, CompactionError, PiCompactError
+from pi_compact.llm.protocol import ChatModel
+from pi_compact.session.context import project_path
+from pi_compact.session.entries import Entry
+from pi_compact.session.store import SessionStore
+from pi_compact.session.tree import (
+    abandoned_entries,
+    branch_summary_fields,
+    common_ancestor,
+    landing,
+    move_fields,
+    plan_uncompact,
+    uncompact_fields,
+)
+from pi_compact.settings import Settings
+
+
+@dataclass(frozen=True)
+class BeforeTreeEvent:
+    """What a ``session_before_tree`` hook sees (pi's TreePreparation)."""
+
+    target_id: str
+    old_leaf_id: str | None
+    common_ancestor_id: str | None
+    entries_to_summarize: list[Entry] = field(hash=False)
+    user_wants_summary: bool = False
+    instructions: str | None = None
+    replace_instructions: bool = False
+    cancel: CancelToken | None = None
+
+
+@dataclass(frozen=True)
+class TreeDecision:
+    """A hook's answer: cancel, supply the summary (used only if one was asked for), or change the
+    instructions (None keeps them)."""
+
+    cancel: bool = False
+    summary: str | None = None
+    details: dict[str, Any] | None = None
+    instructions: str | None = None
+    replace_instructions: bool | None = None
+
+
+class TreeHooks(Protocol):
+    def before_tree(self, event: BeforeTreeEvent) -> TreeDecision | None: ...
+
+
+@dataclass(frozen=True)
+class TreeOutcome:
+    """Where a move left the session."""
+
+    old_leaf: str | None
+    position: str | None  # where the branch now continues from (the summary or marker hangs here)
+    leaf: str | None  # the new leaf: the summary or marker entry just written
+    summary: str | None = None
+    source: str | None = None  # "model", "fallback" or "extension" when summarized
+    summarized: int = 0  # entries of the branch left behind
+    resend_text: str | None = None  # the user message moved to, to send again or rewrite
+    details: dict[str, Any] | None = field(default=None, hash=False)
+
+
+@dataclass(frozen=True)
+class TreeStart:
+    target_id: str
+    summarize: bool
+    type: Literal["tree_start"] = "tree_start"
+
+
+@dataclass(frozen=True)
+class TreeEnd:
+    """Exactly one per ``TreeStart``; ``outcome`` is None when nothing was written."""
+
+    outcome: TreeOutcome | None = None
+    aborted: bool = False
+    error_message: str | None = None
+    type: Literal["tree_end"] = "tree_end"
+
+
+TreeEvent = TreeStart | TreeEnd
+
+
+@dataclass(frozen=True)
+class UncompactOutcome:
+    """An undone compaction: which one, the restored context's size, and what that means."""
+
+    compaction_id: str
+    position: str | None
+    tokens: int  # the restored context, as estimated (last usage + what follows)
+    context_window: int | None
+    threshold: int | None
+    left_behind: int
+
+    @property
+    def over_threshold(self) -> bool:
+        return self.threshold is not None and self.tokens > self.threshold
+
+
+@dataclass
+class Navigator:
+    """Moves of one session's leaf, with ``model`` for branch summaries (None: summaries impossible)."""
+
+    store: SessionStore
+    model: ChatModel | None
+    settings: Settings
+    emit: Callable[[TreeEvent], None] = lambda event: None
+    hooks: TreeHooks | None = None
+    now_ms: Callable[[], int] = clock.now_ms
+
+    # ---- /tree -----------------------------------------------------------------------------------
+
+    def navigate(
+        self, target_id: str, *, summarize: bool = False, instructions: str | None = None,
+        replace_instructions: bool = False, cancel: CancelToken | None = None,
+    ) -> TreeOutcome | None:
+        """Move the leaf to ``target_id`` (pi's navigateTree); None when cancelled or failed (see TreeEnd).
+
+        Raises ``SessionError`` for an unknown id and ``CompactionError`` when a summary is asked for
+        without a model; both before anything starts.
+        """
+        old = self.store.leaf_id
+        target = self.store.by_id.get(target_id)
+        if target is None:
+            raise CompactionError(f"Entry {target_id} is not in this session; /tree lists the entries to move to.")
+        if target_id == old:
+            return TreeOutcome(old, old, old)
+        if summarize and self.model is None:
+            raise CompactionError("Summarizing the branch needs a model; move without a summary or pick a model.")
+        token = cancel or CancelToken()
+        leaving = abandoned_entries(self.store.by_id, old, target_id)
+        event = BeforeTreeEvent(target_id, old, common_ancestor(self.store.by_id, old, target_id), leaving,
+                                summarize, instructions, replace_instructions, token)
+        self.emit(TreeStart(target_id, summarize))
+        try:
+            outcome = self._move(target, event, token)
+        except (Cancelled, KeyboardInterrupt):
+            self.emit(TreeEnd(None, aborted=True))
+            return None
+        except PiCompactError as exc:
+            self.emit(TreeEnd(None, error_message=f"The move was not made: {exc}"))
+            return None
+        except OSError as exc:
+            self.emit(TreeEnd(None, error_message=f"The move was not made: {exc.strerror or exc}."))
+            return None
+        except Exception as exc:
+            self.emit(TreeEnd(None, error_message=f"The move was not made: unexpected error {exc!r}."))
+            raise
+        self.emit(TreeEnd(outcome))
+        return outcome
+
+    def _move(self, target: Entry, event: BeforeTreeEvent, cancel: CancelToken) -> TreeOutcome:
+        summary: BranchSummary | None = None
+        from_hook = False
+        if self.hooks is not None:
+            decision = self.hooks.before_tree(event)
+            if decision is not None and decision.cancel:
+                raise Cancelled("The move was cancelled by an extension.")
+            if decision is not None:
+                event = replace(
+                    event,
+                    instructions=decision.instructions if decision.instructions is not None else event.instructions,
+                    replace_instructions=event.replace_instructions if decision.replace_instructions is None
+                    else decision.replace_instructions,
+                )
+                if decision.summary and event.user_wants_summary:
+                    summary = BranchSummary(decision.summary, dict(decision.details or {}), "extension")
+                    from_hook = True
+        if summary is None and event.user_wants_summary and event.entries_to_summarize:
+            summary = self._summarize(event, cancel)
+        if cancel.cancelled:
+            raise Cancelled("The move was cancelled; nothing was written.")
+        land = landing(target)
+        if summary is not None:
+            fields = branch_summary_fields(land.position, summary.summary, summary.details, from_hook)
+        else:
+            fields = move_fields(str(target.get("id")))
+        entry = self._append_at(land.position, fields)
+        return TreeOutcome(
+            event.old_leaf_id, land.position, str(entry["id"]), summary.summary if summary else None,
+            summary.source if summary else None, len(event.entries_to_summarize), land.resend_text,
+            summary.details if summary else None,
+        )
+
+    def _summarize(self, event: BeforeTreeEvent, cancel: CancelToken) -> BranchSummary:
+        assert self.model is not None
+        if cancel.cancelled:
+            raise Cancelled("The move was cancelled; nothing was written.")
+        info = self.model.info
+        compaction = self.settings.compaction
+        budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, compaction.reserve_tokens)
+        return summarize_branch(
+            event.entries_to_summarize, self.model, budget,
+            token_budget=max(0, info.context_window - compaction.reserve_tokens),
+            estimate=estimator_for(compaction.token_estimator), instructions=event.instructions,
+            replace_instructions=event.replace_instructions, cancel=cancel,
+        )
+
+    def _append_at(self, position: str | None, fields: Mapping[str, Any]) -> Entry:
+        """Append ``fields`` as a child of ``position``; on failure the leaf goes back where it was."""
+        old = self.store.leaf_id
+        self.store.move_leaf(position)
+        try:
+            return self.store.append(fields, self.now_ms())
+        except BaseException:
+            self.store.move_leaf(old)
+            raise
+
+    # ---- /uncompact ------------------------------------------------------------------------------
+
+    def uncompact(self, *, force: bool = False, context_window: int | None = None) -> UncompactOutcome:
+        """Undo the latest compaction of the branch; raises ``CompactionError`` (one sentence) to refuse."""
+        plan = plan_uncompact(self.store.branch(), self.store.by_id)
+        if plan is None:
+            raise CompactionError("Nothing to uncompact: the current branch has no compaction.")
+        compaction = self.settings.compaction
+        restored = project_path(plan.restored_path).messages
+        tokens = estimate_context_tokens(restored, estimator_for(compaction.token_estimator)).tokens
+        window = context_window if context_window is not None else (self.model.info.context_window
+                                                                    if self.model is not None else None)
+        threshold = window - compaction.reserve_tokens if window else None
+        if not force and plan.left_behind:
+            raise CompactionError(
+                f"{plan.left_behind} message{'s' if plan.left_behind != 1 else ''} came after compaction "
+                f"{plan.compaction_id}; undoing it goes back to before it, so they would leave the context "
+                "(they stay in the file, reachable with /tree). Use --force to uncompact anyway."
+            )
+        if not force and window and tokens > window:
+            raise CompactionError(
+                f"The context before compaction {plan.compaction_id} is about {tokens:,} tokens and no longer "
+                f"fits the {window:,}-token window, so it was not restored. Use --force to restore it anyway "
+                "(the next request would overflow and compact again)."
+            )
+        self._append_at(plan.position, uncompact_fields(plan))
+        return UncompactOutcome(plan.compaction_id, plan.position, tokens, window, threshold, plan.left_behind)
+
+
+__all__ = [
+    "BeforeTreeEvent",
+    "Navigator",
+    "TreeDecision",
+    "TreeEnd",
+    "TreeEvent",
+    "TreeHooks",
+    "TreeOutcome",
+    "TreeStart",
+    "UncompactOutcome",
+]

@@ -1,0 +1,38 @@
+"""What the agent sends each turn: its system prompt, the live context as LLM messages, its tools.
+
+The one place a turn's ``ChatRequest`` is put together, so whatever a request must carry besides
+the conversation has one home: the pinned notes right after the system prompt, and the recall hint
+after the compaction summary when the ``recall`` tool is offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pi_compact.agent.tools import Tool
+from pi_compact.agent.tools.recall import with_recall_hint
+from pi_compact.llm.protocol import ChatRequest, ToolSpec, empty_usage
+from pi_compact.messages import Message
+from pi_compact.session.history import RECALL_TOOL
+from pi_compact.session.pins import Pin, with_pins
+
+
+def build_request(
+    system_prompt: str, messages: Sequence[Message], tools: Sequence[Tool], pins: Sequence[Pin] = (),
+) -> ChatRequest:
+    """The request for the next model call (no output cap: the provider's default applies)."""
+    specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+    recall = any(spec.name == RECALL_TOOL for spec in specs)
+    return ChatRequest(with_pins(system_prompt, pins), with_recall_hint(messages, recall), specs, None)
+
+
+def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
+    """The assistant message recorded for a turn that failed before the model was reached."""
+    return {
+        "role": "assistant", "content": [], "api": "openai-completions", "provider": "", "model": "",
+        "usage": empty_usage(), "stopReason": "error", "errorMessage": error, "timestamp": now_ms,
+    }
+
+
+__all__ = ["build_request", "failed_reply"]

@@ -1,0 +1,79 @@
+"""When auto-compaction triggers, and compaction budgets that can work with a model's window (pure).
+
+The threshold is ``window - reserveTokens``: past it, compaction runs. ``fit_to_window`` keeps that
+rule meaningful for any window: a reserve that does not leave room, or a kept tail that does not fit
+under the threshold, is replaced (with a warning naming the key and where it was set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from pi_compact.settings import CompactionSettings, Settings
+
+
+def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
+    """True when auto-compaction is on and the context is strictly past ``window - reserveTokens``."""
+    if not settings.enabled:
+        return False
+    return context_tokens > context_window - settings.reserve_tokens
+
+
+def _named(key: str, value: int, sources: Mapping[str, str] | None) -> str:
+    """``key (value)`` plus where the value came from: a settings file or the command line."""
+    source = (sources or {}).get(key)
+    if source == "CLI flag":
+        return f"{key} ({value}, from the command line)"
+    return f"{key} ({value})" + (f" in {source}" if source else "")
+
+
+def fit_to_window(
+    settings: Settings, context_window: int, *, model: str | None = None, sources: Mapping[str, str] | None = None,
+) -> tuple[Settings, list[str]]:
+    """``settings`` with compaction budgets that work with ``context_window`` (0 = unknown), and a warning
+    naming the key and its source for each value the user set that had to be replaced.
+
+    Auto-compaction triggers above ``window - reserveTokens`` and keeps about ``keepRecentTokens``
+    verbatim, so a reserve that is not smaller than the window would make the threshold negative
+    (compact before every turn) and a kept part that does not fit under the threshold would make
+    compaction useless. Such a reserve becomes a quarter of the window (at most the default), such a
+    keep half of what the reserve leaves. A default (``sources`` says "default") is fitted silently:
+    it is ours to fit to a small window, and a warning on every run could only be silenced by setting it.
+    """
+    if context_window <= 0:
+        return settings, []
+    compaction = settings.compaction
+    reserve, keep = compaction.reserve_tokens, compaction.keep_recent_tokens
+    window = f"{context_window}-token context window" + (f" of {model}" if model else "")
+    warnings: list[str] = []
+
+    def warn(key: str, text: str) -> None:
+        if (sources or {}).get(key) != "default":
+            warnings.append(text)
+
+    if reserve >= context_window:
+        fitted = min(CompactionSettings().reserve_tokens, context_window // 4)
+        warn("compaction.reserveTokens",
+             f"{_named('compaction.reserveTokens', reserve, sources)} is not smaller than the {window}, so "
+             f"auto-compaction would run before every turn; using {fitted} instead.")
+        reserve = fitted
+    usable = context_window - reserve
+    if keep >= usable:
+        fitted = max(1, usable // 2)
+        warn("compaction.keepRecentTokens",
+             f"{_named('compaction.keepRecentTokens', keep, sources)} is not smaller than the {usable} tokens "
+             f"left by the {window} minus compaction.reserveTokens ({reserve}), so compaction could not bring "
+             f"the context under its threshold; using {fitted} instead.")
+        keep = fitted
+    if (reserve, keep) == (compaction.reserve_tokens, compaction.keep_recent_tokens):
+        return settings, []
+    return replace(settings, compaction=replace(compaction, reserve_tokens=reserve, keep_recent_tokens=keep)), warnings
+
+
+def validate_against_window(settings: Settings, context_window: int) -> list[str]:
+    """Warnings for compaction budgets that cannot work with a model's context window (0 = unknown)."""
+    return fit_to_window(settings, context_window)[1]
+
+
+__all__ = ["fit_to_window", "should_compact", "validate_against_window"]

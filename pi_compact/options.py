@@ -1,0 +1,32 @@
+"""AppOptions: what the command line says about one run of the agent, as one frozen value.
+
+Stdlib only, so every layer may read it (the terminal shows where a setting came from, e.g. a
+``--context-window`` flag) without importing the composition root that acts on it (``app.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class AppOptions:
+    """Everything the command line says about one run."""
+
+    cwd: Path
+    prompt: str | None = None
+    mode: str = "text"
+    model: str | None = None
+    api_base: str | None = None
+    api_key: str | None = None
+    context_window: int | None = None
+    session: Path | None = None
+    continue_recent: bool = False
+    no_session: bool = False
+    auto_compact: bool = True
+    extensions: tuple[Path, ...] = ()
+    session_dir: str | None = None
+
+
+__all__ = ["AppOptions"]

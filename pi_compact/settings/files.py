@@ -1,0 +1,191 @@
+"""Reading pi's settings files and reporting where every effective value came from.
+
+Contract:
+- Files: ``<agent dir>/settings.json`` (global) and ``<cwd>/.pi/settings.json`` (project); project wins,
+  merged with pi's two-level rule (``schema.merge_settings``); CLI overrides win over both.
+- Reading never writes, creates or locks anything (pi only creates files or ``.pi/`` when saving).
+- A missing file is normal and silent. An unreadable or malformed file yields ONE warning naming the
+  file (with line and column for bad JSON) and counts as ``{}``. A bad value yields one warning naming
+  the file and key; it is dropped so the same key from the other file, or the default, applies.
+- Invalid CLI overrides raise ``UsageError``: the user typed them just now, so failing is clearer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from pi_compact.errors import UsageError
+from pi_compact.paths import PathLike, global_settings_path, project_settings_path
+from pi_compact.settings.report import settings_items
+from pi_compact.settings.schema import (
+    KEYS,
+    KEYS_BY_NAME,
+    SettingProblem,
+    check_settings,
+    check_value,
+    lookup,
+    merge_settings,
+    model_key,
+    parse_settings,
+)
+from pi_compact.settings.values import Settings
+
+DEFAULT_SOURCE = "default"
+CLI_SOURCE = "CLI flag"
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    """Effective settings, the warnings produced while reading them, and each key's source.
+
+    ``sources`` maps every key listed by ``describe`` to "default", a settings file path or "CLI flag".
+    """
+
+    settings: Settings
+    warnings: tuple[str, ...]
+    sources: Mapping[str, str]
+
+
+def _problem_warning(path: Path, problem: SettingProblem) -> str:
+    return f"Ignoring {problem.key} in {path}: expected {problem.expected}, got {problem.got}."
+
+
+def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """One file's checked settings and its warnings; a missing, unreadable or malformed file is ``{}``."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # pi strips a byte-order mark too
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return {}, [f"Ignoring settings file {path}: it cannot be read ({reason})."]
+    if not text:
+        return {}, []
+    try:
+        raw = json.loads(text)
+        if not isinstance(raw, dict):
+            kind = "an array" if isinstance(raw, list) else f"the value {json.dumps(raw)[:40]}"
+            return {}, [f"Ignoring settings file {path}: it must hold a JSON object, not {kind}."]
+        clean, problems = check_settings(raw)
+    except json.JSONDecodeError as exc:
+        return {}, [
+            f"Ignoring settings file {path}: invalid JSON at line {exc.lineno}, column {exc.colno} "
+            f"({exc.msg}); fix it or delete it."
+        ]
+    except RecursionError:
+        # Arrays or objects nested thousands deep: no setting looks like that; don't die on it.
+        return {}, [f"Ignoring settings file {path}: its JSON is nested too deeply to read; fix it or delete it."]
+    return clean, [_problem_warning(path, problem) for problem in problems]
+
+
+def _labels(tree: Mapping[str, Any], label: str) -> dict[str, Any]:
+    """A tree shaped like ``tree`` down to the two levels pi merges, with ``label`` at every leaf.
+
+    Merging label trees with ``merge_settings`` reproduces which file won each value, because the
+    merge only ever looks at these two levels; anything deeper travels whole with its parent.
+    """
+    return {
+        key: ({inner: label for inner in value} if isinstance(value, Mapping) else label)
+        for key, value in tree.items()
+        if value is not None
+    }
+
+
+def _source_of(labels: Mapping[str, Any], path: tuple[str, ...]) -> str:
+    node: Any = labels
+    for part in path:
+        if isinstance(node, str):
+            break
+        if not isinstance(node, Mapping) or part not in node:
+            return DEFAULT_SOURCE
+        node = node[part]
+    return node if isinstance(node, str) else DEFAULT_SOURCE
+
+
+def _checked_overrides(cli_overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """CLI overrides by dotted key, validated; ``None`` values mean "flag not given"."""
+    checked: dict[str, Any] = {}
+    for name, value in (cli_overrides or {}).items():
+        if value is None:
+            continue
+        key = KEYS_BY_NAME.get(name)
+        if key is None:
+            known = ", ".join(KEYS_BY_NAME)
+            raise UsageError(f"Unknown setting {name!r}; use one of: {known}.")
+        outcome = check_value(key, value)
+        if isinstance(outcome, SettingProblem):
+            raise UsageError(f"Invalid value {outcome.got} for {name}: expected {outcome.expected}.")
+        checked[name] = outcome
+    return checked
+
+
+def _set_leaf(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node = tree
+    for part in path[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+        else:
+            child = dict(child)  # merged objects may be shared with a scope's tree; never mutate those
+        node[part] = child
+        node = child
+    node[path[-1]] = value
+
+
+def load_settings(cwd: PathLike, cli_overrides: Mapping[str, Any] | None = None) -> LoadedSettings:
+    """Read the global and project settings files for ``cwd``, merge them, then apply CLI overrides.
+
+    Raises ``UsageError`` only for an unknown or invalid CLI override; file problems become warnings.
+    """
+    overrides = _checked_overrides(cli_overrides)
+    warnings: list[str] = []
+    merged: dict[str, Any] = {}
+    labels: dict[str, Any] = {}
+    global_path = global_settings_path()
+    project_path = project_settings_path(cwd)
+    scopes = [global_path] if global_path == project_path else [global_path, project_path]
+    for path in scopes:
+        clean, file_warnings = read_settings_file(path)
+        warnings.extend(file_warnings)
+        merged = merge_settings(merged, clean)
+        labels = merge_settings(labels, _labels(clean, os.fspath(path)))
+    for name, value in overrides.items():
+        _set_leaf(merged, KEYS_BY_NAME[name].path, value)
+    settings, leftover = parse_settings(merged)
+    warnings.extend(leftover)  # empty in practice: every scope was checked before merging
+    sources = _sources(settings, merged, labels, overrides)
+    return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources))
+
+
+def _sources(
+    settings: Settings, merged: Mapping[str, Any], labels: Mapping[str, Any], overrides: Mapping[str, Any]
+) -> dict[str, str]:
+    sources: dict[str, str] = {}
+    for key in KEYS:
+        if key.dotted in overrides:
+            sources[key.dotted] = CLI_SOURCE
+        elif lookup(merged, key.path) is not None:
+            sources[key.dotted] = _source_of(labels, key.path)
+        else:
+            sources[key.dotted] = DEFAULT_SOURCE
+    model_labels = labels.get("models")
+    for name, _override in settings.models:
+        label = model_labels.get(name) if isinstance(model_labels, Mapping) else None
+        sources[model_key(name)] = label if isinstance(label, str) else DEFAULT_SOURCE
+    if not settings.models:
+        sources["models"] = DEFAULT_SOURCE
+    return sources
+
+
+def describe(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:
+    """Every effective key as (dotted key, value, source), in a stable order (for ``/settings``)."""
+    return [
+        (key, value, loaded.sources.get(key, DEFAULT_SOURCE))
+        for key, value in settings_items(loaded.settings)
+    ]

@@ -1,0 +1,74 @@
+"""Settings values: the frozen dataclasses that hold every default, and nothing else.
+
+Contract: these field defaults are the package's only copy of each default (pi repeats some of its
+compaction defaults in two places; we do not). Plain values, no I/O: ``schema`` fills them from pi's
+JSON layout, ``files`` reads the files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+TokenEstimator = Literal["auto", "chars4"]
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """pi's ``compaction.*`` keys plus ours (``tokenEstimator``, ``retainTail``, ``recallMaxTokens``,
+    ``pinBudget``: None means 15 % of the model's window)."""
+
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+    token_estimator: TokenEstimator = "auto"
+    retain_tail: bool = True
+    recall_max_tokens: int = 4000
+    pin_budget: int | None = None
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """pi's ``retry.*`` keys: transient provider errors are retried with exponential backoff.
+
+    ``max_delay_ms`` is ``retry.provider.maxRetryDelayMs`` (formerly ``retry.maxDelayMs``).
+    ``timeout_ms`` (pi's ``retry.provider.timeoutMs``) is how long a reply may take to start: connection,
+    the server reading the prompt, first token. ``idle_timeout_ms`` (``retry.provider.idleTimeoutMs``,
+    ours) is the longest silence once it streams. Keep-alive comments do not count as progress.
+    """
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    max_delay_ms: int = 60000
+    timeout_ms: int = 300_000
+    idle_timeout_ms: int = 120_000
+
+
+@dataclass(frozen=True)
+class ModelOverride:
+    """One entry of the ``models`` map: per-model corrections to what litellm knows."""
+
+    context_window: int | None = None
+    max_tokens: int | None = None
+    api_base: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every effective setting. Built by ``parse_settings``; defaults live only here."""
+
+    compaction: CompactionSettings = CompactionSettings()
+    retry: RetrySettings = RetrySettings()
+    default_provider: str | None = None
+    default_model: str | None = None
+    models: tuple[tuple[str, ModelOverride], ...] = ()
+    show_thinking: bool = True
+    session_dir: str | None = None
+
+    def model_override(self, model: str) -> ModelOverride | None:
+        """The ``models`` entry for a model string, if the user configured one."""
+        for name, override in self.models:
+            if name == model:
+                return override
+        return None

@@ -1,0 +1,122 @@
+"""Slash commands: ``/compact``, ``/context``, ``/settings``, ``/model`` and the rest.
+
+Contract:
+- ``is_command(text)`` says whether input is meant as a command: a first word like ``/name``. A path
+  such as ``/usr/bin/env is missing`` is a prompt for the model.
+- ``dispatch`` runs one command against the ``ReplState`` and returns "quit" or "continue". An
+  unknown command prints a one-line hint; nothing is ever sent to the model by a command except the
+  summary request of ``/compact`` (and a compaction ``/model`` needs before switching).
+- Work that talks to the model goes through ``state.run``, the REPL's cancellable runner, so Ctrl-C
+  and Esc cancel it like a turn.
+
+The handlers live by topic (``compaction``, ``context``, ``config``, ``session``, ``history``: uncompact
+and pins, ``tree``: the session tree and new files from it); ``COMMANDS`` below
+is the one table of them, in the order ``/help`` lists them. A new command is one ``Command`` line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+from pi_compact.ui.commands import compaction, config, context, history, session, tree
+from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
+
+_COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
+
+
+def is_command(text: str) -> bool:
+    return bool(_COMMAND.match(text.strip().split(maxsplit=1)[0])) if text.strip() else False
+
+
+def dispatch(state: ReplState, text: str) -> Outcome:
+    name, *rest = text.strip().split(maxsplit=1)  # instructions may start on the next line
+    arg = rest[0] if rest else ""
+    command = BY_NAME.get(name.lower())
+    if command is None:
+        state.say(f"Unknown command {name}; type /help for the list. Nothing was sent to the model.", "yellow")
+        return "continue"
+    return command.handler(state, arg.strip())
+
+
+def argument_options(state: ReplState, command: str) -> Sequence[str]:
+    """What may follow ``command`` (for completion)."""
+    if command == "/autocompact":
+        return ("on", "off")
+    if command == "/settings":
+        return ("reload",)
+    if command == "/model":
+        return config.model_names(state)
+    return ()
+
+
+def _help(state: ReplState, arg: str) -> Outcome:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for command in COMMANDS:
+        table.add_row(Text(f"{command.name} {command.args}".strip()), Text(command.help))
+    state.console.print(table)
+    keys = Table.grid(padding=(0, 2))
+    keys.add_column(style="bold", no_wrap=True)
+    keys.add_column()
+    for key, meaning in KEYS_HELP:
+        keys.add_row(Text(key), Text(meaning))
+    state.console.print(Text("\nKeys", style="bold"))
+    state.console.print(keys)
+    return "continue"
+
+
+def _quit(state: ReplState, arg: str) -> Outcome:
+    return "quit"
+
+
+KEYS_HELP: tuple[tuple[str, str], ...] = (
+    ("Enter", "send the message"),
+    ("Alt-Enter (Esc, Enter) or Ctrl-J", "insert a new line (pasting several lines also works)"),
+    ("Esc or Ctrl-C", "cancel the running turn or compaction (nothing is written for a cancelled compaction)"),
+    ("Ctrl-C twice at an empty prompt, Ctrl-D", "quit"),
+    ("Up / Down", "previous / next input from the history"),
+    ("Tab", "complete a /command and its argument"),
+)
+
+COMMANDS: tuple[Command, ...] = (
+    Command("/compact", "[instructions]", "summarize older messages now, optionally with a focus", compaction.compact),
+    Command("/context", "", "tokens now, window, threshold, estimator, last usage, breakdown", context.context),
+    Command("/summary", "", "show the latest compaction summary in full", compaction.summary),
+    Command("/settings", "[reload]", "every effective setting and where it came from; reload re-reads files",
+            config.settings),
+    Command("/autocompact", "on|off", "turn automatic compaction on or off for this session", compaction.autocompact),
+    Command("/model", "[name]", "show the model, or switch (compacts first if the new window needs it)", config.model),
+    Command("/session", "", "the session file, its entries and size", session.session),
+    Command("/new", "", "start a fresh session file", session.new),
+    Command("/uncompact", "[--force]", "undo the latest compaction (the context before it comes back)",
+            history.uncompact),
+    Command("/pin", "[text]", "pin a note (or your last message) that every request carries verbatim", history.pin),
+    Command("/pins", "", "the pinned notes, numbered, with their sizes", history.pins),
+    Command("/unpin", "N", "remove pin N", history.unpin),
+    Command("/tree", "[N [--summary [focus] | --no-summary]]", "the session's branches; move to node N", tree.tree),
+    Command("/fork", "[N]", "start a new session file from user message N", tree.fork),
+    Command("/clone", "", "copy the current branch into a new session file", tree.clone),
+    Command("/name", "[name]", "name the session (or show its name)", tree.name),
+    Command("/help", "", "this list", _help),
+    Command("/quit", "", "leave (also Ctrl-D)", _quit),
+)
+BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS} | {"/exit": COMMANDS[-1]}
+
+__all__ = [
+    "BY_NAME",
+    "COMMANDS",
+    "KEYS_HELP",
+    "Command",
+    "Outcome",
+    "ReplState",
+    "Runner",
+    "Runtimes",
+    "argument_options",
+    "dispatch",
+    "is_command",
+]

@@ -1,0 +1,43 @@
+"""``/compact``, ``/summary`` and ``/autocompact``: compacting now, reading the summary, the automatic switch."""
+
+from __future__ import annotations
+
+from pi_compact.errors import PiCompactError
+from pi_compact.ui.compaction_view import summary_renderable
+from pi_compact.ui.state import Outcome, ReplState
+
+
+def compact(state: ReplState, arg: str) -> Outcome:
+    store = state.session.store
+    # Read the tail only (a resumed session's older entries stay unread): with a compaction in the file
+    # there were messages, and the compactor says why when there is nothing more to compact.
+    messages = sum(1 for e in store.branch_tail() if e.get("type") == "message")
+    if messages < 2 and store.compaction_count() == 0:
+        state.say("Nothing to compact (no messages yet).", "yellow")
+        return "continue"
+    try:
+        state.run(lambda token: state.session.compact(arg or None, token))
+    except PiCompactError as exc:
+        state.say(str(exc), "red")
+    state.print_status()
+    return "continue"
+
+
+def summary(state: ReplState, arg: str) -> Outcome:
+    # The branch's last compaction is in its tail (which starts at it or at its kept entry).
+    entry = next((e for e in reversed(state.session.store.branch_tail()) if e.get("type") == "compaction"), None)
+    if entry is None:
+        state.say("No compaction yet: /compact makes one.", "yellow")
+    else:
+        state.console.print(summary_renderable(str(entry.get("summary", "")), int(entry.get("tokensBefore") or 0)))
+    return "continue"
+
+
+def autocompact(state: ReplState, arg: str) -> Outcome:
+    if arg not in ("on", "off"):
+        current = "on" if state.session.auto_compact and state.session.settings.compaction.enabled else "off"
+        state.say(f"Auto-compaction is {current}. Usage: /autocompact on|off.")
+        return "continue"
+    state.session.set_auto_compaction(arg == "on")
+    state.say(f"Auto-compaction {arg}.", "green")
+    return "continue"

@@ -1,0 +1,97 @@
+"""What the REPL's commands act on: the console, the renderer, the settings and the live session.
+
+``ReplState`` is the one mutable value the terminal passes around: ``/new`` replaces its session,
+``/settings reload`` its settings, ``/model`` its model name. ``Command`` is the seam every slash
+command plugs into: a name, an argument hint, a one-line help and a handler ``(state, arg) -> Outcome``.
+``Runtimes`` is what the terminal asks of the composition root (``app.AppRuntimes``, handed over by
+``cli.py``): the UI never builds sessions or models itself, so it imports neither ``app`` nor litellm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from rich.console import Console
+from rich.text import Text
+
+from pi_compact.cancel import CancelToken
+from pi_compact.options import AppOptions
+from pi_compact.settings.files import LoadedSettings
+from pi_compact.ui.renderer import TerminalRenderer
+from pi_compact.ui.status import gather_status, status_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pi_compact.agent.events import SessionEvent
+    from pi_compact.agent.session import AgentSession
+    from pi_compact.llm.protocol import ChatModel, ModelInfo
+    from pi_compact.settings import Settings
+
+Outcome = Literal["continue", "quit"]
+Runner = Callable[[Callable[[CancelToken], Any]], Any]
+
+
+class Runtimes(Protocol):
+    """Sessions and models for this run, as the composition root wires them."""
+
+    @property
+    def options(self) -> AppOptions: ...
+
+    def model_name(self, settings: Settings) -> str:
+        """The model the run starts with, before it resolves; raises ``PiCompactError`` when none is set."""
+        ...
+
+    def build(
+        self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
+        fresh: bool = False, path: Path | None = None,
+    ) -> AgentSession:
+        """A wired session (``fresh``: in a new session file, as ``/new`` wants, whatever the flags said;
+        ``path``: in that session file, as ``/fork`` and ``/clone`` want after writing it)."""
+        ...
+
+    def make_model(self, name: str, settings: Settings) -> ChatModel:
+        """Resolve and build model ``name`` now."""
+        ...
+
+    def warm_up(self, model: ChatModel) -> ModelInfo | None:
+        """Load the model library and resolve ``model`` if it is still lazy; its info when that happened now."""
+        ...
+
+
+@dataclass
+class ReplState:
+    """What commands act on; ``session`` is replaced by ``/new``, ``loaded`` by ``/settings reload``."""
+
+    console: Console
+    renderer: TerminalRenderer
+    runtimes: Runtimes
+    loaded: LoadedSettings
+    session: AgentSession
+    run: Runner
+    model_name: str  # the model's name before it has resolved (litellm may still be importing)
+
+    @property
+    def options(self) -> AppOptions:
+        return self.runtimes.options
+
+    def say(self, text: str, style: str = "") -> None:
+        self.console.print(Text(text, style=style))
+
+    def print_status(self) -> None:
+        self.console.print(status_text(gather_status(self.session, self.model_name)))
+
+
+@dataclass(frozen=True)
+class Command:
+    """One slash command: ``handler(state, arg)`` runs it (``arg`` is the stripped rest of the line)."""
+
+    name: str
+    args: str
+    help: str
+    handler: Callable[[ReplState, str], Outcome]
+
+
+__all__ = ["Command", "Outcome", "ReplState", "Runner", "Runtimes"]
