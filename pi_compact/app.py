@@ -26,6 +26,7 @@ from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
 
 if TYPE_CHECKING:  # the agent stack is imported where it is used: the interactive prompt must not wait for it
+    from pi_compact.agent.approval import Decision
     from pi_compact.agent.session import AgentSession
     from pi_compact.session.store import SessionStore
 
@@ -84,8 +85,12 @@ def model_factory(options: AppOptions, settings: Settings, model: str | None = N
     return resolve
 
 
-def open_store(options: AppOptions, settings: Settings) -> SessionStore:
-    """The session to use: --no-session, --session FILE, -c (most recent), or a new file."""
+def open_store(
+    options: AppOptions, settings: Settings, report: Callable[[str], None] | None = None
+) -> SessionStore:
+    """The session to use: --no-session, --session FILE, -c (most recent), or a new file.
+
+    ``report`` hears why ``-c`` started a new session (there was none to continue)."""
     from pi_compact.session.store import SessionStore
 
     cwd = str(options.cwd)
@@ -100,6 +105,8 @@ def open_store(options: AppOptions, settings: Settings) -> SessionStore:
         recent = find_most_recent_session(directory)
         if recent is not None:
             return SessionStore.open(recent, cwd, now_ms(), hold=True)
+        if report is not None:
+            report(f"No session to continue in {directory}; starting a new one.")
     now = datetime.now(timezone.utc)
     session_id = new_session_id(now)
     path = new_session_file(options.cwd, now, session_id=session_id, directory=directory)
@@ -134,7 +141,7 @@ def build_runtime(
     from pi_compact.agent.tools import default_tools
     from pi_compact.agent.tools.recall import RecallTool
 
-    store = open_store(options, settings)
+    store = open_store(options, settings, lambda text: emit(Notice(text, "info")))
     chat_model: ChatModel = model or LazyModel(model_factory(options, settings))
     tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)
@@ -204,6 +211,12 @@ def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[s
         sys.stderr.write(f"warning: {warning}\n")
 
 
+def refuse_unasked(tool_name: str, args: Mapping[str, Any], cancel: CancelToken | None) -> Decision:
+    """Print mode's answer to an approval question: no (nobody can be asked); said on stderr."""
+    sys.stderr.write(f"pi-compact: declined the {tool_name} call: the approval mode asks first, and -p cannot ask.\n")
+    return "no"
+
+
 def cancelled_text(end: CompactionEnd | None) -> str:
     """The line print mode ends with when the user cancelled after the model had replied."""
     if end is None:
@@ -238,6 +251,11 @@ def run_print_mode(
             aborted.append(event)
 
     runtime = build_runtime(options, settings, emit, model)
+    mode = options.approve or settings.approve
+    if mode != "none":  # no terminal to ask: calls that need a yes are declined, and said so
+        from pi_compact.agent.approval import ApprovalGate
+
+        runtime.session.approval = ApprovalGate(mode, refuse_unasked)
     warn_against_window(runtime.model, settings, sources)
     token = CancelToken()
     for warning in runtime.store.warnings:  # stderr in both modes: stdout is the answer or JSON events

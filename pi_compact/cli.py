@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 from pi_compact import __version__
+from pi_compact.commands.fast_args import fast_compact_args
 from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError, raise_errors
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ app = _DeferredApp(
     help="A terminal coding agent whose core is context compaction (pi-compatible sessions).",
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 EXIT_USAGE = 2
@@ -100,7 +102,8 @@ def main_callback(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
     prompt: Annotated[str | None, typer.Option("--print", "-p", help="Run one prompt and print the answer.")] = None,
-    mode: Annotated[str, typer.Option(help="With -p: text (the answer) or json (every event).")] = "text",
+    mode: Annotated[str, typer.Option(metavar="[text|json]", help="With -p: text (the answer) or json (every "
+                                      "event).")] = "text",
     model: Annotated[str | None, typer.Option(help="litellm model string, e.g. openai/gpt-4o.")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key (else the provider's env var).")] = None,
@@ -108,6 +111,9 @@ def main_callback(
     session: Annotated[Path | None, typer.Option(help="Open or create this session file.")] = None,
     continue_recent: Annotated[
         bool, typer.Option("--continue", "-c", help="Continue the newest session here.")
+    ] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", "-r", help="Pick a session of this project to continue.")
     ] = False,
     no_session: Annotated[bool, typer.Option("--no-session", help="Keep the session in memory only.")] = False,
     no_auto_compact: Annotated[
@@ -117,8 +123,12 @@ def main_callback(
         list[Path] | None, typer.Option(metavar="FILE", help="Load this extension file (repeatable).")
     ] = None,
     session_dir: Annotated[str | None, typer.Option(help="Directory for new session files.")] = None,
+    approve: Annotated[str | None, typer.Option(metavar="[none|edits|all]", help="Ask before write/edit (edits) "
+                                                "or also bash (all); default none, or the approve setting.")] = None,
+    initial_message: Annotated[str | None, typer.Option("--initial-message", hidden=True)] = None,
 ) -> None:
-    """Start the agent (interactive, or -p for one prompt); `compact` works on a session file."""
+    """Start the agent: `pi-compact [PROMPT]` opens the terminal (sending PROMPT first), `-p PROMPT` prints
+    one answer (text piped on stdin is added as context), `compact FILE` works on a session file."""
     if version:
         sys.stdout.write(f"pi-compact {__version__}\n")
         raise typer.Exit(0)
@@ -129,17 +139,31 @@ def main_callback(
             raise UsageError(f"--mode must be text or json, got {mode!r}.")
         if context_window is not None and context_window <= 0:
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
+        if approve not in (None, "none", "edits", "all"):
+            raise UsageError(f"--approve must be none, edits or all, got {approve!r}.")
         if session is not None and no_session:
             raise UsageError("--session and --no-session cannot be used together.")
+        from pi_compact.cli_input import plan_start, read_piped_stdin
         from pi_compact.options import AppOptions
+
+        plan = plan_start(prompt, [initial_message] if initial_message else [], read_piped_stdin(sys.stdin))
+        prompt = plan.print_prompt
 
         options = AppOptions(
             cwd=Path.cwd(), prompt=prompt, mode=mode, model=model, api_base=api_base, api_key=api_key,
             context_window=context_window, session=session, continue_recent=continue_recent,
             no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
-            session_dir=session_dir,
+            session_dir=session_dir, approve=approve,
         )
         loaded = _load_settings(Path.cwd(), {})
+        if resume and prompt is None and session is None:
+            from dataclasses import replace
+
+            from pi_compact.paths import resolve_session_dir
+            from pi_compact.ui.commands.resume import pick_at_start
+
+            directory = resolve_session_dir(Path.cwd(), flag=session_dir, setting=loaded.settings.session_dir)
+            options = replace(options, session=pick_at_start(directory))
         if prompt is not None:
             from pi_compact.app import run_print_mode
 
@@ -149,7 +173,7 @@ def main_callback(
         from pi_compact.app import AppRuntimes
         from pi_compact.ui.repl import run_repl
 
-        raise typer.Exit(run_repl(AppRuntimes(options), loaded))
+        raise typer.Exit(run_repl(AppRuntimes(options), loaded, first_message=plan.first_message))
     except PiCompactError as exc:
         if raise_errors():
             raise
@@ -255,7 +279,10 @@ def main() -> None:
         fast = fast_compact_args(sys.argv[1:])
         if fast is not None:
             _run_fast(fast)
-        app()
+        from pi_compact.cli_input import INITIAL_OPTION, split_prompt_words
+
+        rest, words = split_prompt_words(sys.argv[1:])
+        app(args=[*rest, INITIAL_OPTION, " ".join(words)] if words else rest)
     except SystemExit as done:
         if "litellm" not in sys.modules:
             raise
@@ -292,63 +319,8 @@ def _exit_now(code: object) -> NoReturn:
 # Plain, well-formed `compact` command lines (the dry run above all) skip typer entirely: parsing
 # them with typer costs more than the whole dry run of a 1 MB session. Anything this parser is not
 # sure about (--help, unknown or malformed options, odd values) goes to typer, so messages for bad
-# input stay typer's. For what it accepts, it produces exactly the arguments typer would.
-
-_FLAGS = {"--dry-run": "dry_run", "--json": "as_json", "--no-fallback": "no_fallback"}
-_INT_OPTIONS = {
-    "--keep-recent-tokens": "keep_recent_tokens", "--reserve-tokens": "reserve_tokens",
-    "--context-window": "context_window",
-}
-_STR_OPTIONS = {
-    "--token-estimator": "token_estimator", "--instructions": "instructions", "--model": "model",
-    "--api-base": "api_base", "--api-key": "api_key",
-}
-
-
-def _plain_int(text: str) -> bool:
-    # Only canonical decimals: signs, spaces, underscores and leading zeros are left to typer.
-    return text.isascii() and text.isdigit() and len(text) <= 18 and (text == "0" or text[0] != "0")
-
-
-def fast_compact_args(argv: list[str]) -> dict[str, Any] | None:
-    """Keyword arguments for ``_compact`` when ``argv`` is a plain ``compact`` call, else None."""
-    if not argv or argv[0] != "compact" or any(name.endswith("_COMPLETE") for name in os.environ):
-        return None
-    values: dict[str, Any] = {}
-    session: str | None = None
-    index = 1
-    while index < len(argv):
-        token = argv[index]
-        index += 1
-        name, equals, inline = token.partition("=") if token.startswith("--") else (token, "", "")
-        if name in _FLAGS and not equals:
-            values[_FLAGS[name]] = True
-            continue
-        if name in _INT_OPTIONS or name in _STR_OPTIONS:
-            if equals:
-                value = inline
-            elif index < len(argv):
-                value = argv[index]
-                index += 1
-            else:
-                return None
-            if not value or value.startswith("-"):
-                return None
-            if name in _INT_OPTIONS:
-                if not _plain_int(value):
-                    return None
-                values[_INT_OPTIONS[name]] = int(value)
-            else:
-                values[_STR_OPTIONS[name]] = value
-            continue
-        if not token or token.startswith("-") or session is not None:
-            return None
-        session = token
-    if session is None:
-        return None
-    values["session"] = Path(session)
-    return values
-
+# input stay typer's. For what it accepts, it produces exactly the arguments typer would
+# (``commands.fast_args``).
 
 class _QuietPipe:
     """A stream whose flush ignores a closed pipe (what click does after EPIPE, so exit stays quiet)."""

@@ -27,6 +27,7 @@ class AppOptions:
     auto_compact: bool = True
     extensions: tuple[Path, ...] = ()
     session_dir: str | None = None
+    approve: str | None = None  # --approve: none, edits or all (else the ``approve`` setting)
 
 
 __all__ = ["AppOptions"]

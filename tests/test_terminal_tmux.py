@@ -40,7 +40,7 @@ class Terminal:
 
     def __init__(
         self, root: Path, server: ScriptedServer, session_file: Path | None = None, model_args: str | None = None,
-        settings: dict[str, Any] | None = None,
+        settings: dict[str, Any] | None = None, with_session_flag: bool = True,
     ) -> None:
         self.root = root
         self.socket = root / "tmux.sock"
@@ -54,7 +54,8 @@ class Terminal:
         if model_args is None:
             model_args = f"--model openai/scripted --api-base {server.base_url} --api-key x --context-window {WINDOW}"
         command = (  # the shell ignores Ctrl-C (a no-op trap; the CLI still gets it) so it can record the exit code
-            f"trap : INT; {CLI} {model_args} --session {self.session_file} 2> {self.stderr_file}; "
+            f"trap : INT; {CLI} {model_args} {f'--session {self.session_file}' if with_session_flag else ''}"
+            f" 2> {self.stderr_file}; "
             f"echo $? > {self.exit_file}"
         )
         env = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pi_compact.agent.approval import DECLINED
 from pi_compact.agent.events import (
     MessageEnd,
     MessageStart,
@@ -79,8 +80,12 @@ def run_tool_calls(
     ctx: ToolContext,
     emit: Emit,
     on_result: Callable[[dict[str, Any]], None],
+    approve: Callable[[str, Mapping[str, Any], CancelToken | None], bool] | None = None,
 ) -> bool:
-    """Execute each tool call of ``message`` in order; False when cancelled part-way."""
+    """Execute each tool call of ``message`` in order; False when cancelled part-way.
+
+    ``approve(name, args, cancel)`` (the approval mode) may decline a call: it is then not run and the
+    model gets an error result saying the user declined it."""
     by_name = {tool.name: tool for tool in tools}
     for call in tool_calls(message):
         call_id = str(call.get("id", ""))
@@ -92,7 +97,9 @@ def run_tool_calls(
         else:
             emit(ToolExecutionStart(call_id, name, args))
             tool = by_name.get(name)
-            if tool is None:
+            if tool is not None and approve is not None and not approve(name, args, ctx.cancel):
+                output = ToolOutput(DECLINED, is_error=True)
+            elif tool is None:
                 known = ", ".join(sorted(by_name))
                 output = ToolOutput(f"Unknown tool {name!r}; available tools: {known}.", is_error=True)
             else:

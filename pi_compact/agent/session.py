@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pi_compact.agent.approval import ApprovalGate
 from pi_compact.agent.compactor import CompactionHooks, Compactor, nothing_to_compact
 from pi_compact.agent.events import (
     AgentEnd,
@@ -84,6 +85,7 @@ class AgentSession:
         self._compactions = store.compaction_count()
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
+        self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -214,6 +216,10 @@ class AgentSession:
         self._store.append_message(message, self._now())
         self._context.messages.append(message)
 
+    def add_message(self, message: Message) -> None:
+        """Record a message the user made outside a turn (a ``!cmd`` run) in the file and the context."""
+        self._append(message)
+
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Run one user prompt to completion; returns the final assistant message."""
         token = cancel or CancelToken()
@@ -280,7 +286,9 @@ class AgentSession:
                 continue
             if stop == "error" or not tool_calls(reply):
                 return reply
-            if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self._append):
+            approve = self.approval.allows if self.approval is not None else None
+            if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self._append,
+                                  approve):
                 return reply
             if self._threshold_exceeded():
                 # Beyond pi: compact between tool turns, then continue the task with summary + tail.

@@ -58,6 +58,7 @@ _POSITIVE = Rule("a whole number > 0", _whole(1), MAX_WHOLE)
 _BOOL = Rule("true or false", lambda v: isinstance(v, bool))
 _TEXT = Rule("a non-empty string", lambda v: isinstance(v, str) and bool(v.strip()))
 _ESTIMATOR = Rule('"auto" or "chars4"', lambda v: v in ("auto", "chars4"))
+_APPROVE = Rule('"none", "edits" or "all"', lambda v: v in ("none", "edits", "all"))
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("defaultModel", "default_model", _TEXT),
     SettingKey("showThinking", "show_thinking", _BOOL),
     SettingKey("sessionDir", "session_dir", _TEXT),
+    SettingKey("approve", "approve", _APPROVE),
 )
 
 KEYS_BY_NAME: Mapping[str, SettingKey] = {key.dotted: key for key in KEYS}

@@ -65,6 +65,7 @@ class Settings:
     models: tuple[tuple[str, ModelOverride], ...] = ()
     show_thinking: bool = True
     session_dir: str | None = None
+    approve: str = "none"  # "none" (pi's way), "edits" (ask before write/edit) or "all" (also bash)
 
     def model_override(self, model: str) -> ModelOverride | None:
         """The ``models`` entry for a model string, if the user configured one."""

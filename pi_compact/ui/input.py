@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
@@ -70,8 +71,16 @@ class SlashCompleter(Completer):
                 yield Completion(option, start_position=-len(word))
 
 
-def key_bindings() -> KeyBindings:
+def key_bindings(on_expand: Callable[[], None] | None = None) -> KeyBindings:
+    """The prompt's keys; ``on_expand`` (Ctrl-O) prints above the prompt, leaving what is typed alone."""
     bindings = KeyBindings()
+
+    if on_expand is not None:
+        expand = on_expand
+
+        @bindings.add("c-o")
+        def _expand(event: KeyPressEvent) -> None:
+            run_in_terminal(expand)
 
     @bindings.add("enter")
     def _send(event: KeyPressEvent) -> None:
@@ -113,13 +122,14 @@ def _continuation(width: int, line_number: int, wrap_count: int) -> FormattedTex
 
 
 def make_prompt(
-    history: History, completer: Completer, *, input: Input | None = None, output: Output | None = None
+    history: History, completer: Completer, *, input: Input | None = None, output: Output | None = None,
+    on_expand: Callable[[], None] | None = None,
 ) -> PromptSession[str]:
     """The REPL's prompt session (``input``/``output`` default to the terminal; tests pass pipes)."""
     return PromptSession(
         message=FormattedText([("bold ansicyan", PROMPT)]),
         multiline=True,  # Enter is rebound to send; the newline keys insert line breaks
-        key_bindings=key_bindings(),
+        key_bindings=key_bindings(on_expand),
         history=history,
         completer=completer,
         complete_while_typing=True,
@@ -191,8 +201,12 @@ def take_typeahead(source: Input) -> bytes:
 class TurnKeys:
     """Watches the terminal while a turn runs: Esc cancels, typed text is kept for the next prompt."""
 
-    def __init__(self, on_escape: Callable[[], None], stream: TextIO | None = None, pending: bytes = b"") -> None:
+    def __init__(
+        self, on_escape: Callable[[], None], stream: TextIO | None = None, pending: bytes = b"",
+        tap: Callable[[bytes], bool] | None = None,
+    ) -> None:
         self._on_escape = on_escape
+        self._tap = tap  # a question asked during the turn (approval) takes keys first
         self._stream = stream
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -252,6 +266,8 @@ class TurnKeys:
                 return
             if not data:
                 return
+            if self._tap is not None and self._tap(data):
+                continue
             self.feed(data)
 
     def feed(self, data: bytes) -> None:

@@ -14,9 +14,9 @@ Contract:
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -41,27 +41,12 @@ from pi_compact.agent.events import (
     ToolExecutionStart,
 )
 from pi_compact.ui.compaction_view import end_renderable, retry_label, spinner_text
+from pi_compact.ui.renderer_text import KEY_ARGUMENTS, clean, key_argument, result_text
+from pi_compact.ui.tool_view import ToolView, call_line, read_before_write, result_view
 
 CANCEL_KEYS = "Esc or Ctrl-C to cancel"
 RESULT_LINES = 4  # a tool result is collapsed to this many lines
-KEY_ARGUMENTS = ("path", "file_path", "command", "pattern", "query", "url")
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
 _NOTICE_STYLES = {"info": "cyan", "warning": "yellow", "error": "red"}
-
-
-def clean(text: str) -> str:
-    """Text safe to put on a terminal: escape sequences and control characters removed (tabs, newlines kept)."""
-    return _CONTROL.sub("", text.replace("\r\n", "\n"))
-
-
-def key_argument(args: Mapping[str, Any]) -> str:
-    """The argument that says what a tool call does: its path, command or pattern (else the first string)."""
-    value = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
-    if value is None:
-        value = next((v for v in args.values() if isinstance(v, str)), "")
-    lines = clean(str(value)).strip().splitlines()
-    first = lines[0] if lines else ""
-    return first + (" …" if len(lines) > 1 else "")
 
 
 def tool_line(name: str, args: Mapping[str, Any]) -> Text:
@@ -73,16 +58,6 @@ def tool_line(name: str, args: Mapping[str, Any]) -> Text:
     if argument:
         line.append(" " + argument)
     return line
-
-
-def result_text(result: Mapping[str, Any]) -> str:
-    parts: list[str] = []
-    for block in result.get("content") or ():
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif isinstance(block, Mapping) and block.get("type") == "image":
-            parts.append(f"[image {block.get('mimeType', '')}]")
-    return clean("\n".join(parts))
 
 
 def result_lines(result: Mapping[str, Any], is_error: bool, limit: int = RESULT_LINES) -> Text:
@@ -143,6 +118,17 @@ class TerminalRenderer:
         self._compaction: CompactionStart | None = None
         self._compaction_since = 0.0
         self._compaction_retry: str | None = None  # retry_label of the summarizer's pending retry
+        self._calls: dict[str, tuple[dict[str, Any], str | None]] = {}  # running calls: args, text before a write
+        self.last_collapsed: tuple[Text, ToolView] | None = None  # the last tool output shown cut short
+
+    def expand_last(self) -> bool:
+        """Print the last collapsed tool output in full; False when there is none."""
+        if self.last_collapsed is None:
+            return False
+        line, view = self.last_collapsed
+        self.print(line)
+        self.print(view.full if view.full is not None else view.shown)
+        return True
 
     # ---- the live region -------------------------------------------------------------------------
 
@@ -190,11 +176,17 @@ class TerminalRenderer:
             self._on_message_end(event.message)
         elif isinstance(event, ToolExecutionStart):
             self.close()
-            self.print(tool_line(event.tool_name, event.args))
+            self.print(call_line(event.tool_name, event.args))
+            before = read_before_write(event.args, Path.cwd()) if event.tool_name == "write" else None
+            self._calls[event.tool_call_id] = (dict(event.args), before)
             self.working(f"Running {clean(event.tool_name)}…")
         elif isinstance(event, ToolExecutionEnd):
             self.close()
-            self.print(result_lines(event.result, event.is_error))
+            args, before = self._calls.pop(event.tool_call_id, ({}, None))
+            view = result_view(event.tool_name, args, event.result, event.is_error, before=before)
+            self.print(view.shown)
+            if view.full is not None:
+                self.last_collapsed = (call_line(event.tool_name, args), view)
         elif isinstance(event, CompactionStart):
             self._on_compaction_start(event)
         elif isinstance(event, CompactionEnd):
@@ -276,3 +268,6 @@ class TerminalRenderer:
         self.print(end_renderable(event, self._clock() - started))
         if event.result is not None and event.will_retry:
             self.print(Text("Retrying the request with the compacted context…", style="dim"))
+
+
+__all__ = ["KEY_ARGUMENTS", "TerminalRenderer", "clean", "key_argument", "result_lines", "result_text", "tool_line"]

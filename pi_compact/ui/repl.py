@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 # Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
 COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
-                 "/uncompact", "/pin", "/pins", "/unpin", "/tree", "/fork", "/clone", "/name", "/help", "/quit")
+                 "/uncompact", "/pin", "/pins", "/unpin", "/tree", "/fork", "/clone", "/name", "/resume", "/expand",
+                 "/copy", "/export", "/help", "/quit")
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
 
@@ -50,7 +51,7 @@ def _plain(text: str, style: str = "") -> None:
 class Repl:
     """The read-eval-print loop; ``state`` exists once the loader thread has built the session."""
 
-    def __init__(self, runtimes: Runtimes, loaded: LoadedSettings) -> None:
+    def __init__(self, runtimes: Runtimes, loaded: LoadedSettings, first_message: str | None = None) -> None:
         self.runtimes = runtimes
         self.loaded = loaded
         self.state: ReplState | None = None
@@ -60,7 +61,9 @@ class Repl:
         self._above = AbovePrompt()  # output waiting to be printed above the prompt
         self._loader: threading.Thread | None = None
         self._typeahead = ""
-        self._queued: list[str] = []  # lines typed ahead (with Enter) during a turn, submitted in order
+        # Lines typed ahead (with Enter) during a turn, submitted in order; a prompt from the command line is the first.
+        self._queued: list[str] = [first_message] if first_message else []
+        self._tap: Callable[[bytes], bool] | None = None  # keys for an approval question asked during a turn
         self._model_errors: set[str] = set()  # why the model cannot be used, as already shown: said once
         try:
             self.model_name = runtimes.model_name(loaded.settings)
@@ -88,6 +91,10 @@ class Repl:
             console = Console(highlight=False)
             renderer = TerminalRenderer(console, show_thinking=self.loaded.settings.show_thinking)
             session = self.runtimes.build(self.loaded.settings, relay)
+            from pi_compact.ui.approval_prompt import install
+
+            self._tap = install(session, self.runtimes.options.approve or self.loaded.settings.approve, console,
+                                renderer, self.runtimes.options.cwd)
             self.state = ReplState(console, renderer, self.runtimes, self.loaded, session, self.run_cancellable,
                                    self.model_name)
         except BaseException as exc:  # noqa: BLE001 - reported on the main thread, as before a prompt
@@ -115,7 +122,12 @@ class Repl:
         else:
             say(f"Session {path.name if path is not None else 'in memory only (--no-session)'}", "dim")
         if session.compactions:
-            say(compacted_times(session.compactions), "cyan")
+            say(f"{compacted_times(session.compactions)} — /summary to read", "cyan")
+        if session.messages:
+            from pi_compact.ui.transcript import recent_transcript
+
+            for part in recent_transcript(session.messages):
+                state.console.print(part)
 
     def _warm_model(self) -> None:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
@@ -164,7 +176,7 @@ class Repl:
     def run_cancellable(self, work: Callable[[CancelToken], Any]) -> Any:
         """Run ``work`` in a worker thread (``ui.worker``); Ctrl-C or Esc cancels it. Its exception is re-raised."""
         app = self._above.app
-        finished = run_in_worker(work, take_typeahead(app.input) if app is not None else b"")
+        finished = run_in_worker(work, take_typeahead(app.input) if app is not None else b"", self._tap)
         self._require().renderer.close()
         if finished.cancelled:  # after a cancel nothing runs by itself: what was typed waits in the prompt
             self._typeahead = "\n".join([*finished.lines, finished.typed]).strip("\n")
@@ -194,6 +206,11 @@ class Repl:
                 state.say(MODEL_UNUSABLE if repeated else str(exc), "red")
         state.print_status()
 
+    def _expand(self) -> None:
+        """Ctrl-O at the prompt: the last collapsed tool output in full."""
+        if self.state is None or not self.state.renderer.expand_last():
+            _plain("No collapsed tool output to expand yet.", "ansibrightblack")
+
     # ---- the loop --------------------------------------------------------------------------------
 
     def _commands(self) -> list[tuple[str, str]]:
@@ -218,6 +235,12 @@ class Repl:
         self._above.flush()
         if is_command(text):
             return dispatch(state, text) != "quit"
+        from pi_compact.ui.shell_escape import run_shell, shell_command
+
+        shell = shell_command(text)
+        if shell is not None:  # `!cmd` / `!!cmd`: the user's own shell command, not a message
+            run_shell(state, *shell)
+            return True
         self.send(state, text)
         return True
 
@@ -234,7 +257,7 @@ class Repl:
         if self._model_error:
             _plain(self._model_error, "ansired")
         completer = SlashCompleter(self._commands, self._arguments)
-        prompt = make_prompt(open_history(history_file()), completer)
+        prompt = make_prompt(open_history(history_file()), completer, on_expand=self._expand)
         self._above.app = prompt.app
         prompt.app.after_render += self.start_loader
         interrupted = False
@@ -266,6 +289,6 @@ class Repl:
                 _plain("Interrupted.", "ansiyellow")
 
 
-def run_repl(runtimes: Runtimes, loaded: LoadedSettings) -> int:
-    """The interactive mode; returns the process exit code."""
-    return Repl(runtimes, loaded).loop()
+def run_repl(runtimes: Runtimes, loaded: LoadedSettings, first_message: str | None = None) -> int:
+    """The interactive mode (``first_message`` is sent at once); returns the process exit code."""
+    return Repl(runtimes, loaded, first_message).loop()

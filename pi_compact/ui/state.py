@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rich.console import Console
@@ -49,7 +50,7 @@ class Runtimes(Protocol):
         fresh: bool = False, path: Path | None = None,
     ) -> AgentSession:
         """A wired session (``fresh``: in a new session file, as ``/new`` wants, whatever the flags said;
-        ``path``: in that session file, as ``/fork`` and ``/clone`` want after writing it)."""
+        ``path``: that session file, as ``/resume`` wants, and ``/fork`` and ``/clone`` after writing it)."""
         ...
 
     def make_model(self, name: str, settings: Settings) -> ChatModel:

@@ -27,8 +27,11 @@ class Finished:
     typed: str  # the unfinished line
 
 
-def run_in_worker(work: Callable[[CancelToken], Any], pending: bytes = b"") -> Finished:
-    """Run ``work(token)`` in a worker thread; Ctrl-C or Esc cancels the token. ``pending``: keys read ahead."""
+def run_in_worker(
+    work: Callable[[CancelToken], Any], pending: bytes = b"", tap: Callable[[bytes], bool] | None = None,
+) -> Finished:
+    """Run ``work(token)`` in a worker thread; Ctrl-C or Esc cancels the token. ``pending``: keys read ahead;
+    ``tap``: takes the keys a question asked by the work is waiting for (see ``TurnKeys``)."""
     token = CancelToken()
     outcome: dict[str, Any] = {}
     done = threading.Event()
@@ -42,7 +45,7 @@ def run_in_worker(work: Callable[[CancelToken], Any], pending: bytes = b"") -> F
             done.set()
 
     worker = threading.Thread(target=target, name="pi-turn", daemon=True)
-    with TurnKeys(token.cancel, pending=pending) as keys:
+    with TurnKeys(token.cancel, pending=pending, tap=tap) as keys:
         worker.start()
         # Wait on an Event, not Thread.join: on Python < 3.13 a KeyboardInterrupt inside join() can
         # mark a still-running thread as finished.

@@ -16,13 +16,14 @@ is the one table of them, in the order ``/help`` lists them. A new command is on
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 
 from rich.table import Table
 from rich.text import Text
 
-from pi_compact.ui.commands import compaction, config, context, history, session, tree
+from pi_compact.ui.commands import compaction, config, context, history, output, resume, session, tree
 from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
 
 _COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
@@ -37,9 +38,19 @@ def dispatch(state: ReplState, text: str) -> Outcome:
     arg = rest[0] if rest else ""
     command = BY_NAME.get(name.lower())
     if command is None:
-        state.say(f"Unknown command {name}; type /help for the list. Nothing was sent to the model.", "yellow")
+        state.say(unknown_command_hint(name), "yellow")
+        return "continue"
+    if arg.strip() and not command.args:
+        state.say(f"{command.name} takes no arguments; type {command.name} alone. Nothing was run.", "yellow")
         return "continue"
     return command.handler(state, arg.strip())
+
+
+def unknown_command_hint(name: str) -> str:
+    """One line for a command that does not exist, naming the closest real one when there is one."""
+    close = difflib.get_close_matches(name.lower(), list(BY_NAME), n=1, cutoff=0.6)
+    guess = f"did you mean {close[0]}? " if close else "type /help for the list. "
+    return f"Unknown command {name}; {guess}Nothing was sent to the model."
 
 
 def argument_options(state: ReplState, command: str) -> Sequence[str]:
@@ -81,6 +92,7 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Ctrl-C twice at an empty prompt, Ctrl-D", "quit"),
     ("Up / Down", "previous / next input from the history"),
     ("Tab", "complete a /command and its argument"),
+    ("Ctrl-O", "show the last collapsed tool output in full"),
 )
 
 COMMANDS: tuple[Command, ...] = (
@@ -102,6 +114,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("/fork", "[N]", "start a new session file from user message N", tree.fork),
     Command("/clone", "", "copy the current branch into a new session file", tree.clone),
     Command("/name", "[name]", "name the session (or show its name)", tree.name),
+    Command("/resume", "", "pick another session of this project (newest first, with a filter) and open it",
+            resume.resume),
+    Command("/expand", "", "show the last collapsed tool output in full (also Ctrl-O)", output.expand),
+    Command("/copy", "", "copy the last answer to the clipboard (OSC 52: works over ssh and in tmux)", output.copy),
+    Command("/export", "[file]", "write the session as a self-contained HTML page", output.export),
     Command("/help", "", "this list", _help),
     Command("/quit", "", "leave (also Ctrl-D)", _quit),
 )
@@ -119,4 +136,5 @@ __all__ = [
     "argument_options",
     "dispatch",
     "is_command",
+    "unknown_command_hint",
 ]

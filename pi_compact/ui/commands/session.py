@@ -15,6 +15,7 @@ def new(state: ReplState, arg: str) -> Outcome:
     old = state.session
     old.close()  # let other programs write the old file again
     state.session = state.runtimes.build(old.settings, state.renderer, model=old.model, fresh=True)
+    state.session.approval = old.approval  # the approval mode and its "always" answers stay
     if state.session.auto_compact != old.auto_compact:
         state.session.set_auto_compaction(old.auto_compact)
     path = state.session.store.path

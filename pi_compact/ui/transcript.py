@@ -1,0 +1,86 @@
+"""The recent conversation, shown when an existing session is opened (``-c``, ``--session``).
+
+Contract: ``recent_transcript(messages, turns)`` renders the last ``turns`` user turns of the live
+context as they looked when they happened (your message on a ``pi>`` line, the answer as markdown, one
+line per tool call with its collapsed result, ``!`` commands); everything earlier is one dim line
+saying how many messages it holds. The compaction summary message is not shown here: the banner's
+"compacted N times — /summary to read" line stands for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import RenderableType
+from rich.markdown import Markdown
+from rich.text import Text
+
+from pi_compact.messages import text_of
+from pi_compact.ui.renderer_text import clean
+from pi_compact.ui.tool_view import call_line, result_view
+
+TURNS = 3
+USER_LINES = 6  # a long pasted message is cut to its first lines
+
+
+def _user(text: str) -> Text:
+    lines = clean(text).strip().splitlines() or [""]
+    out = Text("pi> ", style="bold cyan")
+    out.append("\n    ".join(lines[:USER_LINES]))
+    if len(lines) > USER_LINES:
+        out.append(f"\n    … {len(lines) - USER_LINES} more lines", style="dim italic")
+    return out
+
+
+def _assistant(message: Mapping[str, Any], calls: dict[str, tuple[str, Mapping[str, Any]]]) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    for block in message.get("content") or ():
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text" and str(block.get("text", "")).strip():
+            parts.append(Markdown(clean(str(block["text"]))))
+        elif block.get("type") == "toolCall":
+            raw = block.get("arguments")
+            args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+            calls[str(block.get("id", ""))] = (str(block.get("name", "")), args)
+            parts.append(call_line(str(block.get("name", "")), args))
+    if message.get("stopReason") == "aborted":
+        parts.append(Text("Cancelled.", style="yellow"))
+    return parts
+
+
+def render_message(message: Mapping[str, Any], calls: dict[str, tuple[str, Mapping[str, Any]]]) -> list[RenderableType]:
+    """How one context message looked when it happened (``calls`` pairs tool results with their calls)."""
+    role = message.get("role")
+    if role == "user":
+        return [_user(text_of(message.get("content")))]
+    if role == "assistant":
+        return _assistant(message, calls)
+    if role == "toolResult":
+        name, args = calls.get(str(message.get("toolCallId", "")), (str(message.get("toolName", "")), {}))
+        return [result_view(name, args, message, bool(message.get("isError"))).shown]
+    if role == "bashExecution":
+        line = Text("$ ", style="bold cyan")
+        line.append(clean(str(message.get("command", ""))), style="bold")
+        output = {"content": [{"type": "text", "text": str(message.get("output") or "")}]}
+        return [line, result_view("bash", {}, output, message.get("exitCode") not in (None, 0)).shown]
+    return []  # summaries and custom messages: the banner's lines stand for them
+
+
+def recent_transcript(messages: Sequence[Mapping[str, Any]], turns: int = TURNS) -> list[RenderableType]:
+    """The last ``turns`` user turns as renderables, after one line for everything earlier."""
+    starts = [i for i, m in enumerate(messages) if m.get("role") in ("user", "bashExecution")]
+    first = starts[-turns] if len(starts) >= turns else (starts[0] if starts else len(messages))
+    earlier = [m for m in messages[:first] if m.get("role") in ("user", "assistant", "toolResult", "bashExecution")]
+    out: list[RenderableType] = []
+    if earlier:
+        out.append(Text(f"… {len(earlier)} earlier message{'' if len(earlier) == 1 else 's'} not shown "
+                        "(/context for the totals)", style="dim italic"))
+    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for message in messages[first:]:
+        out.extend(render_message(message, calls))
+    return out
+
+
+__all__ = ["TURNS", "recent_transcript", "render_message"]

@@ -1,0 +1,23 @@
+"""The README documents every slash command and key the terminal offers, and nothing it does not."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pi_compact.ui.commands import COMMANDS, KEYS_HELP
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+USING_IT = README[README.index("## Using it"):README.index("## How compaction works")]
+
+
+def test_every_command_is_in_the_readme_command_table() -> None:
+    documented = set(re.findall(r"^\| `(/[a-z]+)", USING_IT, flags=re.M)) | set(
+        re.findall(r"`(/[a-z]+)`, `(/[a-z]+)`", USING_IT)[0])
+    assert documented == {command.name for command in COMMANDS}
+
+
+def test_every_key_of_help_is_in_the_readme_key_table() -> None:
+    for key in ("Enter", "Ctrl-J", "Esc or Ctrl-C", "Ctrl-D", "Up / Down", "Tab", "Ctrl-O"):
+        assert f"| {key}" in USING_IT or f" {key} " in USING_IT, key
+    assert {k.split(" ")[0] for k, _ in KEYS_HELP} <= {"Enter", "Alt-Enter", "Esc", "Ctrl-C", "Up", "Tab", "Ctrl-O"}
