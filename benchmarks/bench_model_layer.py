@@ -91,14 +91,11 @@ def model_args(server: ScriptedServer, window: int) -> list[str]:
             "--context-window", str(window)]
 
 
-MAX_TOOL_TURNS = 200  # the agent stops a prompt after this many tool turns (agent/session.py)
-
-
 def loop_script(server: ScriptedServer, iterations: int) -> None:
+    """``iterations`` tool calls, then the answer. (Checkouts before commit "agent: no cap on model
+    turns" stopped a prompt after 200 model turns: compare with them with ``--iterations`` 199 or less.)"""
     call = Reply(tool_calls=(ToolCallReply("ls", {"path": "."}),), prompt_tokens=100)
-    server.enqueue(*([call] * iterations))
-    if iterations < MAX_TOOL_TURNS:
-        server.enqueue(Reply(text="done"))
+    server.enqueue(*([call] * iterations), Reply(text="done"))
 
 
 def main(argv: list[str] | None = None) -> int:

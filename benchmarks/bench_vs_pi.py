@@ -13,9 +13,9 @@ Cases (``--case``, repeatable; default all but the 100 MB resume, which needs ``
 - ``resume``: one ``-p`` turn on a copy of a generated 1 MB / 10 MB (/ 100 MB with ``--big``) session
   (``make_session.py``, with compactions, header cwd set to the run directory); whole process.
 - ``loop``: one ``-p`` prompt of 200 model turns (``--iterations``): the server asks 199 times for
-  ``read`` of a small file, then answers (200 requests, because pi-compact stops a prompt after 200
-  turns). CPU per iteration = CPU between the first and the last request's arrival / 199. A new
-  session file is written, as in normal use.
+  ``read`` of a small file, then answers (200 requests: pi-compact used to stop a prompt after 200
+  turns, so older checkouts can be compared too). CPU per iteration = CPU between the first and the
+  last request's arrival / 199. A new session file is written, as in normal use.
 - ``loop6mb``: the same loop resuming a generated 8 MB session without compactions: ~6 MB of messages
   per request (compaction disabled, 10M-token window); ``--iterations6`` turns (default 50).
 - ``compact``: manual compaction of the 1 MB real pi session (``pi-compact compact FILE`` / pi's RPC

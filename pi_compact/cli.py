@@ -294,7 +294,8 @@ def _exit_now(code: object) -> NoReturn:
 
     After a cancel, a request thread may still be waiting for the provider's first byte, and litellm
     keeps executor threads that the interpreter would join at exit; the user asked to stop, so stop.
-    Session lines are fsynced as they are written, so nothing is lost by skipping the shutdown.
+    Session lines are complete in the file as soon as they are appended, so nothing is lost by
+    skipping the shutdown.
     """
     if code is None:
         status = 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TextIO
 
-SUBCOMMANDS = frozenset({"compact", "uncompact"})
+SUBCOMMANDS = frozenset({"compact", "uncompact"})  # the typer commands (cli.py)
 # Options of the main command that take a value: the word after them is that value, not a prompt.
 VALUE_OPTIONS = frozenset({
     "--print", "-p", "--mode", "--model", "--api-base", "--api-key", "--context-window", "--session",

@@ -8,8 +8,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_harness import Harness, make_harness
+from agent_harness import AGENT_SYSTEM, INFO, SETTINGS, Harness, make_harness
 from scripted_server import Reply, ScriptedServer, ToolCallReply
+
+from pi_compact.agent.session import AgentSession
+from pi_compact.agent.tools import default_tools
+from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.session.store import SessionStore
 
 
 def _tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -115,3 +120,23 @@ def test_session_file_holds_pi_entry_shapes_in_order(scripted_server: ScriptedSe
     assert (result["toolCallId"], result["toolName"], result["isError"]) == ("call_1", "ls", False)
     assert answer["stopReason"] == "stop"
     assert all(isinstance(m["timestamp"], int) for m in (user, call, result, answer))
+
+
+def test_a_prompt_runs_as_many_tool_turns_as_the_model_asks_for(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    # pi has no cap; the agent used to stop after 200 model turns, silently and as if done. (The
+    # direct client and an in-memory session keep 200 turns quick.)
+    model = OpenAICompatModel(INFO, api_base=scripted_server.base_url, api_key="test", retry=SETTINGS.retry)
+    session = AgentSession(store=SessionStore.in_memory(str(tmp_path), 0), model=model, settings=SETTINGS,
+                           tools=default_tools(), system_prompt=AGENT_SYSTEM, cwd=tmp_path, emit=lambda event: None,
+                           auto_compact=False)
+    turns = 205
+    scripted_server.enqueue(
+        *(Reply(tool_calls=(ToolCallReply("ls", {"path": "."}, id=f"call_{n}"),)) for n in range(turns)),
+        Reply(text="All listed."),
+    )
+    final = session.prompt("List the directory again and again.")
+    assert final is not None and final["content"] == [{"type": "text", "text": "All listed."}]
+    assert len(scripted_server.requests) == turns + 1
+    assert sum(1 for m in session.messages if m["role"] == "toolResult") == turns

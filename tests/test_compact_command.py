@@ -342,3 +342,28 @@ def test_compact_fits_a_keep_that_cannot_fit_the_window_and_compacts(
     assert err.count("warning:") == 1
     entry = new_entry(before, path)  # with the keep as set, everything would have been "kept": nothing to do
     assert (entry["type"], entry["firstKeptEntryId"]) == ("compaction", KEPT_IDS[0])
+
+
+def test_compact_command_plans_the_compaction_once(
+    scripted_server: ScriptedServer, session: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_compact.agent import compactor
+    from pi_compact.commands import compact_run
+    from pi_compact.commands.compact import CompactOptions, run_compact
+
+    path, before = session
+    plans: list[int] = []
+    real = compact_run.prepare_compaction
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        plans.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compact_run, "prepare_compaction", counted)
+    monkeypatch.setattr(compactor, "prepare_compaction", counted)
+    scripted_server.enqueue(Reply(text=SUMMARY))
+    options = CompactOptions(path, model="openai/scripted", api_base=scripted_server.base_url, api_key="test",
+                             context_window=128000)
+    assert run_compact(options, compaction_settings()) == 0
+    assert new_entry(before, path)["firstKeptEntryId"] == "test-id-10"
+    assert len(plans) == 1

@@ -3,6 +3,7 @@ compactions, survive resume, count in ``/context``, warn over their budget, and 
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from builders import chain, custom_entry, user
 from pi_session import pi_view
 from test_ui_slash import SETTINGS, FakeModel, chat, make_state, squeeze
 
+from pi_compact.session.lazy import EntryIndex, customs_on_path
 from pi_compact.session.pins import PIN_TYPE, UNPIN_TYPE, PinTracker, fold_pins, pinned_block, with_pins
 from pi_compact.session.store import SessionStore
 from pi_compact.ui.slash import dispatch
@@ -77,6 +79,32 @@ def test_pins_survive_resume(project: Path) -> None:
     state.session.store.close()
     reopened = SessionStore.open(project / "s.jsonl", str(project), 0)
     assert [pin.text for pin in fold_pins(reopened.branch())] == [NOTE]
+
+
+def test_pins_older_than_the_last_compaction_survive_resume_without_a_full_read(project: Path) -> None:
+    model = FakeModel(*[f"answer {n} " * 80 for n in range(20)])
+    state, _ = make_state(project, model)
+    dispatch(state, f"/pin {NOTE}")
+    dispatch(state, "/pin dropped later")
+    dispatch(state, "/pin third note")
+    dispatch(state, "/unpin 2")
+    pin_ids = [e["id"] for e in state.session.store.branch() if e.get("type") == "custom"]
+    for round_ in range(3):
+        chat(state, f"question {round_} " * 60, f"more {round_} " * 60)
+        dispatch(state, "/compact")
+    assert state.session.compactions == 3
+    state.session.store.close()
+
+    reads = EntryIndex.full_reads
+    resumed, _ = make_state(project, model)
+    tail_ids = {e["id"] for e in resumed.session.store.branch_tail()}
+    assert len(pin_ids) == 4 and not tail_ids & set(pin_ids)  # all pin entries lie before the tail
+    chat(resumed, "and now?")
+    expected = f'<pin n="1">\n{NOTE}\n</pin>\n<pin n="2">\nthird note\n</pin>'
+    assert model.requests[-1].system.endswith(expected + "\n</pinned-notes>")
+    assert EntryIndex.full_reads == reads  # the first request of the resumed session read no old entries
+    resumed.session.store.entries  # noqa: B018 - the counter does see a full read
+    assert EntryIndex.full_reads == reads + 1
 
 
 def test_pins_lists_them_numbered_with_sizes_and_unpin_removes_one(project: Path) -> None:
@@ -151,9 +179,10 @@ def test_pins_follow_the_branch_and_the_tracker_follows_the_leaf() -> None:
     )
     side = {"type": "message", "id": "side", "parentId": "test-id-1", "timestamp": "t", "message": user("c")}
     by_id = {e["id"]: e for e in [*entries, side]}
+    walk = functools.partial(customs_on_path, by_id)
     tracker = PinTracker()
-    assert [p.text for p in tracker.current(by_id, "test-id-5")] == ["main only"]
-    assert [p.text for p in tracker.current(by_id, "side")] == ["on both"]
-    assert [p.text for p in tracker.current(by_id, "test-id-3")] == ["on both", "main only"]
+    assert [p.text for p in tracker.current(walk, "test-id-5")] == ["main only"]
+    assert [p.text for p in tracker.current(walk, "side")] == ["on both"]
+    assert [p.text for p in tracker.current(walk, "test-id-3")] == ["on both", "main only"]
     assert with_pins("SYSTEM", ()) == "SYSTEM"
     assert pinned_block(()) == ""

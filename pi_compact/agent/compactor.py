@@ -105,13 +105,21 @@ class Compactor:
         cancel: CancelToken | None = None,
         will_retry: bool = False,
         context_percent: float | None = None,
+        planned: tuple[list[Entry], CompactionPlan | None] | None = None,
     ) -> CompactionResult | None:
-        """Compact now. Returns the result, or None when nothing was written (see the end event)."""
+        """Compact now. Returns the result, or None when nothing was written (see the end event).
+
+        ``planned``: the branch and its plan with these settings, made by the caller just before.
+        """
         if reason != "manual" and self.guard is not None and self.guard.stopped:
             return None  # the user was told once, when the guard stopped automatic compaction
         token = cancel or CancelToken()
-        branch = self.store.branch()
-        plan = prepare_compaction(branch, self.settings.compaction)
+        if planned is not None:
+            branch, plan = planned
+        else:
+            # What a plan reads (session/lazy.py); an extension gets the whole branch, as in pi.
+            branch = self.store.branch() if self.hooks is not None else self.store.branch_tail()
+            plan = prepare_compaction(branch, self.settings.compaction)
         skip = skip_reason(branch, plan)
         if skip is not None and reason != "manual":
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop

@@ -27,8 +27,10 @@ class LiveContext:
 
     def reload(self, store: SessionStore) -> None:
         """Rebuild from the file (the summary, the kept tail, everything after)."""
-        self.messages = list(store.context().messages)
-        branch = store.branch()
+        # The tail is all the context is made of (its projection is what ``context`` gives): a resumed
+        # session's older entries stay unread.
+        branch = store.branch_tail()
+        self.messages = list(project_path(branch).messages)
         latest = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=None)
         after = len(project_path(branch[latest + 1 :]).messages) if latest is not None else len(self.messages)
         self.fresh_from = len(self.messages) - after

@@ -54,8 +54,6 @@ from pi_compact.session.pins import PinTracker
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 
-MAX_TOOL_TURNS = 200
-
 
 class AgentSession:
     """Runs prompts through the tool loop, persisting every message and compacting when needed."""
@@ -88,7 +86,7 @@ class AgentSession:
         self._context = LiveContext(store)
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self._guard = LoopGuard()
-        self._compactions = sum(1 for e in store.entries if e.get("type") == "compaction")
+        self._compactions = store.compaction_count()
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
@@ -171,7 +169,7 @@ class AgentSession:
         if result is not None:
             self._compactions += 1
             self.reload_context()
-            pins = self._pins.current(self._store.by_id, self._store.leaf_id)
+            pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
             for warning in after_compaction(self.context_usage(), self.messages, self._estimator,
                                             self.fitted_settings().compaction, pins, self._guard,
                                             automatic=reason != "manual", tokens_before=result.tokens_before):
@@ -259,13 +257,11 @@ class AgentSession:
 
     def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
         overflow_retried = False
-        final: dict[str, Any] | None = None
-        for _turn in range(MAX_TOOL_TURNS):
-            pins = self._pins.current(self._store.by_id, self._store.leaf_id)
+        while True:  # as long as the model calls tools (no cap, as in pi: Ctrl-C stops it)
+            pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
             reply = stream_reply(self._model, build_request(self._system_prompt, self.messages, self._tools, pins),
                                  cancel, self._emit)
             self.add_message(reply)
-            final = reply
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:
                 return reply
@@ -282,7 +278,7 @@ class AgentSession:
                 overflow_retried = True
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
                     budgets = self.fitted_settings().compaction
-                    if not cancel.cancelled and nothing_to_compact(self._store.branch(), budgets):
+                    if not cancel.cancelled and nothing_to_compact(self._store.branch_tail(), budgets):
                         self._emit(Notice(window_hint(self._model.info), "warning"))
                     return reply
                 self._context.drop_failed_reply(reply)
@@ -298,7 +294,6 @@ class AgentSession:
                 self.compact(cancel=cancel, reason="threshold")
                 if cancel.cancelled:
                     return reply
-        return final
 
     # ---- settings ------------------------------------------------------------------------------
 

@@ -42,8 +42,10 @@ def compact_file(
 
     if options.context_window is not None:  # the window is known without the model: check before planning
         settings = fitted_settings(settings, options.context_window, None, sources)
-    branch = store.branch()
-    skip = skip_reason(branch, prepare_compaction(branch, settings.compaction))
+    branch = store.branch_tail()  # what the plan reads: older entries of a long session stay unread
+    plan = prepare_compaction(branch, settings.compaction)
+    planned_with = settings.compaction
+    skip = skip_reason(branch, plan)
     if skip is not None:
         # Answer at once: no need to load the model (litellm) to say there is nothing to do.
         Console().print(Text(f"Nothing to compact: {NOTHING_TO_COMPACT[skip]}. The file was not changed.",
@@ -69,8 +71,10 @@ def compact_file(
 
     token = CancelToken()
     compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback)
+    # The plan above is used unless fitting the settings to the model's window changed them.
+    planned = (branch, plan) if settings.compaction == planned_with else None
     with cancel_on_sigint(token):
-        compactor.run("manual", instructions=options.instructions, cancel=token)
+        compactor.run("manual", instructions=options.instructions, cancel=token, planned=planned)
     end = ends[-1]
     console.print(end_renderable(end, time.monotonic() - started, in_repl=False))
     if end.result is not None:

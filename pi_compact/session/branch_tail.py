@@ -17,6 +17,10 @@ compaction makes cold. So a line is digested as it is parsed only until the firs
 whenever more than ``RAW_BUDGET`` bytes have followed the last one; otherwise its raw bytes are kept
 and digested at the end if still needed. A file without compactions is thus parsed once, a file
 with frequent ones digests little more than its tail, and raw lines never take much memory.
+
+In ``whole`` mode (``session/lazy.py``, resuming a session) the reader keeps the parsed entries
+themselves instead of digests: keeping one costs nothing more than parsing it, so every line is
+kept as parsed until a compaction makes it cold.
 """
 
 from __future__ import annotations
@@ -32,10 +36,10 @@ from typing import Any
 
 from pi_compact.errors import SessionError
 from pi_compact.messages import Message
+from pi_compact.session.collector import gc_paused
 from pi_compact.session.entries import CURRENT_VERSION, Entry
 from pi_compact.session.jsonl import Relinker, line_problem, parse_line
 from pi_compact.session.migrate import file_version
-from pi_compact.session.store import gc_paused
 
 _SCANNER: Any = json.JSONDecoder()  # configured like json.loads' own decoder
 RAW_BUDGET = 2_000_000  # bytes of raw lines held since the last compaction before digesting them
@@ -69,28 +73,33 @@ class _FileChanged(Exception):
 class _LeanReader:
     """One streaming pass over a session file: ids of all entries, digests or raw lines of recent ones."""
 
-    def __init__(self, handle: Any, name: str, digest: Digest) -> None:
+    def __init__(self, handle: Any, name: str, digest: Digest, whole: bool = False) -> None:
         self.handle = handle
         self.name = name
         self.digest = digest
+        self.whole = whole  # keep parsed entries, not digests (see the module docstring)
         self.warnings: list[str] = []
         self.ids: list[Any] = []
         self.parents: list[str | None] = []  # None for a parentId that is not a string
         self.compactions = bytearray()  # 1 where the entry is a compaction
+        self.customs = bytearray()  # 1 where it is a custom entry (pins are: see session/pins.py)
         # Per entry: its digested entry, its raw line (see the module docstring), or None once cold.
         self.kept: list[Entry | bytes | None] = []
         self.where = array("q")  # per entry: offset, length and hash of its line
         self.by_id: dict[str, int] = {}
         self.demoted = 0  # entries before this index are cold
         self.held = 0  # bytes of the raw lines in ``kept``
+        self.relinker = Relinker()
+        self.size = 0  # bytes read
+        self.ends_with_newline = True
 
     def read(self) -> Entry | None:
         """Stream the file; returns the header (None, having stopped early, unless it is a v3 one)."""
         header: Entry | None = None
         scan = _SCANNER.scan_once
         ids, parents, kept, where, by_id = self.ids, self.parents, self.kept, self.where, self.by_id
-        compactions, digest = self.compactions, self.digest
-        relinker = Relinker()
+        compactions, customs, digest, whole = self.compactions, self.customs, self.digest, self.whole
+        relinker = self.relinker
         eager = True  # digest each line now (see the module docstring)
         offset = 0
         number = 0
@@ -98,6 +107,8 @@ class _LeanReader:
             number += 1
             start = offset
             offset += len(raw)
+            self.size = offset
+            self.ends_with_newline = raw[-1:] == b"\n"
             body = raw[:-1] if raw[-1:] == b"\n" else raw
             # Fast path for the usual line, one JSON object: what json.loads would return, minus its
             # per-call overhead. Anything else takes the exact path, which classifies and warns.
@@ -131,22 +142,24 @@ class _LeanReader:
             ids.append(entry_id)
             parent = value.get("parentId")
             if type(parent) is str and relinker.skipped:
-                parent = relinker.parent(parent)
+                parent = value["parentId"] = relinker.parent(parent)  # as a full load links it
             parents.append(parent if type(parent) is str else None)
             where.extend((start, len(raw), hash(raw)))
             if isinstance(entry_id, str):
                 by_id[entry_id] = index
             if eager:
-                kept.append(digest(value, index))
+                kept.append(value if whole else digest(value, index))
             else:
                 kept.append(raw)
                 self.held += len(raw)
-            if value.get("type") == "compaction":
+            kind = value.get("type")
+            customs.append(kind == "custom")
+            if kind == "compaction":
                 compactions.append(1)
                 kept_id = value.get("firstKeptEntryId")
                 kept_index = by_id.get(kept_id) if isinstance(kept_id, str) else None
                 self._demote(kept_index if kept_index is not None and kept_index < index else index)
-                eager = False
+                eager = whole
             else:
                 compactions.append(0)
                 if not eager and self.held > RAW_BUDGET:
@@ -168,7 +181,7 @@ class _LeanReader:
         for index in range(self.demoted, len(kept)):
             entry = kept[index]
             if type(entry) is bytes:
-                kept[index] = self.digest(_parsed(entry), index)
+                kept[index] = self.digest(self.relinked(_parsed(entry)), index)
         self.held = 0
 
     def _reread(self, index: int) -> bytes:
@@ -179,11 +192,25 @@ class _LeanReader:
         return raw
 
     def full(self, index: int) -> Entry:
-        """The entry, digested: as kept, from its kept line, or read again from the file."""
+        """The entry (digested unless ``whole``): as kept, from its kept line, or read again from the file.
+
+        In ``whole`` mode an entry read again is kept, so that it is the same object every time.
+        """
         kept = self.kept[index]
         if isinstance(kept, dict):
             return kept
-        return self.digest(_parsed(self._reread(index) if kept is None else kept), index)
+        entry = self.relinked(_parsed(self._reread(index) if kept is None else kept))
+        if self.whole:
+            self.kept[index] = entry
+            return entry
+        return self.digest(entry, index)
+
+    def relinked(self, entry: Entry) -> Entry:
+        """A line parsed again, its parent linked past skipped entries as on the first read."""
+        parent = entry.get("parentId")
+        if type(parent) is str and parent in self.relinker.skipped:
+            entry["parentId"] = self.relinker.parent(parent)
+        return entry
 
     def message(self, index: Any) -> Message:
         """The whole message of the entry a digest was made from (its ``source``)."""
@@ -194,32 +221,43 @@ class _LeanReader:
         assert isinstance(message, dict)
         return message
 
-    def branch_tail(self) -> list[Entry]:
-        """The leaf's path as SessionStore.branch() walks it, from the kept boundary on (see BranchTail)."""
+    def branch_tail(self, leaf_id: Any = None) -> list[Entry]:
+        """The path to ``leaf_id`` (default: the last entry) as SessionStore.branch() walks it, from the
+        kept boundary on (see BranchTail)."""
         ids, parents, by_id = self.ids, self.parents, self.by_id
         if not ids:
             return []
-        leaf_id = ids[-1]
+        if leaf_id is None:
+            leaf_id = ids[-1]
         current = by_id.get(leaf_id) if leaf_id else None
+        # Walk from the leaf back to the boundary build_session_context and prepare_compaction use:
+        # the last compaction on the path, or the path entry carrying its firstKeptEntryId when that
+        # comes first. Entries before it are never visited. (Every path entry is by_id's entry for its
+        # id, so an id occurs on a path once.)
         path: list[int] = []
         seen = bytearray(len(ids))  # a corrupt file may link entries in a loop
+        compactions = self.compactions
+        boundary = -1  # the tail's first entry as a position in ``path`` (leaf first); -1: the root
+        kept_id: Any = None
         while current is not None and not seen[current]:
             seen[current] = 1
             path.append(current)
+            if boundary < 0:
+                if compactions[current]:
+                    boundary = len(path) - 1
+                    kept_id = self.full(current).get("firstKeptEntryId")
+                    if any(ids[i] == kept_id for i in path[:-1]):
+                        break  # its kept entry comes after it: the tail starts at the compaction
+            elif ids[current] == kept_id:
+                boundary = len(path) - 1
+                break
             parent = parents[current]
             current = None if parent is None else by_id.get(parent)
+        if boundary >= 0:
+            del path[boundary + 1 :]
         path.reverse()
-        # The boundary build_session_context and prepare_compaction use: the last compaction on the
-        # path, and the first path entry carrying its firstKeptEntryId.
-        start = 0
-        for position in range(len(path) - 1, -1, -1):
-            if self.compactions[path[position]]:
-                kept_id = self.full(path[position]).get("firstKeptEntryId")
-                kept = next((p for p, i in enumerate(path) if ids[i] == kept_id), None)
-                start = position if kept is None else min(kept, position)
-                break
         held = self.kept
-        return [entry if isinstance(entry := held[i], dict) else self.full(i) for i in path[start:]]
+        return [entry if isinstance(entry := held[i], dict) else self.full(i) for i in path]
 
 
 def _parsed(raw: bytes) -> Entry:

@@ -80,32 +80,26 @@ def fold_pins(path: Iterable[Mapping[str, Any]], start: Sequence[Pin] = ()) -> t
     return tuple(pins)
 
 
+CustomsOnPath = Callable[[str | None, str | None], tuple[list[Entry], bool]]
+"""``SessionStore.customs_on_path``: (leaf, since) -> the custom entries after ``since`` on the path to
+the leaf, root first, and whether ``since`` is on it."""
+
+
 class PinTracker:
     """The pins of the current branch, kept up to date cheaply as the leaf moves.
 
     Walking a long branch on every request would cost a tenth of a second on a 100 MB session, so
     it remembers the pins at the leaf it last saw: when the new leaf descends from it (the usual
-    case, one turn later), only the entries in between are read.
+    case, one turn later), only the entries in between are read. Only custom entries are looked at,
+    which a resumed session reads without loading the rest (pins may lie before its last compaction).
     """
 
     def __init__(self) -> None:
         self._leaf: str | None = None
         self._pins: tuple[Pin, ...] = ()
 
-    def current(self, by_id: Mapping[str, Entry], leaf_id: str | None) -> tuple[Pin, ...]:
-        newer: list[Entry] = []
-        current = by_id.get(leaf_id) if leaf_id is not None else None
-        met = False
-        for _ in range(len(by_id)):
-            if current is None:
-                break
-            if self._leaf is not None and current.get("id") == self._leaf:
-                met = True
-                break
-            newer.append(current)
-            parent = current.get("parentId")
-            current = by_id.get(parent) if isinstance(parent, str) else None
-        newer.reverse()
+    def current(self, customs_on_path: CustomsOnPath, leaf_id: str | None) -> tuple[Pin, ...]:
+        newer, met = customs_on_path(leaf_id, self._leaf)
         self._pins = fold_pins(newer, self._pins if met else ())
         self._leaf = leaf_id
         return self._pins

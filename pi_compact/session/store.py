@@ -2,11 +2,19 @@
 
 Loading reads the file line by line as bytes (``jsonl.py``): a malformed, non-UTF-8 or wrongly shaped
 line is skipped and reported with file and line number, a torn last line left by a crash is ignored,
-and v1/v2 files are migrated in memory. Appending writes one JSON line per entry, fsynced, and never
-rewrites existing lines; the one exception is the first append to a v1/v2 (or blank) file, which first
+and v1/v2 files are migrated in memory. A v3 file is opened lean (``lazy.py``): every line is checked
+at once, but only the current branch from its last compaction's kept entry on stays parsed in
+memory; ``branch_tail`` is what the agent reads, and ``entries``, ``by_id`` and ``branch`` read the
+older entries again on first use. Appending writes one JSON line per entry and never rewrites
+existing lines; the one exception is the first append to a v1/v2 (or blank) file, which first
 rewrites the file as v3 atomically (as pi does), because appended v3 entries must reference the ids
 that migration assigned. Like pi, nothing is written until the session holds an assistant message, so
 a prompt that never got an answer leaves no file behind.
+
+Durability: every line is written completely before ``append`` returns, so killing the process
+never loses one. fsync is grouped by turn (``ends_turn``): a user prompt or tool result is synced
+with the reply that follows it, everything else at once, so a power failure can lose at most the
+lines since the last reply.
 
 Writes are all or nothing (``writes.py``): a failed one leaves the file as it was, the entry is
 dropped from memory too (the next entry is never parented to one that is not on disk), and one
@@ -19,11 +27,9 @@ A live session (``hold``) keeps the lock from opening (or its first write) until
 
 from __future__ import annotations
 
-import gc
 import io
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Container, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -32,28 +38,26 @@ from pi_compact.errors import SessionError
 from pi_compact.jstext import dumps_json
 from pi_compact.messages import Message
 from pi_compact.paths import ensure_private_dir
+from pi_compact.session.collector import freeze_loaded, gc_paused
 from pi_compact.session.context import SessionContext, build_session_context, index_by_id, path_to
 from pi_compact.session.entries import CURRENT_VERSION, Entry, ms_to_iso, new_entry_id
 from pi_compact.session.jsonl import LoadedFile, parse_line, parse_lines
+from pi_compact.session.lazy import EntryIndex, customs_on_path, tail_start
 from pi_compact.session.lock import SessionLock
 from pi_compact.session.migrate import migrate
 from pi_compact.session.tree import branch_copy
-from pi_compact.session.writes import FileState, WriteFailed, append_bytes, current_state, replace_contents
+from pi_compact.session.writes import (
+    FileState,
+    WriteFailed,
+    append_bytes,
+    current_state,
+    ends_turn,
+    not_saved,
+    replace_contents,
+    sync_file,
+)
 
 __all__ = ["LoadedFile", "SessionStore", "gc_paused", "new_header", "parse_line", "parse_session_text"]
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building many containers that all survive: it would rescan them
-    over and over (it doubles the load time of a 100 MB session) and find no garbage."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def parse_session_text(text: str, name: str = "<session>") -> LoadedFile:
@@ -83,14 +87,19 @@ class SessionStore:
         self, path: Path | None, header: Entry, entries: list[Entry], *, warnings: Iterable[str] = (),
         on_disk: FileState | None = None, header_on_disk: bool = False, needs_rewrite: bool = False,
         needs_newline: bool = False, lock: SessionLock | None = None, hold: bool = False,
+        index: EntryIndex | None = None,
     ) -> None:
         self.path = path
         self.header = header
-        self.entries = entries
         self.warnings = tuple(warnings)
-        self.by_id = index_by_id(entries)
-        self.leaf_id: str | None = entries[-1].get("id") if entries else None
-        self._persisted = len(entries) if header_on_disk else 0  # entries already on disk
+        # With an ``index`` (a resumed file, see lazy.py) the entries are read when first asked for.
+        self._index = index
+        self._entries: list[Entry] | None = None if index is not None else entries
+        self._by_id: dict[str, Entry] | None = None if index is not None else index_by_id(entries)
+        last = index.last_id if index is not None else entries[-1].get("id") if entries else None
+        self.leaf_id: str | None = last
+        self._pending: list[Entry] = [] if header_on_disk else list(entries)  # appended, not yet on disk
+        self._unsynced = False  # lines written but not yet fsynced (see _append_pending)
         self._header_on_disk = header_on_disk and not needs_rewrite
         self._needs_rewrite = needs_rewrite
         self._needs_newline = needs_newline
@@ -129,9 +138,19 @@ class SessionStore:
         with handle, gc_paused():
             state = os.fstat(handle.fileno())
             try:
-                loaded = parse_lines(handle, str(path))
+                indexed = EntryIndex.read(handle, path)
+                if indexed is None:
+                    handle.seek(0)
+                    loaded = parse_lines(handle, str(path))
             except OSError as exc:
                 raise SessionError(f"Cannot read session file {path}: {exc.strerror}.") from exc
+        freeze_loaded()
+        if indexed is not None:
+            header, index = indexed
+            return cls(
+                path, header, [], warnings=index.warnings, on_disk=FileState.of(state, index.size),
+                header_on_disk=True, needs_newline=not index.ends_with_newline, lock=lock, hold=hold, index=index,
+            )
         on_disk = FileState.of(state, loaded.size)
         if loaded.blank:
             return cls(path, new_header(cwd, now_ms), [], on_disk=on_disk, needs_rewrite=True, lock=lock, hold=hold)
@@ -153,10 +172,59 @@ class SessionStore:
     def session_id(self) -> str:
         return str(self.header.get("id", ""))
 
+    @property
+    def entries(self) -> list[Entry]:
+        """Every entry, in file order (read in full on first use by a resumed store)."""
+        if self._entries is None:
+            self._read_all()
+        assert self._entries is not None
+        return self._entries
+
+    @property
+    def by_id(self) -> dict[str, Entry]:
+        """Every entry with an id, by id (read in full on first use by a resumed store)."""
+        if self._by_id is None:
+            self._read_all()
+        assert self._by_id is not None
+        return self._by_id
+
+    def _read_all(self) -> None:
+        assert self._index is not None
+        with gc_paused():
+            entries = self._index.all_entries()
+            self._entries, self._by_id, self._index = entries, index_by_id(entries), None
+        freeze_loaded()
+
+    def entry_count(self) -> int:
+        """How many entries the session holds (``len(entries)`` without reading them)."""
+        return len(self._index) if self._index is not None else len(self.entries)
+
+    def compaction_count(self) -> int:
+        """How many compaction entries the file holds (on every branch)."""
+        if self._index is not None:
+            return self._index.compaction_count()
+        return sum(1 for e in self.entries if e.get("type") == "compaction")
+
     def branch(self) -> list[Entry]:
         """The current path, root first (pi's getBranch)."""
         leaf = self.by_id.get(self.leaf_id) if self.leaf_id else None
         return path_to(leaf, self.by_id)
+
+    def branch_tail(self) -> list[Entry]:
+        """The current path from its last compaction's kept entry on (or that compaction, whichever
+        comes first; all of it without a compaction): everything the model's context and a compaction
+        plan are made of. Unlike ``branch`` it does not read older entries of a resumed session."""
+        if self._index is not None:
+            return self._index.tail(self.leaf_id)
+        branch = self.branch()
+        return branch[tail_start(branch) :]
+
+    def customs_on_path(self, leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
+        """The custom entries (pins among them) on the path to ``leaf_id`` after ``since``, root first, and
+        whether ``since`` is on it. A resumed store reads only those entries (see lazy.py)."""
+        if self._index is not None:
+            return self._index.customs_on_path(leaf_id, since)
+        return customs_on_path(self.by_id, leaf_id, since)
 
     def context(self) -> SessionContext:
         """What the model sees from the current leaf."""
@@ -166,7 +234,8 @@ class SessionStore:
 
     def move_leaf(self, entry_id: str | None) -> None:
         """Hang the next entry from ``entry_id`` (None: a new root), as pi's branch(); writes nothing."""
-        if entry_id is not None and entry_id not in self.by_id:
+        ids: Container[str] = self._index if self._index is not None else self.by_id
+        if entry_id is not None and entry_id not in ids:
             raise SessionError(f"Entry {entry_id} is not in {self.path or 'this session'}.")
         self.leaf_id = entry_id
 
@@ -184,7 +253,11 @@ class SessionStore:
     # ---- the lock ---------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the lock, if held; the store may still be read (and written, locking each write)."""
+        """Sync and release the lock, if held; the store may still be read (and written, locking each write)."""
+        try:
+            self.sync()
+        except OSError:
+            pass  # every line is complete on disk already; only power-failure safety is at stake
         self._hold = False
         self._release()
 
@@ -201,17 +274,27 @@ class SessionStore:
         Raises ``SessionError`` when it cannot be written; the store is then as before the call.
         """
         previous_leaf = self.leaf_id
-        entry: Entry = {"type": fields["type"], "id": new_entry_id(self.by_id), "parentId": previous_leaf,
+        ids: Container[str] = self._index if self._index is not None else self.by_id
+        entry: Entry = {"type": fields["type"], "id": new_entry_id(ids), "parentId": previous_leaf,
                         "timestamp": ms_to_iso(now_ms)}
         entry.update({k: v for k, v in fields.items() if k != "type"})
-        self.entries.append(entry)
-        self.by_id[entry["id"]] = entry
+        if self._index is not None:
+            self._index.add(entry)
+        else:
+            self.entries.append(entry)
+            self.by_id[entry["id"]] = entry
+        self._pending.append(entry)
         self.leaf_id = entry["id"]
         try:
             self._flush(entry)
         except BaseException:
-            self.entries.pop()
-            del self.by_id[entry["id"]]
+            if self._pending and self._pending[-1] is entry:
+                self._pending.pop()
+            if self._index is not None:
+                self._index.remove_last()
+            else:
+                self.entries.pop()
+                del self.by_id[entry["id"]]
             self.leaf_id = previous_leaf
             raise
         return entry
@@ -229,7 +312,7 @@ class SessionStore:
                 ensure_private_dir(Path(os.path.realpath(self.path)).parent)
                 self._lock = SessionLock.acquire(self.path)
             except OSError as exc:
-                raise _not_saved(self.path, entry, exc, rolled_back=True) from exc
+                raise not_saved(self.path, entry, exc, rolled_back=True) from exc
         try:
             self._check_unchanged()
             if self._needs_rewrite:
@@ -242,7 +325,7 @@ class SessionStore:
                 # one is skipped when the file is read again.
                 self._needs_newline = True
                 self._on_disk = current_state(self.path)
-            raise _not_saved(self.path, entry, failed.error, failed.rolled_back) from failed.error
+            raise not_saved(self.path, entry, failed.error, failed.rolled_back) from failed.error
         finally:
             if not self._hold:
                 self._release()
@@ -264,19 +347,31 @@ class SessionStore:
             )
 
     def _append_pending(self) -> None:
+        """Append the pending entries; fsync only when one ends a turn (see the module docstring).
+
+        A kill -9 loses no line written here even unsynced: the written data is in the page cache.
+        """
         assert self.path is not None
         lines: list[str] = []
         if not self._header_on_disk:
             lines.append(dumps_json(self.header))
-        lines.extend(dumps_json(entry) for entry in self.entries[self._persisted :])
+        lines.extend(dumps_json(entry) for entry in self._pending)
         if not lines:
             return
         prefix = "\n" if self._needs_newline else ""
         data = (prefix + "\n".join(lines) + "\n").encode("utf-8")
-        self._on_disk = append_bytes(self.path, data)
+        sync = not self._header_on_disk or any(ends_turn(entry) for entry in self._pending)
+        self._on_disk = append_bytes(self.path, data, sync=sync)
+        self._unsynced = not sync
         self._header_on_disk = True
         self._needs_newline = False
-        self._persisted = len(self.entries)
+        self._pending.clear()
+
+    def sync(self) -> None:
+        """fsync the lines ``_append_pending`` left unsynced (closing does this too)."""
+        if self._unsynced and self.path is not None:
+            sync_file(self.path)
+            self._unsynced = False
 
     def _rewrite(self) -> None:
         assert self.path is not None
@@ -285,7 +380,8 @@ class SessionStore:
         self._needs_rewrite = False
         self._needs_newline = False
         self._header_on_disk = True
-        self._persisted = len(self.entries)
+        self._unsynced = False
+        self._pending.clear()
 
     def _has_assistant(self) -> bool:
         return any(
@@ -300,19 +396,3 @@ def _acquire(path: Path) -> SessionLock | None:
         return SessionLock.acquire(path)
     except OSError:
         return None
-
-
-def _not_saved(path: Path, entry: Entry, error: OSError, rolled_back: bool) -> SessionError:
-    what = "compaction" if entry.get("type") == "compaction" else "message" if entry.get("type") == "message" \
-        else "entry"
-    reason = error.strerror or str(error)
-    if rolled_back:
-        return SessionError(
-            f"Could not save to {path} ({reason}), so the newest {what} was not saved; the file is as it "
-            "was before, so nothing saved earlier was lost."
-        )
-    return SessionError(
-        f"Could not save to {path} ({reason}), so the newest {what} was not saved, and its partly written "
-        "line could not be removed (it will be skipped when the session is read); nothing saved earlier "
-        "was lost."
-    )

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_compact.durable import sync_directory
+from pi_compact.errors import SessionError
 from pi_compact.paths import ensure_private_dir
+from pi_compact.session.entries import Entry
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def append_bytes(path: Path, data: bytes) -> FileState:
-    """Append ``data`` and fsync; on failure the file is cut back to its length before (``WriteFailed``).
+def append_bytes(path: Path, data: bytes, *, sync: bool = True) -> FileState:
+    """Append ``data`` (and fsync, with ``sync``); on failure the file is cut back to its length before
+    (``WriteFailed``). Without ``sync`` the data is complete in the file when this returns, so a killed
+    process loses none of it, but a power failure may, until ``sync_file``.
 
     Returns the file's state after the append (its size counted, not measured, so that a concurrent
     append by another program shows up as a difference later).
@@ -78,11 +82,21 @@ def append_bytes(path: Path, data: bytes) -> FileState:
         before = os.fstat(fd).st_size
         try:
             _write_all(fd, data)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except BaseException as exc:
             _roll_back(path, fd, before, existed, exc)
             raise
         return FileState.of(os.fstat(fd), before + len(data))
+    finally:
+        os.close(fd)
+
+
+def sync_file(path: Path) -> None:
+    """fsync a file written before without it (``OSError`` when it cannot be opened or synced)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -134,3 +148,28 @@ def replace_contents(path: Path, data: bytes) -> FileState:
         raise
     sync_directory(real.parent)
     return state
+
+
+def ends_turn(entry: Entry) -> bool:
+    """Whether appending ``entry`` ends a turn, so that it is fsynced with the lines before it: anything
+    but a user prompt or a tool result (those are followed by a model reply, which is synced)."""
+    if entry.get("type") != "message":
+        return True
+    return (entry.get("message") or {}).get("role") not in ("user", "toolResult")
+
+
+def not_saved(path: Path, entry: Entry, error: OSError, rolled_back: bool) -> SessionError:
+    """The one sentence a failed write of ``entry`` ends in."""
+    what = "compaction" if entry.get("type") == "compaction" else "message" if entry.get("type") == "message" \
+        else "entry"
+    reason = error.strerror or str(error)
+    if rolled_back:
+        return SessionError(
+            f"Could not save to {path} ({reason}), so the newest {what} was not saved; the file is as it "
+            "was before, so nothing saved earlier was lost."
+        )
+    return SessionError(
+        f"Could not save to {path} ({reason}), so the newest {what} was not saved, and its partly written "
+        "line could not be removed (it will be skipped when the session is read); nothing saved earlier "
+        "was lost."
+    )

@@ -144,7 +144,7 @@ def breakdown(session: AgentSession) -> Breakdown:
     """Summary / kept tail / messages since the latest compaction (all "new" when never compacted)."""
     estimate = session.estimator
     messages: Sequence[Message] = session.messages
-    branch = session.store.branch()
+    branch = session.store.branch_tail()  # from the latest compaction's kept entry: all this reads
     last = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=-1)
     if last < 0 or not messages or messages[0].get("role") != "compactionSummary":
         return Breakdown(0, 0, 0, sum(estimate(m) for m in messages), len(messages), False)
@@ -306,6 +306,6 @@ def session_table(store: SessionStore, compactions: int) -> Table:
             size = "not written yet (the file appears with the first answer)"
         table.add_row("Size", Text(size))
     table.add_row("Id", Text(store.session_id))
-    table.add_row("Entries", Text(f"{len(store.entries):,}"))
+    table.add_row("Entries", Text(f"{store.entry_count():,}"))
     table.add_row("Compactions", Text(str(compactions)))
     return table

@@ -53,9 +53,14 @@ _SCOPE_WORDS = {
 class HistorySource(Protocol):
     """What recall reads of a ``SessionStore``."""
 
-    entries: list[Entry]
-    by_id: dict[str, Entry]
     leaf_id: str | None
+
+    # Properties: a resumed store reads its older entries on first use (session/lazy.py).
+    @property
+    def entries(self) -> list[Entry]: ...
+
+    @property
+    def by_id(self) -> dict[str, Entry]: ...
 
 
 _SCHEMA: dict[str, Any] = {

@@ -11,8 +11,11 @@ from pi_compact.ui.state import Outcome, ReplState
 
 
 def compact(state: ReplState, arg: str) -> Outcome:
-    messages = sum(1 for e in state.session.store.entries if e.get("type") == "message")
-    if messages < 2:
+    store = state.session.store
+    # Read the tail only (a resumed session's older entries stay unread): with a compaction in the file
+    # there were messages, and the compactor says why when there is nothing more to compact.
+    messages = sum(1 for e in store.branch_tail() if e.get("type") == "message")
+    if messages < 2 and store.compaction_count() == 0:
         state.say("Nothing to compact (no messages yet).", "yellow")
         return "continue"
     try:
@@ -24,16 +27,18 @@ def compact(state: ReplState, arg: str) -> Outcome:
 
 
 def summary(state: ReplState, arg: str) -> Outcome:
-    compactions = [e for e in state.session.store.branch() if e.get("type") == "compaction"]
-    entry = compactions[-1] if compactions else None
-    if arg.strip() == "--diff":
+    if arg.strip() == "--diff":  # the only view that needs the compactions before the latest: read on demand
+        compactions = [e for e in state.session.store.branch() if e.get("type") == "compaction"]
         if len(compactions) < 2:
             state.say(f"/summary --diff compares the latest two compactions on this branch; it has {len(compactions)}.",
                       "yellow")
         else:
-            diff = summary_diff(str(compactions[-2].get("summary", "")), str(entry.get("summary", "") if entry else ""))
+            diff = summary_diff(str(compactions[-2].get("summary", "")), str(compactions[-1].get("summary", "")))
             state.console.print(Text(format_diff(diff)))
-    elif entry is None:
+        return "continue"
+    # The branch's last compaction is in its tail (which starts at it or at its kept entry).
+    entry = next((e for e in reversed(state.session.store.branch_tail()) if e.get("type") == "compaction"), None)
+    if entry is None:
         state.say("No compaction yet: /compact makes one.", "yellow")
     else:
         state.console.print(summary_renderable(str(entry.get("summary", "")), int(entry.get("tokensBefore") or 0)))
