@@ -51,6 +51,9 @@ def test_thirty_planted_facts_come_back_verbatim_after_three_compactions(
     for round_ in range(3):  # each turn crosses the threshold and is followed by an automatic compaction
         scripted_server.enqueue(Reply(text=padded(f"WORK-{round_}"), prompt_tokens=OVER), summary_reply())
         h.session.prompt(padded(f"Next task {round_}"))
+        for quiet in range(2):  # turns under the threshold: the loop guard sees each compaction helped
+            scripted_server.enqueue(Reply(text=f"Ok {round_}.{quiet}.", prompt_tokens=1_000))
+            h.session.prompt(f"Small step {round_}.{quiet}")
     assert [e["type"] for e in h.entries()].count("compaction") == 3
     before = json.dumps(h.agent_requests()[-1]["messages"])
     assert not any(f"needle{n:02d}" in before for n in range(30))  # the facts left the context

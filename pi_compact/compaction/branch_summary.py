@@ -14,7 +14,7 @@ No I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pi_compact.compaction.fileops import FileOps, file_lists
@@ -111,7 +111,8 @@ def summarize_branch(
         focus = instructions
     else:
         focus = BRANCH_FOCUS + (f"\n{instructions}" if instructions else "")
-    result = summarize(plan, model, budget, instructions=focus, cancel=cancel, allow_fallback=allow_fallback)
+    result = summarize(plan, model, replace(budget, must_shrink=False), instructions=focus, cancel=cancel,
+                       allow_fallback=allow_fallback)
     if result.source == "fallback":
         details.update({"fallback": True, "error": result.error})
     return BranchSummary(PREAMBLE + result.summary, details, result.source, len(messages))

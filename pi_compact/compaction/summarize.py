@@ -62,6 +62,9 @@ class CompactionResult:
     error: str | None = None
 
 
+NOTHING_REPLACED = 1 << 62  # what a summary that replaces nothing is measured against
+
+
 @dataclass(frozen=True)
 class SummaryBudget:
     """Output limits and the window every request must fit in."""
@@ -69,6 +72,9 @@ class SummaryBudget:
     context_window: int
     history_max_tokens: int
     prefix_max_tokens: int
+    # A compaction summary replaces history, so it must be smaller than it (the quality gate's "no
+    # inflation"); a branch summary is added beside the branch it leaves, so there it does not apply.
+    must_shrink: bool = True
 
     @classmethod
     def for_model(cls, context_window: int, max_output_tokens: int | None, reserve_tokens: int) -> SummaryBudget:
@@ -148,6 +154,8 @@ def _history(
         key=estimate_text_tokens,
     )
     replaced = sum(estimate_text_tokens(b) for b in blocks) + estimate_text_tokens(plan.previous_summary or "")
+    if not budget.must_shrink:
+        replaced = NOTHING_REPLACED
     for shrink in (1, 2, 4):
         room = _room(budget, budget.history_max_tokens, fixed, shrink)
         try:
