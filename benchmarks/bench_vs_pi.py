@@ -49,7 +49,14 @@ from vs_pi_lib import OURS_CLI, PI_CLI, ProbeServer, Sample, Tool, copy_session,
 FIXTURE_1MB = Path("/work/shared/fixtures/pi-large-session.jsonl")
 CASES = ("p_hi", "resume", "loop", "loop6mb", "compact", "version")
 ANSWER = "Hello from the scripted server."
-SUMMARY = "## Goal\nBenchmark the compaction.\n## Progress\n- measured it"
+# A summary that passes our quality gate (all six sections, none left empty), so that `compact` ends
+# with the model's summary (exit 0) rather than the model-free one (exit 3).
+SUMMARY = (
+    "## Goal\nBenchmark the compaction.\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n"
+    "### Done\n- [x] measured it\n\n### In Progress\n- [ ] compare\n\n### Blocked\n- (none)\n\n"
+    "## Key Decisions\n- **CPU time**: the machine is shared\n\n## Next Steps\n1. report\n\n"
+    "## Critical Context\n- (none)"
+)
 READ_ME = "notes.txt"
 
 # One metric of one run: (CPU seconds, peak RSS MB or None).
