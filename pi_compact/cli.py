@@ -281,12 +281,25 @@ def main() -> None:
             _run_fast(fast)
         from pi_compact.cli_input import INITIAL_OPTION, split_prompt_words
 
+        _reject_unknown_options(sys.argv[1:])
         rest, words = split_prompt_words(sys.argv[1:])
         app(args=[*rest, INITIAL_OPTION, " ".join(words)] if words else rest)
     except SystemExit as done:
         if "litellm" not in sys.modules:
             raise
         _exit_now(done.code)
+
+
+def _reject_unknown_options(argv: list[str]) -> None:
+    """Exit 2 with one line for a mistyped ``--option`` (typer's own box takes four)."""
+    import typer as typer_module
+
+    from pi_compact.cli_flags import option_table, unknown_option_message
+
+    message = unknown_option_message(argv, option_table(typer_module.main.get_command(app.build())))
+    if message is not None:
+        sys.stderr.write(f"{message}\n")
+        sys.exit(EXIT_USAGE)
 
 
 def _exit_now(code: object) -> NoReturn:

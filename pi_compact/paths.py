@@ -49,6 +49,15 @@ def global_settings_path() -> Path:
     return agent_dir() / "settings.json"
 
 
+def settings_path_hint() -> str:
+    """The global settings path for a message: the real one (``$PI_CODING_AGENT_DIR`` honoured), ``~``-short."""
+    path = global_settings_path()
+    try:
+        return f"~/{path.relative_to(Path.home()).as_posix()}"
+    except (ValueError, RuntimeError):  # outside home, or no home directory known
+        return str(path)
+
+
 def project_settings_path(cwd: PathLike) -> Path:
     """The per-project settings file, ``<cwd>/.pi/settings.json``."""
     return Path(cwd) / PROJECT_CONFIG_DIR / "settings.json"

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.llm.protocol import ModelInfo
-from pi_compact.llm.resolve import SETTINGS_PATH_HINT
 from pi_compact.messages import Message
+from pi_compact.paths import settings_path_hint
 from pi_compact.settings import model_key
 
 OVERFLOW_GIVE_UP = (
@@ -24,7 +24,7 @@ def window_hint(info: ModelInfo) -> str:
     return (
         f"The provider reports a context overflow and there is nothing to compact: the context window known "
         f"for {info.model} is {info.context_window:,} tokens; if the provider's real limit is smaller, set "
-        f"{model_key(info.model)}.contextWindow in {SETTINGS_PATH_HINT} or pass --context-window."
+        f"{model_key(info.model)}.contextWindow in {settings_path_hint()} or pass --context-window."
     )
 
 

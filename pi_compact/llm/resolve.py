@@ -23,9 +23,8 @@ from pi_compact.llm.litellm_model import ModelLookup
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.llm.provider_names import pi_provider
 from pi_compact.llm.route import litellm_reason
+from pi_compact.paths import settings_path_hint
 from pi_compact.settings import ModelOverride, Settings
-
-SETTINGS_PATH_HINT = "~/.pi/agent/settings.json"
 
 
 def model_string(model: str | None, settings: Settings) -> str:
@@ -36,7 +35,7 @@ def model_string(model: str | None, settings: Settings) -> str:
         if "/" in settings.default_model or not settings.default_provider:
             return settings.default_model
         return f"{settings.default_provider}/{settings.default_model}"
-    raise ConfigError(f"No model configured: pass --model or set defaultModel in {SETTINGS_PATH_HINT}.")
+    raise ConfigError(f"No model configured: pass --model or set defaultModel in {settings_path_hint()}.")
 
 
 def model_override(model: str, settings: Settings) -> ModelOverride | None:
@@ -75,7 +74,7 @@ def resolve_model(
     if not window:
         raise ConfigError(
             f"The context window of model {name} is unknown: pass --context-window or set "
-            f"models.{name}.contextWindow in {SETTINGS_PATH_HINT}."
+            f"models.{name}.contextWindow in {settings_path_hint()}."
         )
     max_output = (override.max_tokens if override else None) or looked_up.max_output_tokens
     # The provider the string names (else the one litellm routes a bare name to), spelled as pi does.

@@ -7,6 +7,7 @@ Contract:
 - A missing file is normal and silent. An unreadable or malformed file yields ONE warning naming the
   file (with line and column for bad JSON) and counts as ``{}``. A bad value yields one warning naming
   the file and key; it is dropped so the same key from the other file, or the default, applies.
+  An unknown key (a typo such as ``keepRecentToken``) yields one warning with a did-you-mean.
 - Invalid CLI overrides raise ``UsageError``: the user typed them just now, so failing is clearer.
 """
 
@@ -34,6 +35,7 @@ from pi_compact.settings.schema import (
     model_key,
     parse_settings,
 )
+from pi_compact.settings.unknown_keys import unknown_key_warnings
 from pi_compact.settings.values import Settings
 
 DEFAULT_SOURCE = "default"
@@ -73,6 +75,7 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
             kind = "an array" if isinstance(raw, list) else f"the value {json.dumps(raw)[:40]}"
             return {}, [f"Ignoring settings file {path}: it must hold a JSON object, not {kind}."]
         clean, problems = check_settings(raw)
+        unknown = unknown_key_warnings(raw, path)
     except json.JSONDecodeError as exc:
         return {}, [
             f"Ignoring settings file {path}: invalid JSON at line {exc.lineno}, column {exc.colno} "
@@ -81,7 +84,7 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     except RecursionError:
         # Arrays or objects nested thousands deep: no setting looks like that; don't die on it.
         return {}, [f"Ignoring settings file {path}: its JSON is nested too deeply to read; fix it or delete it."]
-    return clean, [_problem_warning(path, problem) for problem in problems]
+    return clean, [_problem_warning(path, problem) for problem in problems] + unknown
 
 
 def _labels(tree: Mapping[str, Any], label: str) -> dict[str, Any]:

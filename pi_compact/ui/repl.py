@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import print_formatted_text
+from prompt_toolkit.completion import merge_completers
 from prompt_toolkit.formatted_text import FormattedText
 
 from pi_compact import __version__
@@ -30,6 +32,7 @@ from pi_compact.paths import history_file
 from pi_compact.settings.files import LoadedSettings
 from pi_compact.ui.deferred import AbovePrompt, Relay
 from pi_compact.ui.input import SlashCompleter, make_prompt, open_history, quiet_terminal, take_typeahead
+from pi_compact.ui.mentions import MentionCompleter
 from pi_compact.ui.worker import run_in_worker
 
 if TYPE_CHECKING:
@@ -241,7 +244,9 @@ class Repl:
         if shell is not None:  # `!cmd` / `!!cmd`: the user's own shell command, not a message
             run_shell(state, *shell)
             return True
-        self.send(state, text)
+        from pi_compact.ui.mentions import attach_mentions
+
+        self.send(state, attach_mentions(text, state.options.cwd))
         return True
 
     def loop(self) -> int:
@@ -256,7 +261,7 @@ class Repl:
         _plain(KEYS_LINE, "ansibrightblack")
         if self._model_error:
             _plain(self._model_error, "ansired")
-        completer = SlashCompleter(self._commands, self._arguments)
+        completer = merge_completers([SlashCompleter(self._commands, self._arguments), MentionCompleter(Path.cwd())])
         prompt = make_prompt(open_history(history_file()), completer, on_expand=self._expand)
         self._above.app = prompt.app
         prompt.app.after_render += self.start_loader
