@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pi_compact.agent.compactor import BeforeCompactEvent, HookDecision
 from pi_compact.compaction.summarize import CompactionResult
@@ -92,6 +92,38 @@ def _decision(answer: Any, event: BeforeCompactEvent) -> HookDecision | None:
     ))
 
 
+
+class _Decision(Protocol):
+    @property
+    def cancel(self) -> bool: ...
+
+
+D = TypeVar("D", bound=_Decision)
+
+
+def ask_extensions(
+    extensions: Iterable[Extension], hook: str, ask: Callable[[Callable[..., Any]], D | None], report: Report,
+    on_error: str,
+) -> D | None:
+    """Ask each extension that defines ``hook``, in load order: the last decision wins and a cancel
+    ends the round at once; an extension that raises is reported (``on_error`` says what happens
+    instead) and skipped, so a broken extension never breaks the work it hooks into."""
+    decision: D | None = None
+    for extension in extensions:
+        handler = getattr(extension.module, hook, None)
+        if handler is None:
+            continue
+        try:
+            answer = ask(handler)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            report(f"Extension {extension.path} raised in {hook} ({type(exc).__name__}: {exc}); {on_error}.")
+            continue
+        if answer is not None:
+            decision = answer
+            if answer.cancel:
+                return answer
+    return decision
+
 @dataclass
 class ExtensionHooks:
     """CompactionHooks backed by loaded extension modules."""
@@ -101,22 +133,8 @@ class ExtensionHooks:
     calls: list[str] = field(default_factory=list)
 
     def before_compact(self, event: BeforeCompactEvent) -> HookDecision | None:
-        decision: HookDecision | None = None
-        for extension in self.extensions:
-            handler = getattr(extension.module, "session_before_compact", None)
-            if handler is None:
-                continue
-            try:
-                answer = _decision(handler(event), event)
-            except Exception as exc:  # noqa: BLE001 - a broken extension must not break compaction
-                self.report(f"Extension {extension.path} raised in session_before_compact "
-                            f"({type(exc).__name__}: {exc}); using default compaction.")
-                continue
-            if answer is not None:
-                decision = answer
-                if answer.cancel:
-                    return answer
-        return decision
+        return ask_extensions(self.extensions, "session_before_compact",
+                              lambda handler: _decision(handler(event), event), self.report, "using default compaction")
 
     def after_compact(self, entry: Entry, from_extension: bool) -> None:
         for extension in self.extensions:

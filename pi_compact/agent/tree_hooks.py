@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pi_compact.agent.extensions import Extension, ExtensionHooks, Report
+from pi_compact.agent.extensions import Extension, ExtensionHooks, Report, ask_extensions
 from pi_compact.agent.navigator import BeforeTreeEvent, TreeDecision, TreeHooks
 
 
@@ -52,22 +52,8 @@ class ExtensionTreeHooks:
     report: Report
 
     def before_tree(self, event: BeforeTreeEvent) -> TreeDecision | None:
-        decision: TreeDecision | None = None
-        for extension in self.extensions:
-            handler = getattr(extension.module, "session_before_tree", None)
-            if handler is None:
-                continue
-            try:
-                answer = _decision(handler(event))
-            except Exception as exc:  # noqa: BLE001 - a broken extension must not break the move
-                self.report(f"Extension {extension.path} raised in session_before_tree "
-                            f"({type(exc).__name__}: {exc}); moving as asked.")
-                continue
-            if answer is not None:
-                decision = answer
-                if answer.cancel:
-                    return answer
-        return decision
+        return ask_extensions(self.extensions, "session_before_tree", lambda handler: _decision(handler(event)),
+                              self.report, "moving as asked")
 
 
 def tree_hooks_for(hooks: object) -> TreeHooks | None:
