@@ -8,7 +8,8 @@ Contract:
   empty line raises ``EOFError``.
 - ``TurnKeys`` runs only while a turn or compaction runs: Esc calls ``on_escape``; other typing is
   type-ahead, as in a shell: each line ended with Enter is queued (the REPL submits it after the
-  turn) and an unfinished line becomes the next prompt's text. It does nothing when stdin is not a
+  turn) and an unfinished line becomes the next prompt's text; ``typed`` is an unfinished line carried
+  over from before (a queued line ran first), which the keys continue. It does nothing when stdin is not a
   terminal. Ctrl-C stays a signal (cbreak mode keeps ISIG), which the REPL turns into a cancel.
 - ``quiet_terminal`` keeps the terminal in that same mode (no echo, no line editing, Enter kept as
   CR) for the whole REPL. Otherwise keys typed in the moment between a turn and the next prompt
@@ -203,7 +204,7 @@ class TurnKeys:
 
     def __init__(
         self, on_escape: Callable[[], None], stream: TextIO | None = None, pending: bytes = b"",
-        tap: Callable[[bytes], bool] | None = None,
+        tap: Callable[[bytes], bool] | None = None, typed: str = "",
     ) -> None:
         self._on_escape = on_escape
         self._tap = tap  # a question asked during the turn (approval) takes keys first
@@ -212,7 +213,7 @@ class TurnKeys:
         self._thread: threading.Thread | None = None
         self._fd = -1
         self._saved: list[Any] | None = None
-        self._typed: list[str] = []
+        self._typed: list[str] = list(typed)
         self._lines: list[str] = []
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
         self.feed(pending)

@@ -9,7 +9,8 @@ Contract:
   ever reaches the console inside ``Text`` or ``Markdown`` objects, with terminal control sequences
   stripped.
 - Events may arrive on a worker thread (the REPL runs turns there); ``close()`` ends any live region
-  once the turn is over.
+  once the turn is over. While a ``footer`` is set (``set_footer``: the toolbar of a running turn) the
+  live region stays up under everything printed, showing the footer below the current view.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class _Tail:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         lines = console.render_lines(self._content(), options, pad=False)
-        room = max(3, console.size.height - 4)
+        room = max(3, console.size.height - 6)  # room for the prompt line and a two-line footer
         for line in lines[-room:]:
             yield from line
             yield Segment.line()
@@ -120,6 +121,7 @@ class TerminalRenderer:
         self._compaction_retry: str | None = None  # retry_label of the summarizer's pending retry
         self._calls: dict[str, tuple[dict[str, Any], str | None]] = {}  # running calls: args, text before a write
         self.last_collapsed: tuple[Text, ToolView] | None = None  # the last tool output shown cut short
+        self._footer: Callable[[], RenderableType] | None = None
 
     def expand_last(self) -> bool:
         """Print the last collapsed tool output in full; False when there is none."""
@@ -136,7 +138,7 @@ class TerminalRenderer:
         """What the live region shows now (None when there is none)."""
         return self._view
 
-    def _show(self, view: RenderableType) -> None:
+    def _show(self, view: RenderableType | None) -> None:
         self._view = view
         if self._live is None:
             self._live = Live(get_renderable=self._render_view, console=self.console, transient=True,
@@ -146,12 +148,25 @@ class TerminalRenderer:
             self._live.refresh()
 
     def _render_view(self) -> RenderableType:
-        return self._view if self._view is not None else Text("")
+        view, footer = self._view, self._footer
+        if footer is None:
+            return view if view is not None else Text("")
+        return footer() if view is None else Group(view, footer())
+
+    def set_footer(self, footer: Callable[[], RenderableType] | None) -> None:
+        """Keep ``footer()`` at the bottom of the live region (re-rendered at each refresh); None ends it."""
+        self._footer = footer
+        if footer is None:
+            self.close()
+        else:
+            self._show(self._view)
 
     def close(self) -> None:
-        """End the live region (it is transient: it leaves nothing behind)."""
+        """End the current view; the live region too unless a footer holds it (it is transient: it leaves nothing)."""
         self._view = None
-        if self._live is not None:
+        if self._live is not None and self._footer is not None:
+            self._live.refresh()
+        elif self._live is not None:
             live, self._live = self._live, None
             live.stop()
 

@@ -10,7 +10,8 @@ Contract:
   opened ends the program with that error, as it would before a prompt.
 - A turn, a ``/compact`` or a ``/model`` switch runs in a worker thread while the main thread waits:
   Ctrl-C (SIGINT) or Esc sets the work's ``CancelToken`` and the worker stops promptly, leaving the
-  session file consistent (a cancelled compaction writes nothing).
+  session file consistent (a cancelled compaction writes nothing). Meanwhile ``ui.toolbar`` shows the
+  context meter, the time and the type-ahead; an unfinished line survives queued lines running first.
 - Ctrl-D, ``/quit`` or a second Ctrl-C in a row at an empty prompt ends the program with exit code 0.
 """
 
@@ -178,9 +179,13 @@ class Repl:
 
     def run_cancellable(self, work: Callable[[CancelToken], Any]) -> Any:
         """Run ``work`` in a worker thread (``ui.worker``); Ctrl-C or Esc cancels it. Its exception is re-raised."""
-        app = self._above.app
-        finished = run_in_worker(work, take_typeahead(app.input) if app is not None else b"", self._tap)
-        self._require().renderer.close()
+        from pi_compact.ui.toolbar import show_toolbar
+
+        app, state = self._above.app, self._require()
+        toolbar = show_toolbar(state, lambda: list(self._queued), self._typeahead)
+        finished = run_in_worker(work, take_typeahead(app.input) if app is not None else b"", self._tap,
+                                 self._typeahead, toolbar.watch)
+        state.renderer.set_footer(None)
         if finished.cancelled:  # after a cancel nothing runs by itself: what was typed waits in the prompt
             self._typeahead = "\n".join([*finished.lines, finished.typed]).strip("\n")
         else:

@@ -29,9 +29,11 @@ class Finished:
 
 def run_in_worker(
     work: Callable[[CancelToken], Any], pending: bytes = b"", tap: Callable[[bytes], bool] | None = None,
+    typed: str = "", watching: Callable[[TurnKeys], None] | None = None,
 ) -> Finished:
     """Run ``work(token)`` in a worker thread; Ctrl-C or Esc cancels the token. ``pending``: keys read ahead;
-    ``tap``: takes the keys a question asked by the work is waiting for (see ``TurnKeys``)."""
+    ``tap``: takes the keys a question asked by the work is waiting for; ``typed``: an unfinished line to
+    continue (see ``TurnKeys``); ``watching(keys)`` is told the keys once they are watched (the toolbar shows them)."""
     token = CancelToken()
     outcome: dict[str, Any] = {}
     done = threading.Event()
@@ -45,7 +47,9 @@ def run_in_worker(
             done.set()
 
     worker = threading.Thread(target=target, name="pi-turn", daemon=True)
-    with TurnKeys(token.cancel, pending=pending, tap=tap) as keys:
+    with TurnKeys(token.cancel, pending=pending, tap=tap, typed=typed) as keys:
+        if watching is not None:
+            watching(keys)
         worker.start()
         # Wait on an Event, not Thread.join: on Python < 3.13 a KeyboardInterrupt inside join() can
         # mark a still-running thread as finished.
