@@ -4,7 +4,8 @@ Contract:
 - The prompt comes first. Before it is drawn only prompt_toolkit and light modules are imported;
   right after its first render a loader thread imports rich and the agent, opens the session file
   (which may be large), then imports litellm (~5 s) and resolves the model. Input submitted before
-  the loader is done waits for it; a request sent before litellm is ready waits with a spinner.
+  the loader is done waits for it; a request sent before litellm is ready waits with a spinner, and
+  Esc or Ctrl-C then cancels it before anything is sent or written, putting its text back in the editor.
 - What the loader has to say (session file warnings, "Session compacted N times", a model that cannot
   be resolved) is printed above the prompt as soon as it is known. A session file that cannot be
   opened ends the program with that error, as it would before a prompt.
@@ -60,6 +61,7 @@ class Repl:
         self.loaded = loaded
         self.state: ReplState | None = None
         self.ready = threading.Event()
+        self.warmed = threading.Event()  # the loader has tried to load the model library and the model
         self.failure: BaseException | None = None
         self._lock = threading.Lock()
         self._above = AbovePrompt()  # output waiting to be printed above the prompt
@@ -151,6 +153,8 @@ class Repl:
                 self._post_say(str(exc), "red")
         except Exception as exc:  # noqa: BLE001 - a background failure must not kill the prompt
             self._post_say(f"Loading the model failed: {exc}", "red")
+        finally:
+            self.warmed.set()
 
     def _first_model_error(self, text: str) -> bool:
         """Remember a model error; False when it was already shown (the banner, the loader or a send)."""
@@ -201,8 +205,16 @@ class Repl:
         session = state.session
         if not model_ready(session.model):
             state.renderer.working("Loading the model library…")
+
+        def work(token: CancelToken) -> Any:  # a cancel while litellm loads ends the wait: nothing is sent
+            while not (self.warmed.wait(0.05) or token.cancelled):
+                pass
+            return None if token.cancelled else session.prompt(text, token)
+
         try:
-            self.run_cancellable(lambda token: session.prompt(text, token))
+            if self.run_cancellable(work) is None:  # cancelled before the message was sent or written
+                self._typeahead = "\n".join(part for part in (text, self._typeahead) if part)
+                state.say("Not sent; the message is back in the editor.", "yellow")
         except Exception as exc:  # noqa: BLE001 - a bug must not lose the session; the file is intact
             state.renderer.close()
             if raise_errors():
