@@ -209,10 +209,31 @@ def test_dash_r_picks_a_session_before_the_terminal_starts(server: ScriptedServe
     term = Terminal(root, server, with_session_flag=False, model_args=flags)
     try:
         term.wait_for("Open which session?", timeout=LONG)
-        term.type("oldest")
-        term.wait_for(lambda s: s.count("Open which session?") == 2)
-        term.type("1")
+        term.type("oldest")  # the list is filtered as it is typed; Enter opens its first row
         screen = term.wait_for("reply to oldest work", timeout=LONG)
         assert "pi> oldest work" in screen
+    finally:
+        term.close()
+
+
+def test_resume_picker_filters_while_typing_and_arrows_choose_the_second_newest(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    sessions = tmp_path / "sessions"
+    _old_sessions(sessions)
+    (sessions / "d.jsonl").write_bytes((sessions / "a.jsonl").read_bytes().replace(b"oldest work", b"other task"))
+    term = Terminal(tmp_path / "t", server, model_args=model_args(server, f"--session-dir {sessions}"))
+    try:
+        term.wait_for("pi>", timeout=LONG)
+        start = term.mark()
+        term.type("/resume")
+        term.wait_for("other task", timeout=LONG, since=start)
+        term.type("work", enter=False)  # no Enter: the list narrows at once
+        screen = term.wait_for(lambda s: "other task" not in s, since=start)
+        assert screen.index("newest work") < screen.index("middle work") < screen.index("oldest work")
+        term.key("Down")
+        term.key("Enter")
+        screen = term.wait_for("reply to middle work", timeout=LONG, since=start)
+        assert f"Resumed {sessions / 'c.jsonl'}: 2 messages in context." in screen
     finally:
         term.close()

@@ -1,22 +1,29 @@
 """Choosing a session to resume (``-r``/``--resume`` and ``/resume``).
 
-Contract: ``pick_session(sessions, ask, show, now_s)`` lists up to ``SHOWN`` sessions, newest first,
-one line each (number, when, name or first message, size, compactions) and asks for a number; any
-other text filters the list (case-insensitive, on the name, first message and file name); an empty
-answer cancels. It returns the chosen path or None. ``ask``/``show`` are the terminal's prompt and
-printer, so the picker itself does no I/O.
+Contract: ``pick_session(sessions)`` lists up to ``SHOWN`` sessions, newest first, one line each
+(number, when, name or first message, size, compactions) above one input line, and returns the chosen
+path or None. Every key typed filters the list at once (case-insensitive, on the name, first message
+and file name); a number alone marks that row of the unfiltered list; Up and Down move the mark; Enter
+opens the marked session; Esc, Ctrl-C or Ctrl-D cancel. ``Choice`` is the list's state, pure; the
+prompt (prompt_toolkit, on the terminal unless ``input``/``output`` are given) only draws it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import Output
 
 from pi_compact.clock import now_ms
 from pi_compact.session.catalog import SessionSummary
 
 SHOWN = 20
-QUESTION = "Open which session? number · text to filter · Enter to cancel: "
+QUESTION = "Open which session? type to filter · number · ↑↓ · Enter open · Esc cancel: "
 
 
 def when(modified_s: float, now_s: float) -> str:
@@ -43,27 +50,84 @@ def matches(summary: SessionSummary, text: str) -> bool:
     return any(needle in part.casefold() for part in (summary.name or "", summary.first_message, summary.path.name))
 
 
-def pick_session(
-    sessions: Sequence[SessionSummary], ask: Callable[[str], str], show: Callable[[str], None],
-    now_s: float | None = None,
-) -> Path | None:
-    """The session the user chose (None when they cancelled or there is none)."""
-    now = now_ms() / 1000 if now_s is None else now_s
-    shown = list(sessions[:SHOWN])
-    while True:
+class Choice:
+    """The rows shown for a filter text and which one is marked (None: none, e.g. no row matches)."""
+
+    def __init__(self, sessions: Sequence[SessionSummary], now_s: float) -> None:
+        self.sessions = list(sessions)
+        self.now_s = now_s
+        self._text = ""
+        self._mark: int | None = 0 if sessions else None
+
+    def shown(self, text: str) -> list[SessionSummary]:
+        needle = text.strip()
+        if not needle or needle.isdigit():  # a number picks from the list as it stands unfiltered
+            return self.sessions[:SHOWN]
+        return [s for s in self.sessions if matches(s, needle)][:SHOWN]
+
+    def mark(self, text: str) -> int | None:
+        if text != self._text:  # a new filter marks its first row, a number its row
+            self._text, count = text, len(self.shown(text))
+            number = int(text.strip()) if text.strip().isdigit() else 1
+            self._mark = number - 1 if 1 <= number <= count else None
+        return self._mark
+
+    def move(self, text: str, step: int) -> None:
+        count, mark = len(self.shown(text)), self.mark(text)
+        if count:
+            self._mark = min(count - 1, max(0, (mark if mark is not None else -step) + step))
+
+    def chosen(self, text: str) -> Path | None:
+        mark = self.mark(text)
+        return self.shown(text)[mark].path if mark is not None else None
+
+    def lines(self, text: str) -> FormattedText:
+        shown, mark = self.shown(text), self.mark(text)
+        fragments: list[tuple[str, str]] = []
+        for index, summary in enumerate(shown):
+            fragments.append(("reverse" if index == mark else "", row(index + 1, summary, self.now_s)))
+            fragments.append(("", "\n"))
         if not shown:
-            show("No session matches.")
-            shown = list(sessions[:SHOWN])
-        for index, summary in enumerate(shown, 1):
-            show(row(index, summary, now))
-        if len(sessions) > len(shown):
-            show(f"     … type text to filter the other {len(sessions) - len(shown)}")
-        answer = ask(QUESTION).strip()
-        if not answer:
-            return None
-        if answer.isdigit() and 1 <= int(answer) <= len(shown):
-            return shown[int(answer) - 1].path
-        shown = [s for s in sessions if matches(s, answer)][:SHOWN]
+            fragments.append(("ansiyellow", "No session matches.\n"))
+        elif len(self.sessions) > len(shown) and not text.strip():
+            more = len(self.sessions) - len(shown)
+            fragments.append(("ansibrightblack", f"     … type text to filter the other {more}\n"))
+        fragments.append(("bold", QUESTION))
+        return FormattedText(fragments)
 
 
-__all__ = ["QUESTION", "SHOWN", "matches", "pick_session", "row", "when"]
+def pick_session(
+    sessions: Sequence[SessionSummary], now_s: float | None = None, *, text: str = "", input: Input | None = None,
+    output: Output | None = None,
+) -> Path | None:
+    """The session the user chose (None when they cancelled or there is none); ``text`` starts the filter."""
+    if not sessions:
+        return None
+    choice = Choice(sessions, now_ms() / 1000 if now_s is None else now_s)
+    picked: list[Path] = []
+    keys = KeyBindings()
+
+    @keys.add("up")
+    @keys.add("down")
+    def _move(event: KeyPressEvent) -> None:
+        choice.move(event.current_buffer.text, -1 if event.key_sequence[0].key == "up" else 1)
+
+    @keys.add("enter")
+    def _open(event: KeyPressEvent) -> None:
+        chosen = choice.chosen(event.current_buffer.text)
+        if chosen is not None:  # Enter on a filter that matches nothing waits for more typing
+            picked.append(chosen)
+            event.app.exit(result="")
+
+    @keys.add("escape", eager=True)
+    @keys.add("c-c")
+    @keys.add("c-d")
+    def _cancel(event: KeyPressEvent) -> None:
+        event.app.exit(result="")
+
+    prompt: PromptSession[str] = PromptSession(input=input, output=output)
+    prompt.prompt(lambda: choice.lines(prompt.default_buffer.text), key_bindings=keys, default=text)
+    return picked[0] if picked else None
+
+
+__all__ = ["QUESTION", "SHOWN", "Choice", "matches", "pick_session", "row", "when"]

@@ -115,7 +115,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("/fork", "[N]", "start a new session file from user message N", tree.fork),
     Command("/clone", "", "copy the current branch into a new session file", tree.clone),
     Command("/name", "[name]", "name the session (or show its name)", tree.name),
-    Command("/resume", "", "pick another session of this project (newest first, with a filter) and open it",
+    Command("/resume", "[filter]", "pick another session of this project (newest first, typing filters) and open it",
             resume.resume),
     Command("/expand", "", "show the last collapsed tool output in full (also Ctrl-O)", output.expand),
     Command("/copy", "", "copy the last answer to the clipboard (OSC 52: works over ssh and in tmux)", output.copy),

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prompt_toolkit import prompt
-
 from pi_compact.errors import PiCompactError
 from pi_compact.paths import resolve_session_dir
 from pi_compact.session.catalog import list_sessions
@@ -30,7 +28,7 @@ def resume(state: ReplState, arg: str) -> Outcome:
     if not sessions:
         state.say(f"No sessions in {directory} yet.", "yellow")
         return "continue"
-    chosen = pick_session(sessions, lambda question: prompt(question), lambda line: state.say(line))
+    chosen = pick_session(sessions, text=arg)  # `/resume lexer` starts with that filter
     if chosen is None:
         state.say("Nothing opened.", "dim")
         return "continue"
@@ -66,7 +64,7 @@ def pick_at_start(directory: Path) -> Path | None:
     if not sessions:
         print_formatted_text(f"No sessions to resume in {directory}; starting a new one.")
         return None
-    return pick_session(sessions, lambda question: prompt(question), lambda line: print_formatted_text(line))
+    return pick_session(sessions)
 
 
 __all__ = ["open_session", "pick_at_start", "resume", "sessions_dir"]
