@@ -1,4 +1,5 @@
-"""While the agent works, in a real terminal (tmux): the toolbar, type-ahead kept, a cancel while the model loads.
+"""While the agent works, in a real terminal (tmux): the toolbar, type-ahead kept, a cancel while the model
+loads, and start-up warnings about the settings said once however many turns follow.
 
 Uses the ``Terminal`` driver of test_terminal_tmux.py; each test has its own terminal.
 """
@@ -119,5 +120,24 @@ def test_cancel_during_load(server: ScriptedServer, tmp_path: Path) -> None:
         term.key("Enter")
         term.wait_for("Fixed it.", timeout=LONG, since=start)
         assert user_texts(server) == ["please fix the bug"]
+    finally:
+        term.close()
+
+
+def test_settings_warnings_are_said_once_per_start_not_per_turn(server: ScriptedServer, tmp_path: Path) -> None:
+    settings = {"compaction": {"reserveTokens": 5000, "keepRecentTokens": 100, "keepRecentToken": 7}}
+    term = Terminal(tmp_path, server, settings=settings)
+    try:
+        term.wait_for("using 1000 instead.", timeout=LONG)
+        for number in range(3):
+            server.enqueue(Reply(text=f"Reply {number}.", prompt_tokens=300))
+            start = term.mark()
+            term.type(f"turn {number}")
+            term.wait_for(f"Reply {number}.", timeout=LONG, since=start)
+            term.wait_prompt(since=start)
+        words = " ".join(term.screen().split())  # rich wraps long lines at spaces
+        assert words.count("warning: compaction.reserveTokens (5000)") == 1
+        stderr = term.stderr_file.read_text()
+        assert stderr.count("keepRecentToken ") == 1 and "did you mean" in stderr  # before the prompt, once
     finally:
         term.close()
