@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -194,6 +194,12 @@ class SessionStore:
             entries = self._index.all_entries()
             self._entries, self._by_id, self._index = entries, index_by_id(entries), None
         freeze_loaded()
+
+    def each_entry(self) -> Iterator[Entry]:
+        """Every entry in file order, without reading a resumed store's older entries into memory for good."""
+        if self._index is not None:
+            return self._index.each_entry()
+        return iter(self.entries)
 
     def entry_count(self) -> int:
         """How many entries the session holds (``len(entries)`` without reading them)."""

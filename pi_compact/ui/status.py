@@ -310,7 +310,7 @@ def session_table(store: SessionStore, compactions: int) -> Table:
     table.add_row("Id", Text(store.session_id))
     table.add_row("Entries", Text(f"{store.entry_count():,}"))
     table.add_row("Compactions", Text(str(compactions)))
-    totals = session_totals(store.entries)  # every branch: abandoned ones were paid for too
+    totals = session_totals(store.each_entry())  # every branch: abandoned ones were paid for too
     usage = totals.usage
     table.add_row("Tokens", Text(
         f"{usage_count(usage, 'input'):,} in · {usage_count(usage, 'output'):,} out · "
