@@ -196,10 +196,8 @@ class SessionStore:
         freeze_loaded()
 
     def each_entry(self) -> Iterator[Entry]:
-        """Every entry in file order, without reading a resumed store's older entries into memory for good."""
-        if self._index is not None:
-            return self._index.each_entry()
-        return iter(self.entries)
+        """Every entry in file order; a resumed store reads its older ones one at a time, not for good."""
+        return self._index.each_entry() if self._index is not None else iter(self.entries)
 
     def entry_count(self) -> int:
         """How many entries the session holds (``len(entries)`` without reading them)."""
@@ -390,10 +388,8 @@ class SessionStore:
         self._pending.clear()
 
     def _has_assistant(self) -> bool:
-        return any(
-            e.get("type") == "message" and (e.get("message") or {}).get("role") == "assistant"
-            for e in self.entries
-        )
+        return any(e.get("type") == "message" and (e.get("message") or {}).get("role") == "assistant"
+                   for e in self.entries)
 
 
 def _acquire(path: Path) -> SessionLock | None:
