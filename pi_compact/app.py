@@ -90,6 +90,28 @@ def model_factory(
     return resolve
 
 
+def summarizer_factory(
+    options: AppOptions, report: Callable[[str], None] | None = None,
+) -> Callable[[str, Settings], ChatModel]:
+    """How a session builds its compaction model (``compaction.model``) by name: resolved like any model
+    (no ``--context-window``: that is the chat model's), at the endpoint ``compaction_endpoint`` picks."""
+
+    def make(name: str, settings: Settings) -> ChatModel:
+        from pi_compact.learning.observer import LearningModel
+        from pi_compact.llm.resolve import compaction_endpoint, create_model, model_string, resolve_model
+
+        try:
+            chat: str | None = model_string(options.model, settings)
+        except PiCompactError:
+            chat = None
+        base, key = compaction_endpoint(name, chat, api_base=options.api_base, api_key=options.api_key,
+                                        settings=settings)
+        info = resolve_model(name, settings=settings)
+        return LearningModel(create_model(info, api_base=base, api_key=key, settings=settings), report)
+
+    return make
+
+
 def open_store(
     options: AppOptions, settings: Settings, report: Callable[[str], None] | None = None
 ) -> SessionStore:
@@ -162,7 +184,8 @@ def build_runtime(
     prompt = build_system_prompt(str(options.cwd), date.today(), [t.name for t in tools],
                                  project_instructions(options.cwd))
     session = AgentSession(store=store, model=chat_model, settings=settings, tools=tools, system_prompt=prompt,
-                           cwd=options.cwd, emit=emit, hooks=hooks, auto_compact=options.auto_compact)
+                           cwd=options.cwd, emit=emit, hooks=hooks, auto_compact=options.auto_compact,
+                           make_summarizer=summarizer_factory(options, lambda text: emit(Notice(text, "info"))))
     return Runtime(session, store, chat_model)
 
 

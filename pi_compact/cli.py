@@ -125,6 +125,9 @@ def main_callback(
     session_dir: Annotated[str | None, typer.Option(help="Directory for new session files.")] = None,
     approve: Annotated[str | None, typer.Option(metavar="[none|edits|all]", help="Ask before write/edit (edits) "
                                                 "or also bash (all); default none, or the approve setting.")] = None,
+    compaction_model: Annotated[str | None, typer.Option(help="litellm model string that writes compaction "
+                                                         "summaries (else compaction.model, else the chat "
+                                                         "model).")] = None,
     initial_message: Annotated[str | None, typer.Option("--initial-message", hidden=True)] = None,
 ) -> None:
     """Start the agent: `pi-compact [PROMPT]` opens the terminal (sending PROMPT first), `-p PROMPT` prints
@@ -153,9 +156,9 @@ def main_callback(
             cwd=Path.cwd(), prompt=prompt, mode=mode, model=model, api_base=api_base, api_key=api_key,
             context_window=context_window, session=session, continue_recent=continue_recent,
             no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
-            session_dir=session_dir, approve=approve,
+            session_dir=session_dir, approve=approve, compaction_model=compaction_model,
         )
-        loaded = _load_settings(Path.cwd(), {})
+        loaded = _load_settings(Path.cwd(), options.settings_overrides())
         if resume and prompt is None and session is None:
             from dataclasses import replace
 
@@ -193,6 +196,8 @@ def compact_command(
     model: Annotated[str | None, typer.Option(help="litellm model string.")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key (else the provider's env var).")] = None,
+    compaction_model: Annotated[str | None, typer.Option(help="litellm model string that writes the summary "
+                                                         "(else compaction.model, else --model).")] = None,
     no_fallback: Annotated[
         bool, typer.Option("--no-fallback", help="If the model fails, write nothing (exit 1) instead of a "
                            "model-free summary (exit 3).")
@@ -204,6 +209,7 @@ def compact_command(
             session, dry_run=dry_run, as_json=as_json, keep_recent_tokens=keep_recent_tokens,
             reserve_tokens=reserve_tokens, context_window=context_window, token_estimator=token_estimator,
             instructions=instructions, model=model, api_base=api_base, api_key=api_key, no_fallback=no_fallback,
+            compaction_model=compaction_model,
         )
     )
 
@@ -231,7 +237,7 @@ def _compact(
     session: Path, *, dry_run: bool = False, as_json: bool = False, keep_recent_tokens: int | None = None,
     reserve_tokens: int | None = None, context_window: int | None = None, token_estimator: str | None = None,
     instructions: str | None = None, model: str | None = None, api_base: str | None = None,
-    api_key: str | None = None, no_fallback: bool = False,
+    api_key: str | None = None, no_fallback: bool = False, compaction_model: str | None = None,
 ) -> int:
     """The ``compact`` command without typer (shared by typer and the fast path); returns the exit code."""
     try:
@@ -250,6 +256,8 @@ def _compact(
             overrides["compaction.reserveTokens"] = reserve_tokens
         if token_estimator is not None:
             overrides["compaction.tokenEstimator"] = token_estimator
+        if compaction_model is not None:
+            overrides["compaction.model"] = compaction_model
         from pi_compact.commands.compact import run_compact
         from pi_compact.commands.options import CompactOptions
 

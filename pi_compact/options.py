@@ -28,6 +28,11 @@ class AppOptions:
     extensions: tuple[Path, ...] = ()
     session_dir: str | None = None
     approve: str | None = None  # --approve: none, edits or all (else the ``approve`` setting)
+    compaction_model: str | None = None  # --compaction-model (else the ``compaction.model`` setting)
+
+    def settings_overrides(self) -> dict[str, object]:
+        """The settings the flags set, by dotted key (for ``load_settings``, at start and on reload)."""
+        return {"compaction.model": self.compaction_model} if self.compaction_model else {}
 
 
 __all__ = ["AppOptions"]

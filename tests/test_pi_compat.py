@@ -210,3 +210,43 @@ def test_pi_restores_the_model_we_switched_to(
     assert restored["model"] == {"provider": "google", "modelId": "gemini-2.5-pro"}
     assert restored["found"] == ["google", "gemini-2.5-pro"]
     assert SessionStore.open(h.path, str(h.cwd), 0).context().model == ("google", "gemini-2.5-pro")
+
+
+# ---- the usage we record is the usage pi counts --------------------------------------------------------
+
+# Opens a session file as a pi session and prints pi's own totals (getSessionStats: tokens and cost).
+PI_STATS_SCRIPT = f"""
+import {{ AuthStorage, ModelRegistry, SessionManager, createAgentSession }} from "{PACKAGE}";
+const [file, dir] = process.argv.slice(1);
+const authStorage = AuthStorage.create(dir + "/auth.json");
+const {{ session }} = await createAgentSession({{
+  cwd: dir, agentDir: dir, sessionManager: SessionManager.open(file, dir), authStorage,
+  modelRegistry: ModelRegistry.create(authStorage, dir + "/models.json"),
+}});
+const stats = session.getSessionStats();
+process.stdout.write(JSON.stringify({{ tokens: stats.tokens, cost: stats.cost }}));
+"""
+
+
+def test_pi_counts_the_tokens_and_cost_we_record(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    reason = pi_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    from pi_compact.llm.protocol import ModelInfo
+    from pi_compact.usage import session_totals
+
+    h = make_harness(scripted_server, tmp_path, info=ModelInfo("openai/gpt-4o-mini", "openai", 128_000, None))
+    scripted_server.enqueue(Reply(text="Hi.", prompt_tokens=1_200, completion_tokens=30),
+                            Reply(text="Done.", prompt_tokens=2_500, completion_tokens=60, cached_tokens=1_000))
+    h.session.prompt("Say hi.")
+    h.session.prompt("Now stop.")
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    done = subprocess.run(["node", "--input-type=module", "-e", PI_STATS_SCRIPT, str(h.path), str(tmp_path)],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)
+    ours = session_totals(SessionStore.open(h.path, str(h.cwd), 0).entries)
+    assert theirs["tokens"] == {"input": 2_700, "output": 90, "cacheRead": 1_000, "cacheWrite": 0, "total": 3_790}
+    assert theirs["tokens"]["total"] == ours.usage["totalTokens"]
+    assert theirs["cost"] == pytest.approx(ours.cost)
+    assert theirs["cost"] == pytest.approx(2_700 * 1.5e-07 + 90 * 6e-07 + 1_000 * 7.5e-08)

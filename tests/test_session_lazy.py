@@ -16,7 +16,7 @@ from builders import assistant, compaction, header, msg, tool_call, tool_result,
 from pi_compact.errors import SessionError
 from pi_compact.session import writes
 from pi_compact.session.context import project_path
-from pi_compact.session.lazy import tail_start
+from pi_compact.session.lazy import EntryIndex, tail_start
 from pi_compact.session.store import SessionStore, parse_session_text
 
 NOW = 1_700_000_000_000
@@ -87,6 +87,19 @@ def test_the_tail_of_a_resumed_session_gives_the_full_context(tmp_path: Path) ->
     assert messages == SessionStore.open(path, "/work", NOW).context().messages
     assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant", "toolResult", "assistant",
                                              "user", "assistant"]
+
+
+def test_one_pass_over_a_resumed_session_gives_every_entry_without_keeping_the_old_ones(tmp_path: Path) -> None:
+    path = _compacted(tmp_path / "s.jsonl")
+    full = parse_session_text(path.read_text(encoding="utf-8"), str(path))
+    store = SessionStore.open(path, "/work", NOW)
+    index = store._index
+    assert index is not None
+    parsed_before = sum(isinstance(kept, dict) for kept in index._reader.kept)
+    reads = EntryIndex.full_reads
+    assert list(store.each_entry()) == full.entries
+    assert EntryIndex.full_reads == reads and store._index is index  # still the lean index
+    assert sum(isinstance(kept, dict) for kept in index._reader.kept) == parsed_before < len(full.entries)
 
 
 def test_a_resumed_session_reads_older_entries_only_when_asked(tmp_path: Path) -> None:

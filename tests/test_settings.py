@@ -167,6 +167,14 @@ def test_empty_default_model_is_rejected() -> None:
     assert warnings == ['Ignoring defaultModel: expected a non-empty string, got " ".']
 
 
+def test_compaction_model_is_read_and_an_empty_one_is_rejected() -> None:
+    settings, warnings = parse_settings({"compaction": {"model": "openai/gpt-4o-mini"}})
+    assert (settings.compaction.model, warnings) == ("openai/gpt-4o-mini", [])
+    settings, warnings = parse_settings({"compaction": {"model": "  "}})
+    assert settings.compaction.model is None
+    assert warnings == ['Ignoring compaction.model: expected a non-empty string, got "  ".']
+
+
 def test_legacy_retry_max_delay_is_migrated() -> None:
     settings, warnings = parse_settings({"retry": {"maxDelayMs": 1234}})
     assert (settings.retry.max_delay_ms, warnings) == (1234, [])

@@ -30,6 +30,19 @@ def test_keys_only_pi_reads_raise_no_warning(tmp_path: Path) -> None:
     assert unknown_key_warnings(raw, tmp_path / "s.json") == []
 
 
+def test_a_misspelt_compaction_model_key_names_the_new_key(tmp_path: Path) -> None:
+    assert unknown_key_warnings({"compaction": {"modle": "openai/gpt-4o-mini"}}, tmp_path / "s.json") == [
+        f"Unknown setting compaction.modle in {tmp_path / 's.json'} is ignored (did you mean compaction.model?)."
+    ]
+
+
+def test_the_example_settings_file_with_its_comment_keys_raises_no_warning(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parent.parent / "settings.example.json"
+    raw = json.loads(example.read_text(encoding="utf-8"))
+    assert any(key.startswith("//") for key in raw)
+    assert unknown_key_warnings(raw, tmp_path / "s.json") == []
+
+
 def test_an_unknown_key_with_nothing_close_is_still_named(tmp_path: Path) -> None:
     assert unknown_key_warnings({"zzzz": 1}, tmp_path / "s.json") == [
         f"Unknown setting zzzz in {tmp_path / 's.json'} is ignored."

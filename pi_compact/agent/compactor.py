@@ -15,14 +15,14 @@ from typing import Any, Protocol
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, Retry, SessionEvent
 from pi_compact.agent.guard import LoopGuard
+from pi_compact.agent.summary_model import Summarizer, write_summary
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, SkipReason, prepare_compaction, skip_reason
-from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, estimated_tokens_after, summarize
+from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.llm.protocol import ChatModel, Retrying
-from pi_compact.llm.retry_watch import RetryWatcher
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
@@ -96,6 +96,7 @@ class Compactor:
     # Why an automatic compaction gained nothing (the loop guard's diagnosis); None: only the numbers.
     diagnose: Callable[[], str] | None = None
     guard: LoopGuard | None = None  # the session's loop guard: a stopped one refuses automatic compaction
+    summarizer: Summarizer | None = None  # ``compaction.model``; None: the chat model writes summaries
 
     def run(
         self,
@@ -178,13 +179,10 @@ class Compactor:
         if result is None:
             if cancel.cancelled:  # checked before the request goes out, not after its first byte
                 raise Cancelled("Compaction cancelled; nothing was written.")
-            info = self.model.info
-            budget = SummaryBudget.for_model(
-                info.context_window, info.max_output_tokens, self.settings.compaction.reserve_tokens
-            )
-            model = RetryWatcher(self.model, self._report_retry)  # the spinner shows "retrying (2/3)…"
-            result = summarize(plan, model, budget, instructions=instructions, cancel=cancel,
-                               allow_fallback=self.allow_fallback)
+            # By the compaction model when one is set, sized for its window (agent/summary_model.py).
+            result = write_summary(plan, self.model, self.summarizer, self.settings.compaction.reserve_tokens,
+                                   instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
+                                   on_retry=self._report_retry)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = _with_stats(result, plan)

@@ -40,6 +40,7 @@ from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.notices import OVERFLOW_GIVE_UP, window_hint
 from pi_compact.agent.opening import Opening, record_model
 from pi_compact.agent.request import build_request, failed_reply
+from pi_compact.agent.summary_model import Summarizers
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
@@ -71,6 +72,7 @@ class AgentSession:
         hooks: CompactionHooks | None = None,
         auto_compact: bool = True,
         now_ms: Callable[[], int] = now_ms,
+        make_summarizer: Callable[[str, Settings], ChatModel] | None = None,
     ) -> None:
         self._store = store
         self._model = model
@@ -90,6 +92,7 @@ class AgentSession:
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
+        self._summarizers = Summarizers(make_summarizer)  # the ``compaction.model`` named by the settings
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -163,7 +166,8 @@ class AgentSession:
         """Compact now (``/compact``); the live context is rebuilt from the file right after."""
         percent = self.context_usage().percent if reason == "threshold" else None
         compactor = Compactor(self._store, self._model, self.fitted_settings(), self._emit, self._hooks,
-                              now_ms=self._now, diagnose=self.diagnose, guard=self._guard)
+                              now_ms=self._now, diagnose=self.diagnose, guard=self._guard,
+                              summarizer=self._summarizers.for_settings(self._settings))
         result = compactor.run(reason, instructions=instructions, cancel=cancel, will_retry=will_retry,
                                context_percent=percent)
         if result is not None:
@@ -307,6 +311,7 @@ class AgentSession:
 
     def set_settings(self, settings: Settings) -> None:
         self._settings = settings
+        self._summarizers.forget()
         self._estimator = estimator_for(settings.compaction.token_estimator)
 
     def set_auto_compaction(self, enabled: bool) -> None:

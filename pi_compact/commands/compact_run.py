@@ -17,6 +17,7 @@ from rich.text import Text
 
 from pi_compact.agent.compactor import Compactor
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
+from pi_compact.agent.summary_model import Summarizer
 from pi_compact.cancel import CancelToken
 from pi_compact.commands.options import CompactOptions, fitted_settings
 from pi_compact.compaction.plan import SkipReason, prepare_compaction, skip_reason
@@ -55,6 +56,7 @@ def compact_file(
                          context_window=options.context_window, settings=settings)
     settings = fitted_settings(settings, info.context_window, info.model, sources)  # silent if already fitted
     model = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
+    summarizer = _summarizer(options, settings, info.model)
     console = Console(stderr=False)
     err = Console(stderr=True)
     ends: list[CompactionEnd] = []
@@ -67,10 +69,11 @@ def compact_file(
             err.print(Text(f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:g} s "
                            f"after: {event.error_message}", style="yellow"))
         elif event.type == "compaction_start":
-            err.print(Text(f"Compacting {options.session} with {info.model}… (Ctrl-C to cancel)"))
+            writer = summarizer.name if summarizer is not None else info.model
+            err.print(Text(f"Compacting {options.session} with {writer}… (Ctrl-C to cancel)"))
 
     token = CancelToken()
-    compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback)
+    compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback, summarizer=summarizer)
     # The plan above is used unless fitting the settings to the model's window changed them.
     planned = (branch, plan) if settings.compaction == planned_with else None
     with cancel_on_sigint(token):
@@ -95,6 +98,19 @@ def compact_file(
         err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",
                        style="yellow"))
     return 1
+
+
+def _summarizer(options: CompactOptions, settings: Settings, chat_model: str) -> Summarizer | None:
+    """The ``compaction.model`` (``--compaction-model``) that writes the summary, if one is set."""
+    from pi_compact.llm.resolve import compaction_endpoint, create_model, resolve_model
+
+    name = settings.compaction.model
+    if not name or name == chat_model:
+        return None
+    base, key = compaction_endpoint(name, chat_model, api_base=options.api_base, api_key=options.api_key,
+                                    settings=settings)
+    return Summarizer(name, lambda: create_model(resolve_model(name, settings=settings), api_base=base,
+                                                 api_key=key, settings=settings))
 
 
 __all__ = ["compact_file"]

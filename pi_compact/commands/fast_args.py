@@ -14,7 +14,7 @@ _INT_OPTIONS = {
 }
 _STR_OPTIONS = {
     "--token-estimator": "token_estimator", "--instructions": "instructions", "--model": "model",
-    "--api-base": "api_base", "--api-key": "api_key",
+    "--api-base": "api_base", "--api-key": "api_key", "--compaction-model": "compaction_model",
 }
 
 

@@ -118,6 +118,29 @@ def create_model(
     return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry)
 
 
+def compaction_endpoint(
+    name: str, chat_model: str | None, *, api_base: str | None, api_key: str | None, settings: Settings
+) -> tuple[str | None, str | None]:
+    """The api base and key for compaction model ``name`` (None, None: its provider's own, from the
+    environment).
+
+    Its own ``models.<name>.apiBase`` wins. Else, when it has the chat model's provider prefix, it is
+    taken to live on the same server: the chat model's api base (``--api-base``, else its ``models``
+    entry) and ``--api-key``. A model of another provider never gets them: they belong to another server.
+    """
+    override = model_override(name, settings)
+    if override is not None and override.api_base:
+        return override.api_base, None
+    if chat_model is None or _prefix(name) != _prefix(chat_model):
+        return None, None
+    chat_override = model_override(chat_model, settings)
+    return api_base or (chat_override.api_base if chat_override else None), api_key
+
+
+def _prefix(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
 def uses_litellm(model: str, api_base: str | None, settings: Settings) -> bool:
     """Will ``create_model`` build a litellm model for this model string (so litellm is worth preloading)?"""
     override = model_override(model, settings)

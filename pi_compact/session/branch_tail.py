@@ -205,6 +205,13 @@ class _LeanReader:
             return entry
         return self.digest(entry, index)
 
+    def peek(self, index: int) -> Entry:
+        """The whole entry, like ``full`` in ``whole`` mode, but an older one is not kept afterwards."""
+        kept = self.kept[index]
+        if isinstance(kept, dict):
+            return kept
+        return self.relinked(_parsed(self._reread(index) if kept is None else kept))
+
     def relinked(self, entry: Entry) -> Entry:
         """A line parsed again, its parent linked past skipped entries as on the first read."""
         parent = entry.get("parentId")

@@ -113,6 +113,14 @@ class EntryIndex:
         with self._file():
             return [reader.full(index) for index in range(len(reader.ids))]
 
+    def each_entry(self) -> Iterator[Entry]:
+        """Every entry in file order, for one pass over all of them (totals): unlike ``all_entries``,
+        older entries are parsed one at a time and dropped, so memory stays as lean as the index."""
+        reader = self._reader
+        with self._file():
+            for index in range(len(reader.ids)):
+                yield reader.peek(index)
+
     @contextmanager
     def _file(self) -> Iterator[None]:
         """The file, for reading older entries again (opened only if one is read)."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -194,6 +194,10 @@ class SessionStore:
             entries = self._index.all_entries()
             self._entries, self._by_id, self._index = entries, index_by_id(entries), None
         freeze_loaded()
+
+    def each_entry(self) -> Iterator[Entry]:
+        """Every entry in file order; a resumed store reads its older ones one at a time, not for good."""
+        return self._index.each_entry() if self._index is not None else iter(self.entries)
 
     def entry_count(self) -> int:
         """How many entries the session holds (``len(entries)`` without reading them)."""
@@ -384,10 +388,8 @@ class SessionStore:
         self._pending.clear()
 
     def _has_assistant(self) -> bool:
-        return any(
-            e.get("type") == "message" and (e.get("message") or {}).get("role") == "assistant"
-            for e in self.entries
-        )
+        return any(e.get("type") == "message" and (e.get("message") or {}).get("role") == "assistant"
+                   for e in self.entries)
 
 
 def _acquire(path: Path) -> SessionLock | None:

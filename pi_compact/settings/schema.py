@@ -86,6 +86,7 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("compaction.retainTail", "compaction.retain_tail", _BOOL),
     SettingKey("compaction.recallMaxTokens", "compaction.recall_max_tokens", _POSITIVE),
     SettingKey("compaction.pinBudget", "compaction.pin_budget", _WHOLE),
+    SettingKey("compaction.model", "compaction.model", _TEXT),
     SettingKey("retry.enabled", "retry.enabled", _BOOL),
     SettingKey("retry.maxRetries", "retry.max_retries", _WHOLE),
     SettingKey("retry.baseDelayMs", "retry.base_delay_ms", _WHOLE),

@@ -6,7 +6,7 @@ Contract:
   per unknown key, naming the file, the dotted key and, when one is close, the key that was probably
   meant (difflib against the known keys of the same level).
 - Keys pi itself reads (``theme``, ``packages`` ...) are known too: a settings file shared with pi
-  must not raise false alarms. Pure: no I/O.
+  must not raise false alarms, and neither do comment keys (``"//..."``). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def unknown_key_warnings(raw: Mapping[str, Any], path: Path) -> list[str]:
         names = _level(known, section)
         prefix = f"{section}." if section else ""
         for name in node:
-            if str(name) in names:
+            # "//..." keys are comments (settings.example.json documents itself with them).
+            if str(name) in names or str(name).startswith("//"):
                 continue
             guess = difflib.get_close_matches(str(name), names, n=1, cutoff=0.75)
             hint = f" (did you mean {prefix}{guess[0]}?)" if guess else ""

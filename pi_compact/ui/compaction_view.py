@@ -14,6 +14,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason
+from pi_compact.usage import cost_text, usage_count, usage_tokens
 
 CANCEL_HINT = "Esc or Ctrl-C to cancel"
 
@@ -94,14 +95,26 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
             f"Files: {len(details.get('readFiles') or [])} read, {len(details.get('modifiedFiles') or [])} modified"
         ),
     ]
+    usage = details.get("usage") if isinstance(details.get("usage"), dict) else None
+    spent = _spent(usage) if usage is not None else ""
     if source == "fallback":
         lines.append(Text(f"Summary built without a model: {details.get('error', 'the model failed')}", style="yellow"))
+        if usage is not None and usage_tokens(usage):
+            lines.append(Text(f"Its failed summary requests{spent}", style="dim"))
+    elif source == "model" and details.get("summaryModel"):
+        lines.append(Text(f"Summary by the model {details['summaryModel']}{spent}", style="dim"))
     else:
         lines.append(Text(f"Summary by the {source}", style="dim"))
     hint = " · /summary shows the summary" if in_repl else ""
     lines.append(Text(f"{duration_s:.1f}s{hint}", style="dim"))
     title = Text("[compaction]", style="bold cyan")
     return Panel(Group(*lines), title=title, title_align="left", border_style="cyan", expand=False)
+
+
+def _spent(usage: dict[str, Any]) -> str:
+    """" · 12,345 tokens in, 678 out · $0.0031" (input counts cache reads and writes too)."""
+    output = usage_count(usage, "output")
+    return f" · {usage_tokens(usage) - output:,} tokens in, {output:,} out · {cost_text(usage)}"
 
 
 def _count(value: Any, one: str, many: str) -> str:

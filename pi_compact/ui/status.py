@@ -34,6 +34,7 @@ from pi_compact.session.pins import pin_budget
 from pi_compact.session.store import SessionStore
 from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe
 from pi_compact.ui.tree_view import history_rows
+from pi_compact.usage import session_totals, usage_count, usage_tokens
 
 UNKNOWN = "…"
 WARN_PERCENT = 70.0  # pi's footer turns to the warning colour here and to the error colour above 90 %
@@ -292,7 +293,8 @@ def settings_table(
 
 
 def session_table(store: SessionStore, compactions: int) -> Table:
-    """``/session``: the file, its id, how many entries and bytes, how often it was compacted."""
+    """``/session``: the file, its id, how many entries and bytes, how often it was compacted, and the
+    tokens and cost of every model call it records (replies and compaction summaries)."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
@@ -308,4 +310,11 @@ def session_table(store: SessionStore, compactions: int) -> Table:
     table.add_row("Id", Text(store.session_id))
     table.add_row("Entries", Text(f"{store.entry_count():,}"))
     table.add_row("Compactions", Text(str(compactions)))
+    totals = session_totals(store.each_entry())  # every branch: abandoned ones were paid for too
+    usage = totals.usage
+    table.add_row("Tokens", Text(
+        f"{usage_count(usage, 'input'):,} in · {usage_count(usage, 'output'):,} out · "
+        f"{usage_count(usage, 'cacheRead'):,} cache read · {usage_count(usage, 'cacheWrite'):,} cache write "
+        f"({usage_tokens(usage):,} total, replies and compactions)"))
+    table.add_row("Cost", Text(totals.cost_text() if totals.calls else "none yet"))
     return table

@@ -11,7 +11,7 @@ from pi_compact.ui.status import model_ready, settings_table
 
 def settings(state: ReplState, arg: str) -> Outcome:
     if arg == "reload":
-        loaded = load_settings(state.options.cwd, {})
+        loaded = load_settings(state.options.cwd, state.options.settings_overrides())  # flags still win
         for warning in loaded.warnings:
             state.say(f"warning: {warning}", "yellow")
         auto = state.session.auto_compact

@@ -1,0 +1,179 @@
+"""The model that writes a compaction's summary, and what its requests used.
+
+``compaction.model`` (``--compaction-model``) names another model for summaries, usually a cheaper,
+faster one. Then:
+
+- every summary request is sized for *that* model: the budget (``SummaryBudget``) takes its window and
+  max output tokens, so the fit guarantee holds for the model that receives the request;
+- its failures are summarization failures like any other (the strict retry, then the model-free
+  summary, or with ``--no-fallback`` nothing), and their text starts by naming it. That includes what
+  aborts a summary by the chat model: a missing API key, or a model that cannot be resolved (an unknown
+  window). The conversation's own model is not at fault then, so the compaction still happens.
+
+Whichever model writes it, ``UsageMeter`` adds up the usage of every request of one compaction (the
+chunks, the turn prefix, the strict retries); ``write_summary`` records it in ``details.usage`` with
+the model's name in ``details.summaryModel``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pi_compact.cancel import CancelToken
+from pi_compact.compaction.plan import CompactionPlan
+from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, summarize
+from pi_compact.errors import AuthError, CompactionError, ModelError, PiCompactError
+from pi_compact.llm.protocol import ChatModel, ChatRequest, Done, ModelInfo, Retrying, StreamEvent, error_message
+from pi_compact.llm.retry_watch import RetryWatcher
+from pi_compact.settings import Settings
+from pi_compact.usage import add_usage, zero_usage
+
+
+@dataclass(frozen=True)
+class Summarizer:
+    """A summary model other than the chat model: its name, and how to build it (which may fail)."""
+
+    name: str
+    make: Callable[[], ChatModel]
+
+
+class Summarizers:
+    """The session's compaction models, built on first use and kept (their state, such as a learned
+    window, lasts the session) until the settings change."""
+
+    def __init__(self, make: Callable[[str, Settings], ChatModel] | None) -> None:
+        self._make = make
+        self._built: dict[str, ChatModel] = {}
+        self._lock = threading.Lock()
+
+    def for_settings(self, settings: Settings) -> Summarizer | None:
+        """The summarizer ``compaction.model`` names (None: the chat model writes summaries)."""
+        name = settings.compaction.model
+        if not name or self._make is None:
+            return None
+        return Summarizer(name, lambda: self._get(name, settings))
+
+    def _get(self, name: str, settings: Settings) -> ChatModel:
+        assert self._make is not None
+        with self._lock:
+            if name not in self._built:
+                self._built[name] = self._make(name, settings)  # a failure is not kept: tried again next time
+            return self._built[name]
+
+    def forget(self) -> None:
+        """Build them afresh (the settings, and so their ``models`` entries, may have changed)."""
+        with self._lock:
+            self._built.clear()
+
+
+class UsageMeter:
+    """A ``ChatModel`` that adds up the usage of every reply it streams (safe across threads).
+
+    With ``soft_auth`` a missing API key becomes a failed reply instead of an ``AuthError``.
+    """
+
+    def __init__(self, model: ChatModel, *, soft_auth: bool = False) -> None:
+        self._model = model
+        self._soft_auth = soft_auth
+        self._usage: dict[str, Any] = zero_usage()
+        self._lock = threading.Lock()
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._model.info
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        with self._lock:
+            return dict(self._usage)
+
+    def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        try:
+            events = self._model.stream(request, cancel)
+        except AuthError as exc:
+            if not self._soft_auth:
+                raise
+            return iter([Done(error_message(self._model.info, str(exc)))])
+        return self._count(events)
+
+    def _count(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+        for event in events:
+            if isinstance(event, Done) and isinstance(event.message.get("usage"), Mapping):
+                with self._lock:
+                    self._usage = add_usage(self._usage, event.message["usage"])
+            yield event
+
+
+class _Unavailable:
+    """Stands in for a compaction model that could not be built: every request fails with ``reason``.
+
+    It borrows the chat model's info, which only sizes requests that are never sent.
+    """
+
+    def __init__(self, info: ModelInfo, reason: str) -> None:
+        self._info = info
+        self._reason = reason
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        return iter([Done(error_message(self._info, self._reason))])
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    meter: UsageMeter
+    name: str
+    label: str | None  # how failures start when the summarizer is not the chat model
+
+
+def _choose(chat: ChatModel, summarizer: Summarizer | None) -> _Chosen:
+    if summarizer is None or summarizer.name == chat.info.model:
+        return _Chosen(UsageMeter(chat), chat.info.model, None)
+    label = f"The compaction model {summarizer.name} failed"
+    try:
+        model = summarizer.make()
+        model.info  # noqa: B018 - resolving it now surfaces an unknown window here, not mid-request
+    except PiCompactError as exc:
+        model = _Unavailable(chat.info, str(exc))
+    return _Chosen(UsageMeter(model, soft_auth=True), summarizer.name, label)
+
+
+def write_summary(
+    plan: CompactionPlan,
+    chat: ChatModel,
+    summarizer: Summarizer | None,
+    reserve_tokens: int,
+    *,
+    instructions: str | None,
+    cancel: CancelToken,
+    allow_fallback: bool,
+    on_retry: Callable[[Retrying], None],
+) -> CompactionResult:
+    """Summarize ``plan`` with the summarizer (else the chat model), sized for its window; the result's
+    ``details`` name the model and hold the usage of all its requests."""
+    chosen = _choose(chat, summarizer)
+    info = chosen.meter.info
+    budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, reserve_tokens)
+    model = RetryWatcher(chosen.meter, on_retry)  # the spinner shows "retrying (2/3)…"
+    try:
+        result = summarize(plan, model, budget, instructions=instructions, cancel=cancel,
+                           allow_fallback=allow_fallback)
+    except (ModelError, CompactionError) as exc:
+        if chosen.label is None or isinstance(exc, AuthError):
+            raise
+        raise CompactionError(f"{chosen.label}: {exc}") from exc
+    details = {**result.details, "summaryModel": chosen.name, "usage": chosen.meter.usage}
+    error = result.error
+    if error is not None and chosen.label is not None:
+        error = f"{chosen.label}: {error}"
+        details["error"] = error
+    return CompactionResult(**{**vars(result), "details": details, "error": error})
+
+
+__all__ = ["Summarizer", "Summarizers", "UsageMeter", "write_summary"]
