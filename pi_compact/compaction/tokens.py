@@ -183,6 +183,30 @@ class ContextEstimate:
     last_usage_index: int | None
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """A factor that scales ``auto`` estimates, learned from provider usage (``compaction/calibration.py``).
+
+    ``replies`` counts the replies whose usage it was learned from; 0 means not calibrated (factor 1).
+    """
+
+    factor: float = 1.0
+    replies: int = 0
+
+    @property
+    def applied(self) -> bool:
+        return self.replies > 0
+
+    def describe(self) -> str:
+        """How ``/context`` and the dry run say it ("calibrated ×1.31 from 5 replies")."""
+        if not self.applied:
+            return "not calibrated yet (needs usage from a few replies)"
+        return f"calibrated ×{self.factor:.2f} from {self.replies} repl{'y' if self.replies == 1 else 'ies'}"
+
+
+UNCALIBRATED = Calibration()
+
+
 def context_usage(
     messages: Sequence[Message], estimator: Estimator = estimate_tokens_chars4, *, fresh_from: int = 0,
     count_empty_usage: bool = False,
@@ -221,6 +245,7 @@ class ContextUsage:
     context_window: int
     threshold: int
     from_usage: bool  # anchored on a provider-reported usage (else all estimated)
+    calibration: Calibration = UNCALIBRATED  # the factor the estimated part was scaled by
 
     @property
     def percent(self) -> float:
