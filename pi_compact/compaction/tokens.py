@@ -200,7 +200,7 @@ class Calibration:
     def describe(self) -> str:
         """How ``/context`` and the dry run say it ("calibrated ×1.31 from 5 replies")."""
         if not self.applied:
-            return "not calibrated yet (needs usage from a few replies)"
+            return "not calibrated (too few replies whose usage agrees)"
         return f"calibrated ×{self.factor:.2f} from {self.replies} repl{'y' if self.replies == 1 else 'ies'}"
 
 
