@@ -78,6 +78,11 @@ def test_the_threshold_check_compacts_on_the_calibrated_estimate_in_auto_mode(tm
     h = _run_to_the_big_tool_output(tmp_path, AUTO, scripted_summary())
     assert [(s.reason, e.result is not None) for s, e in assert_compactions_paired(h.events)] == [("threshold", True)]
     assert "QUESTION-0" in chat_request_text(h.summarizer_requests()[0])  # the history, then the split turn
+    # Rebuilt after the compaction, the live context calibrates as a scan of it from nothing does.
+    tail = h.session.store.branch_tail()
+    fresh = fresh_start(tail, project_path(tail))
+    assert h.session.context_usage().calibration == calibrate(h.session.messages, estimate_tokens_auto,
+                                                              fresh_from=fresh)
 
 
 def test_the_same_session_with_chars4_does_not_compact(tmp_path: Path) -> None:

@@ -30,9 +30,10 @@ class LiveContext:
         self.messages: list[Message] = []
         self.fresh_from = 0  # messages before this index predate the latest compaction
         self.calibrate = calibrate
-        # The calibration scan so far, carried on as messages are appended; the estimator and the last
-        # message it saw tell a scan of other messages (or with another estimator) from a stale one.
-        self._scan: tuple[Scan, Estimator, Message | None] | None = None
+        # The calibration scan so far (and what it gave), carried on as messages are appended; the
+        # estimator and the last message it saw tell a scan of other messages (or with another
+        # estimator) from a stale one.
+        self._scan: tuple[Scan, Estimator, Message | None, Calibration] | None = None
         self.reload(store)
 
     def reload(self, store: SessionStore) -> None:
@@ -51,13 +52,16 @@ class LiveContext:
             return UNCALIBRATED
         since = None
         if self._scan is not None:
-            done, used, last = self._scan
+            done, used, last, result = self._scan
             if used is estimator and done.end <= len(self.messages) and \
                     (self.messages[done.end - 1] if done.end else None) is last:
+                if done.end == len(self.messages):
+                    return result  # nothing new since (the status line asks often)
                 since = done
         found = scan(self.messages, estimator, fresh_from=self.fresh_from, since=since)
-        self._scan = (found, estimator, self.messages[-1] if self.messages else None)
-        return calibration_of(found, self.messages)
+        result = calibration_of(found, self.messages)
+        self._scan = (found, estimator, self.messages[-1] if self.messages else None, result)
+        return result
 
     def estimator(self, estimator: Estimator) -> Estimator:
         """``estimator`` scaled by the calibration (``estimator`` itself when there is none)."""
