@@ -5,7 +5,8 @@ Two estimators, both pure and cheap:
   UTF-16 code units as JavaScript counts them and tool-call arguments as compact JSON.
 - ``auto`` counts CJK characters (Han, kana, hangul, CJK punctuation, full-width forms) as about one
   token each (kana 0.93) and everything else as ``chars4``; on text without such characters it equals
-  ``chars4``.
+  ``chars4``. A session scales its ``auto`` estimates by a ``Calibration`` learned from the usage its
+  provider reports (``compaction/calibration.py``); ``chars4`` is never scaled.
 """
 
 from __future__ import annotations
