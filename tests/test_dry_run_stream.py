@@ -105,7 +105,7 @@ def test_a_digest_keeps_what_planning_reads_and_the_text() -> None:
     assert isinstance(digest, MessageDigest)
     assert dict(digest) == {
         "role": "assistant", "provider": message["provider"], "model": message["model"], "stopReason": "toolUse",
-        "usage": {"totalTokens": 0},
+        "usage": {"totalTokens": 0, "output": 0},
         "content": [{"type": "toolCall", "name": "edit", "arguments": {"path": "src/\u00e9.py"}}],
     }
     assert serialized_text(digest) == message_text(message)

@@ -1,9 +1,14 @@
-"""The live context: the messages the next request carries, and which of them count as fresh.
+"""The live context: the messages the next request carries, which of them count as fresh, and the
+calibration their replies give.
 
 It is rebuilt from the session file at start and after every compaction, then grows as the turn
 goes. The summary and the kept tail carry usage from before the latest compaction, which measured
 a context that no longer exists (pi #1860): messages before ``fresh_from`` are estimated, never
 anchored on. Messages written after it (a resumed session) are fresh and must be checked.
+
+With ``calibrate`` (the ``auto`` estimator) every estimate is scaled by the factor the context's
+replies give (``compaction/calibration.py``). The kept tail's replies still count after a compaction:
+the usage between two of them measured real messages, so the factor survives a compaction.
 """
 
 from __future__ import annotations
@@ -11,18 +16,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pi_compact.compaction.tokens import ContextEstimate, Estimator, context_usage
+from pi_compact.compaction.calibration import Scan, calibrated, calibration_of, scan
+from pi_compact.compaction.tokens import UNCALIBRATED, Calibration, ContextUsage, Estimator, context_usage
 from pi_compact.messages import Message
-from pi_compact.session.context import project_path
+from pi_compact.session.context import fresh_start, project_path
 from pi_compact.session.store import SessionStore
 
 
 class LiveContext:
     """The session's messages as the model sees them (``messages``) and where fresh usage starts."""
 
-    def __init__(self, store: SessionStore) -> None:
+    def __init__(self, store: SessionStore, *, calibrate: bool = False) -> None:
         self.messages: list[Message] = []
         self.fresh_from = 0  # messages before this index predate the latest compaction
+        self.calibrate = calibrate
+        # The calibration scan so far (and what it gave), carried on as messages are appended; the
+        # estimator and the last message it saw tell a scan of other messages (or with another
+        # estimator) from a stale one.
+        self._scan: tuple[Scan, Estimator, Message | None, Calibration] | None = None
         self.reload(store)
 
     def reload(self, store: SessionStore) -> None:
@@ -30,14 +41,37 @@ class LiveContext:
         # The tail is all the context is made of (its projection is what ``context`` gives): a resumed
         # session's older entries stay unread.
         branch = store.branch_tail()
-        self.messages = list(project_path(branch).messages)
-        latest = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=None)
-        after = len(project_path(branch[latest + 1 :]).messages) if latest is not None else len(self.messages)
-        self.fresh_from = len(self.messages) - after
+        context = project_path(branch)
+        self.messages = list(context.messages)
+        self.fresh_from = fresh_start(branch, context)
+        self._scan = None
 
-    def usage(self, estimator: Estimator) -> ContextEstimate:
-        """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
-        return context_usage(self.messages, estimator, fresh_from=self.fresh_from)
+    def calibration(self, estimator: Estimator) -> Calibration:
+        """What the replies in the context give for ``estimator`` (nothing unless ``calibrate``)."""
+        if not self.calibrate:
+            return UNCALIBRATED
+        since = None
+        if self._scan is not None:
+            done, used, last, result = self._scan
+            if used is estimator and done.end <= len(self.messages) and \
+                    (self.messages[done.end - 1] if done.end else None) is last:
+                if done.end == len(self.messages):
+                    return result  # nothing new since (the status line asks often)
+                since = done
+        found = scan(self.messages, estimator, fresh_from=self.fresh_from, since=since)
+        result = calibration_of(found, self.messages)
+        self._scan = (found, estimator, self.messages[-1] if self.messages else None, result)
+        return result
+
+    def estimator(self, estimator: Estimator) -> Estimator:
+        """``estimator`` scaled by the calibration (``estimator`` itself when there is none)."""
+        return calibrated(estimator, self.calibration(estimator))
+
+    def usage(self, estimator: Estimator, window: int, threshold: int) -> ContextUsage:
+        """The last fresh provider usage plus (calibrated) estimates of what follows it, else all estimated."""
+        calibration = self.calibration(estimator)
+        estimate = context_usage(self.messages, calibrated(estimator, calibration), fresh_from=self.fresh_from)
+        return ContextUsage(estimate.tokens, window, threshold, estimate.last_usage_index is not None, calibration)
 
     def last_fresh_reply(self) -> Message | None:
         """The newest assistant message written since the latest compaction."""
@@ -54,6 +88,7 @@ class LiveContext:
         if reply.get("stopReason") != "stop" and self.messages and self.messages[-1] == reply:
             self.messages.pop()
             self.fresh_from = min(self.fresh_from, len(self.messages))  # what follows is fresh
+            self._scan = None
 
 
 __all__ = ["LiveContext"]

@@ -85,7 +85,7 @@ class AgentSession:
         self._hooks = hooks
         self._emit = emit
         self._now = now_ms
-        self._context = LiveContext(store)
+        self._context = LiveContext(store, calibrate=settings.compaction.token_estimator == "auto")
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self._guard = LoopGuard()
         self._compactions = store.compaction_count()
@@ -111,8 +111,8 @@ class AgentSession:
 
     @property
     def estimator(self) -> Estimator:
-        """The session's one token estimator (``compaction.tokenEstimator``)."""
-        return self._estimator
+        """The session's one token estimator (``compaction.tokenEstimator``; ``auto`` calibrated by usage)."""
+        return self._context.estimator(self._estimator)
 
     @property
     def messages(self) -> Sequence[Message]:
@@ -144,10 +144,8 @@ class AgentSession:
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
-        estimate = self._context.usage(self._estimator)
         window = self._model.info.context_window
-        threshold = window - self.fitted_settings().compaction.reserve_tokens
-        return ContextUsage(estimate.tokens, window, threshold, estimate.last_usage_index is not None)
+        return self._context.usage(self._estimator, window, window - self.fitted_settings().compaction.reserve_tokens)
 
     def reload_context(self) -> None:
         """Rebuild the live context from the session file (after anything that changed the branch)."""
@@ -174,7 +172,7 @@ class AgentSession:
             self._compactions += 1
             self.reload_context()
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
-            for warning in after_compaction(self.context_usage(), self.messages, self._estimator,
+            for warning in after_compaction(self.context_usage(), self.messages, self.estimator,
                                             self.fitted_settings().compaction, pins, self._guard,
                                             automatic=reason != "manual", tokens_before=result.tokens_before):
                 self._emit(Notice(warning, "warning"))
@@ -183,7 +181,7 @@ class AgentSession:
 
     def diagnose(self) -> str:
         """The biggest consumers of the context, named with sizes, and what to do (the loop guard's words)."""
-        return diagnose(self._system_prompt, self._store.branch(), self._estimator, self.fitted_settings().compaction,
+        return diagnose(self._system_prompt, self._store.branch(), self.estimator, self.fitted_settings().compaction,
                         self._model.info.context_window)
 
     def _consult_guard(self) -> bool:
@@ -313,6 +311,7 @@ class AgentSession:
         self._settings = settings
         self._summarizers.forget()
         self._estimator = estimator_for(settings.compaction.token_estimator)
+        self._context.calibrate = settings.compaction.token_estimator == "auto"
 
     def set_auto_compaction(self, enabled: bool) -> None:
         self._auto_compact = enabled

@@ -49,9 +49,10 @@ class MessageDigest(dict[str, Any]):
 
 
 def _usage_digest(usage: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A usage with only the total planning reads, or the usage itself when it cannot be summed."""
+    """A usage with only the total planning reads and the output calibration subtracts from it (the
+    prompt's size), or the usage itself when it cannot be summed."""
     try:
-        return {"totalTokens": calculate_context_tokens(usage)}
+        return {"totalTokens": calculate_context_tokens(usage), "output": int(usage.get("output") or 0)}
     except (TypeError, ValueError, OverflowError):
         return usage  # odd values: keep them, so the error (if any) comes where a full load gives it
 

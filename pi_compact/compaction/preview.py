@@ -12,14 +12,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.compaction.calibration import calibrate, calibrated
 from pi_compact.compaction.digest import digest_estimator, serialized_text
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.serialize import conversation_chunks
 from pi_compact.compaction.threshold import should_compact
-from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for
+from pi_compact.compaction.tokens import UNCALIBRATED, Calibration, Estimator, estimate_context_tokens, estimator_for
 from pi_compact.jstext import dumps_json, json_string_body_utf8
 from pi_compact.messages import Message
-from pi_compact.session.context import project_path
+from pi_compact.session.context import fresh_start, project_path
 from pi_compact.settings import CompactionSettings
 
 
@@ -31,15 +32,22 @@ class DryRun:
     should_compact: bool
     context_roles: tuple[str, ...]
     plan: CompactionPlan | None
+    calibration: Calibration | None = None  # with the ``auto`` estimator only (``chars4`` reports as pi)
 
     def report(self) -> dict[str, Any]:
-        """The report object without its two serialized texts (all that a human view shows)."""
-        return {
+        """The report object without its two serialized texts (all that a human view shows).
+
+        ``calibration`` (``auto`` only) comes before ``plan``, which must stay last (``json_chunks``).
+        """
+        report: dict[str, Any] = {
             "context_tokens": self.context_tokens,
             "should_compact": self.should_compact,
             "context_roles": list(self.context_roles),
-            "plan": None if self.plan is None else _plan_keys(self.plan),
         }
+        if self.calibration is not None:
+            report["calibration"] = {"factor": round(self.calibration.factor, 4), "replies": self.calibration.replies}
+        report["plan"] = None if self.plan is None else _plan_keys(self.plan)
+        return report
 
     def json_chunks(self) -> Iterator[bytes]:
         """The whole report as compact JSON, UTF-8 encoded, in pieces (the plan ends with
@@ -85,13 +93,21 @@ def dry_run(
 
     ``estimator`` defaults to the settings' one; a path holding digests needs the estimator of the
     reader that made them (``BranchTail.estimator``).
+
+    With ``auto`` the context's size is calibrated by the path's replies, as a live session on it
+    would count it; the plan (cut point, ``tokens_before``) is not, so it stays what ``compact``
+    would do. ``chars4`` is pi's dry run exactly.
     """
     estimate = estimator if estimator is not None else digest_estimator(estimator_for(settings.token_estimator), None)
     context = project_path(path)
-    tokens = estimate_context_tokens(context.messages, estimate).tokens
+    calibration = None
+    if settings.token_estimator == "auto":
+        calibration = calibrate(context.messages, estimate, fresh_from=fresh_start(path, context))
+    tokens = estimate_context_tokens(context.messages, calibrated(estimate, calibration or UNCALIBRATED)).tokens
     return DryRun(
         context_tokens=tokens,
         should_compact=should_compact(tokens, context_window, settings),
         context_roles=tuple([str(m.get("role")) for m in context.messages]),
         plan=prepare_compaction(path, settings, estimate, context),
+        calibration=calibration,
     )

@@ -5,7 +5,8 @@ Two estimators, both pure and cheap:
   UTF-16 code units as JavaScript counts them and tool-call arguments as compact JSON.
 - ``auto`` counts CJK characters (Han, kana, hangul, CJK punctuation, full-width forms) as about one
   token each (kana 0.93) and everything else as ``chars4``; on text without such characters it equals
-  ``chars4``.
+  ``chars4``. A session scales its ``auto`` estimates by a ``Calibration`` learned from the usage its
+  provider reports (``compaction/calibration.py``); ``chars4`` is never scaled.
 """
 
 from __future__ import annotations
@@ -183,6 +184,30 @@ class ContextEstimate:
     last_usage_index: int | None
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """A factor that scales ``auto`` estimates, learned from provider usage (``compaction/calibration.py``).
+
+    ``replies`` counts the replies whose usage it was learned from; 0 means not calibrated (factor 1).
+    """
+
+    factor: float = 1.0
+    replies: int = 0
+
+    @property
+    def applied(self) -> bool:
+        return self.replies > 0
+
+    def describe(self) -> str:
+        """How ``/context`` and the dry run say it ("calibrated ×1.31 from 5 replies")."""
+        if not self.applied:
+            return "not calibrated (too few replies whose usage agrees)"
+        return f"calibrated ×{self.factor:.2f} from {self.replies} repl{'y' if self.replies == 1 else 'ies'}"
+
+
+UNCALIBRATED = Calibration()
+
+
 def context_usage(
     messages: Sequence[Message], estimator: Estimator = estimate_tokens_chars4, *, fresh_from: int = 0,
     count_empty_usage: bool = False,
@@ -221,6 +246,7 @@ class ContextUsage:
     context_window: int
     threshold: int
     from_usage: bool  # anchored on a provider-reported usage (else all estimated)
+    calibration: Calibration = UNCALIBRATED  # the factor the estimated part was scaled by
 
     @property
     def percent(self) -> float:

@@ -95,6 +95,16 @@ def project_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
     return SessionContext(tuple(messages), thinking, model)
 
 
+def fresh_start(path: Sequence[Mapping[str, Any]], context: SessionContext) -> int:
+    """Where in ``context`` (``project_path(path)``) the messages written since the latest compaction on
+    ``path`` begin: 0 without one. The summary and the kept tail before it carry usage that measured a
+    context which no longer exists (pi #1860)."""
+    latest = next((i for i in range(len(path) - 1, -1, -1) if path[i].get("type") == "compaction"), None)
+    if latest is None:
+        return 0
+    return len(context.messages) - len(project_path(path[latest + 1 :]).messages)
+
+
 def build_session_context(
     entries: Sequence[Entry], leaf_id: str | None = _UNSET, by_id: Mapping[str, Entry] | None = None
 ) -> SessionContext:

@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pi_compact.compaction.tokens import Calibration
+
 
 def render_dry_run(console: Console, report: dict[str, Any], *, session: str, window: int, reserve: int) -> None:
     """Print what compacting would do: tokens now / window, verdict, the cut and the file lists."""
@@ -20,6 +22,9 @@ def render_dry_run(console: Console, report: dict[str, Any], *, session: str, wi
     table.add_column()
     table.add_row("Session", Text(session))
     table.add_row("Context", Text(f"{tokens:,} / {window:,} tokens ({percent:.1f}%)"))
+    calibration = report.get("calibration")
+    if calibration is not None:  # the auto estimator: say by how much its estimates were scaled
+        table.add_row("Estimate", Text(Calibration(calibration["factor"], calibration["replies"]).describe()))
     table.add_row("Auto-compaction", Text(f"{verdict} (threshold {threshold:,} tokens)"))
     plan = report.get("plan")
     if plan is None:

@@ -196,7 +196,9 @@ def context_report(session: AgentSession, model_name: str) -> Table:
                                     f"{state}"))
     table.add_row("Keep recent", Text(f"{compaction.keep_recent_tokens:,} tokens (keepRecentTokens)"))
     kind = "CJK-aware" if compaction.token_estimator == "auto" else "pi's chars/4"
-    table.add_row("Estimator", Text(f"{compaction.token_estimator} ({kind})"))
+    calibration = f" · {session.context_usage().calibration.describe()}" if compaction.token_estimator == "auto" \
+        and model_ready(session.model) else ""
+    table.add_row("Estimator", Text(f"{compaction.token_estimator} ({kind}){calibration}"))
     parts = breakdown(session)
     usage, index = _last_usage(session)
     if usage is None:
