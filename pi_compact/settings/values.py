@@ -16,7 +16,8 @@ TokenEstimator = Literal["auto", "chars4"]
 @dataclass(frozen=True)
 class CompactionSettings:
     """pi's ``compaction.*`` keys plus ours (``tokenEstimator``, ``retainTail``, ``recallMaxTokens``,
-    ``pinBudget``: None means 15 % of the model's window)."""
+    ``pinBudget``: None means 15 % of the model's window; ``background`` and ``softThresholdPercent``:
+    summarize ahead, from that share of the threshold on, see ``agent.background``)."""
 
     enabled: bool = True
     reserve_tokens: int = 16384
@@ -25,6 +26,8 @@ class CompactionSettings:
     retain_tail: bool = True
     recall_max_tokens: int = 4000
     pin_budget: int | None = None
+    background: bool = False
+    soft_threshold_percent: int = 70
 
 
 @dataclass(frozen=True)
