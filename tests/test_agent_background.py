@@ -19,12 +19,16 @@ from typing import Any
 import agent_harness
 import pytest
 from background_model import SUMMARY, ReadingModel, padded
+from model_paths import chat_model
+from scripted_server import Reply, ScriptedServer
 
 from pi_compact.agent.background import THREAD_NAME
 from pi_compact.agent.events import CompactionEnd, Notice, SessionEvent
 from pi_compact.agent.session import AgentSession
+from pi_compact.agent.tools import default_tools
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import prepare_compaction
+from pi_compact.compaction.prompts import SYSTEM_PROMPT
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
@@ -342,3 +346,43 @@ def test_print_mode_never_summarizes_ahead(
     assert run_print_mode(options, AHEAD, model=model) == 0
     assert capsys.readouterr().out.startswith("ANSWER-1 ")
     assert background_threads() == [] and model.summarizer_calls() == []
+
+
+def test_a_background_summary_shares_the_real_adapter_with_the_running_turn(
+    scripted_server: ScriptedServer, tmp_path: Path, model_path: str
+) -> None:
+    settings = replace(agent_harness.SETTINGS, compaction=replace(
+        agent_harness.SETTINGS.compaction, background=True, soft_threshold_percent=70))
+    model = chat_model(model_path, agent_harness.INFO, api_base=scripted_server.base_url, api_key="test",
+                       retry=settings.retry)
+    cwd, path, events = tmp_path / "work", tmp_path / "session.jsonl", []
+    cwd.mkdir()
+    session = AgentSession(store=SessionStore.create(path, str(cwd), 1_700_000_000_000), model=model,
+                           settings=settings, tools=default_tools(), system_prompt="You are the agent under test.",
+                           cwd=cwd, emit=events.append)
+    h = agent_harness.Harness(session, scripted_server, path, cwd, events)
+    agent_harness._CREATED.append(h)
+    # Summarizer requests get a summary (a little slow); the agent's come from the queue (slower).
+    scripted_server.route = lambda body: agent_harness.summary_reply(delay_s=0.3) \
+        if body["messages"][0].get("content") == SYSTEM_PROMPT else None
+    scripted_server.enqueue(
+        Reply(text=agent_harness.padded("ANSWER-ONE"), prompt_tokens=1_000),
+        Reply(text=agent_harness.padded("ANSWER-TWO"), prompt_tokens=2_000),
+        Reply(text=agent_harness.padded("ANSWER-THREE"), prompt_tokens=6_000),  # past 70 % of 8000
+        Reply(text=agent_harness.padded("ANSWER-FOUR"), prompt_tokens=6_500, delay_s=1.0),
+        Reply(text="ANSWER-FIVE", prompt_tokens=1_000),
+    )
+    for marker in ("QUESTION-ONE", "QUESTION-TWO", "QUESTION-THREE"):
+        h.session.prompt(agent_harness.padded(marker))
+    assert len(background_threads()) == 1
+    final = h.session.prompt(agent_harness.padded("QUESTION-FOUR"))  # while the summarizer answers
+    assert final is not None and final["stopReason"] == "stop"
+    for thread in background_threads():
+        thread.join(10)
+    h.session.check_before_prompt(CancelToken())  # committed by now, or at this boundary
+    [entry] = [e for e in h.entries() if e["type"] == "compaction"]
+    assert entry["summary"].startswith(agent_harness.SUMMARY) and entry["details"]["background"] is True
+    h.session.prompt("QUESTION-FIVE")
+    assert agent_harness.summary_in(h.agent_requests()[-1])
+    assert len(h.summarizer_requests()) == 1
+    h.session.close()
