@@ -51,13 +51,14 @@ class ReadingModel:
 
     def __init__(
         self, info: ModelInfo, *, answer_tokens: int = 450, summary_delay_s: float = 0.0,
-        gate_timeout_s: float = 10.0, fail_summaries: bool = False,
+        gate_timeout_s: float = 10.0, fail_summaries: bool = False, summary_tokens: int = 0,
     ) -> None:
         self._info = info
         self.answer_tokens = answer_tokens
         self.summary_delay_s = summary_delay_s
         self.gate_timeout_s = gate_timeout_s
         self.fail_summaries = fail_summaries
+        self.summary_tokens = summary_tokens  # > 0: the summary carries that many more tokens
         self.reading = threading.Event()
         self.calls: list[Call] = []
         self.before_answer: Callable[[int, CancelToken], None] | None = None  # runs before agent answer n
@@ -115,6 +116,8 @@ class ReadingModel:
             return
         asked = "".join(str(b.get("text", "")) for m in request.messages for b in m.get("content") or ())
         text = PREFIX_SUMMARY if TURN_PREFIX_PROMPT in asked else SUMMARY
+        if self.summary_tokens and text == SUMMARY:
+            text += "\n- " + padded("detail", self.summary_tokens)
         yield TextDelta(text)
         yield Done(assistant_message(self._info, [{"type": "text", "text": text}], stop_reason="stop",
                                      usage={**empty_usage(), "input": 100, "output": 50, "totalTokens": 150}))

@@ -303,6 +303,19 @@ def test_failed_background_summary_is_dropped_and_the_threshold_compacts_in_the_
     assert len(run.notices()) == 1
 
 
+def test_a_summary_too_big_to_help_is_dropped_and_not_asked_for_again(tmp_path: Path) -> None:
+    settings = Settings(compaction=replace(AHEAD.compaction, soft_threshold_percent=70))  # soft after turn 10
+    run = open_run(tmp_path, settings, summary_tokens=4_500)  # with the kept 1200 tokens: past 5600
+    run.turns(1, 10)
+    run.turns(11, 13)  # dropped at the first boundary; no second job although past the soft threshold
+    assert run.compactions() == [] and len(run.model.summarizer_calls()) == 1
+    run.model.before_answer = lambda number, cancel: run.model.reading.set()
+    run.turn(14)  # the hard threshold: compacted the normal way
+    [entry] = run.compactions()
+    assert "background" not in entry["details"]
+    assert [c.thread for c in run.model.summarizer_calls()] == [THREAD_NAME, "MainThread"]
+
+
 def test_background_compaction_is_off_by_default(tmp_path: Path) -> None:
     run = open_run(tmp_path, Settings(compaction=FOREGROUND_ONLY))
     for number in range(1, SOFT_AT + 1):

@@ -13,7 +13,9 @@ Contract:
   so the same events (one start, one end), hooks, no-gain check and entry shape as in the foreground;
   ``details.background`` is true. A job whose plan no longer holds (a compaction, ``/tree``, other
   budgets or model), that failed, or whose kept tail grew past the soft threshold is discarded
-  silently and the normal path runs. After a failure no job starts before the next compaction.
+  silently and the normal path runs. After a failure, or a summary that would itself leave the
+  context past the soft threshold, no job starts before the next compaction (no summary is paid for
+  over and over).
 - Nothing here writes to the session file: a cancel of the turn (the job watches the token of the
   turn now running), ``close`` (exit, ``/new``) or a discard leave it byte-identical. ``close``
   cancels the job and waits for its thread.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -37,6 +39,7 @@ from pi_compact.compaction.threshold import should_compact
 from pi_compact.compaction.tokens import ContextUsage, estimate_tokens_auto
 from pi_compact.errors import Cancelled
 from pi_compact.llm.protocol import ChatModel
+from pi_compact.messages import Message
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
@@ -162,7 +165,7 @@ class BackgroundCompaction:
             return automatic and should_compact(usage.tokens, usage.context_window, settings)
         hard = should_compact(usage.tokens, usage.context_window, settings)
         job = self._job
-        if job is not None and (job.cancel.cancelled or job.failed or self._holding(job) is None):
+        if job is not None and self._usable(job) is None:
             self._failed = self._failed or job.failed
             self.discard()
             job = None
@@ -176,7 +179,7 @@ class BackgroundCompaction:
     def run(self, compactor: Compactor, reason: CompactionReason, **options: Any) -> CompactionResult | None:
         """``compactor.run(reason, **options)``, committing the job's summary when it still applies."""
         job, self._job = self._job, None
-        plan = self._holding(job) if job is not None and reason == "threshold" else None
+        plan = self._usable(job) if job is not None and reason == "threshold" else None
         if job is None or plan is None:
             if job is not None:
                 job.stop()
@@ -215,26 +218,34 @@ class BackgroundCompaction:
         store = self._session.store
         return store.branch() if self._session.hooks is not None else store.branch_tail()
 
-    def _holding(self, job: SummaryJob) -> CompactionPlan | None:
-        """The job's plan rebased on the path now, or None when it no longer applies."""
+    def _usable(self, job: SummaryJob) -> CompactionPlan | None:
+        """The job's plan rebased on the path now; None when it no longer applies (the job is then dropped)."""
+        if job.cancel.cancelled or job.failed:
+            return None
         settings = self._session.fitted_settings()
         plan = rebase(job.ahead, self._path(), settings.compaction, self._session.model.info.model)
         if plan is None:
             return None
         # A tail that grew past the soft threshold while the summary was made would leave the context
-        # about as full as it is: a fresh plan is worth more.
-        window = self._session.model.info.context_window
-        kept = sum(estimate_tokens_auto(m) for m in plan.kept_messages)
-        if job.result is not None:
-            kept = estimated_tokens_after(job.result.summary, plan.kept_messages)
-        return plan if kept <= soft_threshold(window, settings.compaction) else None
+        # about as full as it is: a fresh plan (cut later) is worth more. A finished summary that makes
+        # it so would be made as big again: no job starts again before the next compaction.
+        room = self._soft(settings)
+        if job.result is None:
+            return plan if _tokens(plan.kept_messages) <= room else None
+        if estimated_tokens_after(job.result.summary, plan.kept_messages) <= room:
+            return plan
+        self._failed = True
+        return None
+
+    def _soft(self, settings: Settings) -> int:
+        return soft_threshold(self._session.model.info.context_window, settings.compaction)
 
     def _start(self, usage: ContextUsage) -> None:
         session = self._session
         settings = session.fitted_settings()
         ahead = plan_ahead(self._path(), settings.compaction, session.model.info.model)
-        if ahead is None:
-            return
+        if ahead is None or _tokens(ahead.plan.kept_messages) > self._soft(settings):
+            return  # nothing to summarize, or a compaction now would not bring the context under it
         # Its own compactor, silent: a retry of the background request is nobody's business at the prompt.
         compactor = Compactor(session.store, session.model, settings, _ignore, allow_fallback=False)
         job = SummaryJob(ahead, lambda plan, cancel: compactor.model_summary(plan, None, cancel), lambda: self._turn)
@@ -242,6 +253,10 @@ class BackgroundCompaction:
         job.start()
         self._emit(Notice(f"Context {usage.percent:.0f}% full: summarizing older messages in the background; "
                           "the summary is written at the next turn.", "info"))
+
+
+def _tokens(messages: Sequence[Message]) -> int:
+    return sum(estimate_tokens_auto(m) for m in messages)
 
 
 def _ignore(event: SessionEvent) -> None:
