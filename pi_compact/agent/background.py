@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
@@ -141,15 +142,19 @@ class BackgroundCompaction:
     """The session's one background summary job, if any, and when to start, commit or drop it."""
 
     def __init__(self, session: SessionView, emit: Callable[[SessionEvent], None]) -> None:
-        self._session = session
+        # Held weakly: a session that owned a strong cycle with this object would outlive its last
+        # reference until a garbage collection, and its store's lock (file and flock) with it.
+        self._session_ref = weakref.ref(session)
         self._emit = emit
         self._job: SummaryJob | None = None
         self._turn: CancelToken | None = None  # the token of the turn running now (or last)
         self._failed = False  # a job failed: none starts again before the next compaction
 
     @property
-    def job(self) -> SummaryJob | None:
-        return self._job
+    def _session(self) -> SessionView:
+        session = self._session_ref()
+        assert session is not None, "the session was dropped"
+        return session
 
     def due(self, usage: ContextUsage, cancel: CancelToken | None, automatic: bool) -> bool:
         """Should a threshold compaction run now? Past the soft threshold, starts a job when none runs.
