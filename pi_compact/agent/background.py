@@ -193,7 +193,7 @@ class BackgroundCompaction:
             branch = self._path()
             fallback = compactor.model_summary
 
-            def summary(plan: CompactionPlan, instructions: str | None, cancel: CancelToken) -> CompactionResult:
+            def made_ahead(plan: CompactionPlan, instructions: str | None, cancel: CancelToken) -> CompactionResult:
                 made = job.wait(cancel)
                 if made is None:  # it failed while the compaction waited: ask now, as the foreground does
                     return fallback(plan, instructions, cancel)
@@ -201,7 +201,7 @@ class BackgroundCompaction:
                 return replace(made, tokens_before=plan.tokens_before, estimated_tokens_after=after,
                                details={**made.details, "background": True})
 
-            result = compactor.run(reason, planned=(branch, plan), summarizer=summary, **options)
+            result = compactor.run(reason, planned=(branch, plan), summary=made_ahead, **options)
         if result is not None:
             self._failed = False
         return result

@@ -49,7 +49,7 @@ class HookDecision:
 
 
 # Makes the summary of a plan: (plan, instructions, cancel) -> result; raises Cancelled on cancel.
-Summarizer = Callable[[CompactionPlan, "str | None", CancelToken], CompactionResult]
+SummarySource = Callable[[CompactionPlan, "str | None", CancelToken], CompactionResult]
 
 
 class CompactionHooks(Protocol):
@@ -110,12 +110,12 @@ class Compactor:
         will_retry: bool = False,
         context_percent: float | None = None,
         planned: tuple[list[Entry], CompactionPlan | None] | None = None,
-        summarizer: Summarizer | None = None,
+        summary: SummarySource | None = None,
     ) -> CompactionResult | None:
         """Compact now. Returns the result, or None when nothing was written (see the end event).
 
         ``planned``: the branch and its plan with these settings, made by the caller just before.
-        ``summarizer``: where the summary comes from instead of ``model_summary`` (one made ahead).
+        ``summary``: where the summary comes from instead of ``model_summary`` (one made ahead).
         """
         if reason != "manual" and self.guard is not None and self.guard.stopped:
             return None  # the user was told once, when the guard stopped automatic compaction
@@ -140,7 +140,7 @@ class Compactor:
             self.emit(CompactionEnd(reason, None, error_message=SKIP_TEXT[skip], skipped=skip))
             return None
         try:
-            result, entry = self._compact(reason, instructions, token, branch, plan, summarizer or self.model_summary)
+            result, entry = self._compact(reason, instructions, token, branch, plan, summary or self.model_summary)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
             return None
@@ -172,7 +172,7 @@ class Compactor:
 
     def _compact(
         self, reason: CompactionReason, instructions: str | None, cancel: CancelToken, branch: list[Entry],
-        plan: CompactionPlan, summarizer: Summarizer,
+        plan: CompactionPlan, summary: SummarySource,
     ) -> tuple[CompactionResult, Entry]:
         result: CompactionResult | None = None
         if self.hooks is not None:
@@ -184,7 +184,7 @@ class Compactor:
         if result is None:
             if cancel.cancelled:  # checked before the request goes out, not after its first byte
                 raise Cancelled("Compaction cancelled; nothing was written.")
-            result = summarizer(plan, instructions, cancel)
+            result = summary(plan, instructions, cancel)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = _with_stats(result, plan)
@@ -266,7 +266,7 @@ __all__ = [
     "HookDecision",
     "NoGain",
     "SKIP_TEXT",
-    "Summarizer",
+    "SummarySource",
     "compaction_entry_fields",
     "nothing_to_compact",
     "result_json",
