@@ -264,6 +264,8 @@ def run_print_mode(
     ``sources`` says where each setting came from, so a warning can name the file to fix.
     """
     assert options.prompt is not None
+    # One prompt, then exit: a summary made ahead for the next one would be paid for and thrown away.
+    settings = replace(settings, compaction=replace(settings.compaction, background=False))
     as_json = options.mode == "json"
     failures: list[str] = []
     aborted: list[CompactionEnd] = []

@@ -127,6 +127,20 @@ def test_unknown_token_estimator_is_rejected() -> None:
     assert warnings == ['Ignoring compaction.tokenEstimator: expected "auto" or "chars4", got "tiktoken".']
 
 
+def test_background_compaction_keys_are_read() -> None:
+    settings, warnings = parse_settings({"compaction": {"background": True, "softThresholdPercent": 85.0}})
+    assert warnings == []
+    assert (settings.compaction.background, settings.compaction.soft_threshold_percent) == (True, 85)
+
+
+@pytest.mark.parametrize("value", [9, 100, 70.5, True, "70"])
+def test_soft_threshold_percent_outside_10_to_99_is_rejected(value: Any) -> None:
+    settings, warnings = parse_settings({"compaction": {"softThresholdPercent": value}})
+    assert settings.compaction.soft_threshold_percent == 70
+    assert warnings == [f"Ignoring compaction.softThresholdPercent: expected a whole number from 10 to 99, "
+                        f"got {json.dumps(value)}."]
+
+
 def test_boolean_is_not_accepted_as_a_number() -> None:
     settings, warnings = parse_settings({"retry": {"maxRetries": True}})
     assert settings.retry.max_retries == 3

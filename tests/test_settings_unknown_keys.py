@@ -24,6 +24,14 @@ def test_a_misspelt_section_key_gets_a_did_you_mean_naming_the_file(tmp_path: Pa
     ]
 
 
+def test_a_misspelt_background_key_gets_a_did_you_mean(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    assert unknown_key_warnings({"compaction": {"softThresholdPercnt": 80, "background": True}}, path) == [
+        f"Unknown setting compaction.softThresholdPercnt in {path} is ignored "
+        "(did you mean compaction.softThresholdPercent?)."
+    ]
+
+
 def test_keys_only_pi_reads_raise_no_warning(tmp_path: Path) -> None:
     raw = {"theme": "dark", "packages": [], "retry": {"maxDelayMs": 5, "provider": {"maxRetries": 2}},
            "models": {"a/b": {"contextWindow": 5}}, "hideThinkingBlock": True}

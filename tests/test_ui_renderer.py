@@ -102,6 +102,15 @@ def test_compaction_end_replaces_the_spinner_with_the_result_block_and_duration(
     assert "2.5s" in out
 
 
+def test_a_summary_made_in_the_background_says_so_in_the_result_block() -> None:
+    renderer, buffer, _ = make()
+    result = compaction_result()
+    result["details"]["background"] = True
+    renderer(CompactionStart("threshold", 71.0))
+    renderer(CompactionEnd("threshold", result))
+    assert "Summary by the model, made in the background" in buffer.getvalue()
+
+
 def test_cancelled_compaction_says_nothing_changed() -> None:
     renderer, buffer, _ = make()
     renderer(CompactionStart("threshold", 91.0))

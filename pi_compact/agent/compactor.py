@@ -48,6 +48,10 @@ class HookDecision:
     result: CompactionResult | None = None
 
 
+# Makes the summary of a plan: (plan, instructions, cancel) -> result; raises Cancelled on cancel.
+SummarySource = Callable[[CompactionPlan, "str | None", CancelToken], CompactionResult]
+
+
 class CompactionHooks(Protocol):
     """Extension points around a compaction (pi's session_before_compact / session_compact)."""
 
@@ -107,10 +111,12 @@ class Compactor:
         will_retry: bool = False,
         context_percent: float | None = None,
         planned: tuple[list[Entry], CompactionPlan | None] | None = None,
+        summary: SummarySource | None = None,
     ) -> CompactionResult | None:
         """Compact now. Returns the result, or None when nothing was written (see the end event).
 
         ``planned``: the branch and its plan with these settings, made by the caller just before.
+        ``summary``: where the summary comes from instead of ``model_summary`` (one made ahead).
         """
         if reason != "manual" and self.guard is not None and self.guard.stopped:
             return None  # the user was told once, when the guard stopped automatic compaction
@@ -135,7 +141,7 @@ class Compactor:
             self.emit(CompactionEnd(reason, None, error_message=SKIP_TEXT[skip], skipped=skip))
             return None
         try:
-            result, entry = self._compact(reason, instructions, token, branch, plan)
+            result, entry = self._compact(reason, instructions, token, branch, plan, summary or self.model_summary)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
             return None
@@ -167,7 +173,7 @@ class Compactor:
 
     def _compact(
         self, reason: CompactionReason, instructions: str | None, cancel: CancelToken, branch: list[Entry],
-        plan: CompactionPlan,
+        plan: CompactionPlan, summary: SummarySource,
     ) -> tuple[CompactionResult, Entry]:
         result: CompactionResult | None = None
         if self.hooks is not None:
@@ -179,10 +185,7 @@ class Compactor:
         if result is None:
             if cancel.cancelled:  # checked before the request goes out, not after its first byte
                 raise Cancelled("Compaction cancelled; nothing was written.")
-            # By the compaction model when one is set, sized for its window (agent/summary_model.py).
-            result = write_summary(plan, self.model, self.summarizer, self.settings.compaction.reserve_tokens,
-                                   instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
-                                   on_retry=self._report_retry)
+            result = summary(plan, instructions, cancel)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = _with_stats(result, plan)
@@ -196,6 +199,13 @@ class Compactor:
         fields = compaction_entry_fields(result, plan, self.settings.compaction.retain_tail)
         entry = self.store.append(fields, self.now_ms())
         return result, entry
+
+    def model_summary(self, plan: CompactionPlan, instructions: str | None, cancel: CancelToken) -> CompactionResult:
+        """The model's summary of ``plan`` (the one summarizer call; a background summary is made with it too):
+        by the compaction model when one is set, sized for its window (agent/summary_model.py)."""
+        return write_summary(plan, self.model, self.summarizer, self.settings.compaction.reserve_tokens,
+                             instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
+                             on_retry=self._report_retry)
 
     def _report_retry(self, retry: Retrying) -> None:
         self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))
@@ -254,6 +264,7 @@ __all__ = [
     "HookDecision",
     "NoGain",
     "SKIP_TEXT",
+    "SummarySource",
     "compaction_entry_fields",
     "nothing_to_compact",
     "result_json",

@@ -22,6 +22,7 @@ from typing import Any
 
 from pi_compact.agent.aftercare import after_compaction
 from pi_compact.agent.approval import ApprovalGate
+from pi_compact.agent.background import BackgroundCompaction
 from pi_compact.agent.compactor import CompactionHooks, Compactor, nothing_to_compact
 from pi_compact.agent.diagnosis import diagnose, stop_notice
 from pi_compact.agent.events import (
@@ -40,12 +41,12 @@ from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.notices import OVERFLOW_GIVE_UP, window_hint
 from pi_compact.agent.opening import Opening, record_model
 from pi_compact.agent.request import build_request, failed_reply
-from pi_compact.agent.summary_model import Summarizers
+from pi_compact.agent.summary_model import Summarizer, Summarizers
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.summarize import CompactionResult
-from pi_compact.compaction.threshold import fit_to_window, should_compact
+from pi_compact.compaction.threshold import fit_to_window
 from pi_compact.compaction.tokens import ContextUsage, Estimator, estimator_for
 from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.overflow import is_overflow_of
@@ -88,6 +89,7 @@ class AgentSession:
         self._context = LiveContext(store, calibrate=settings.compaction.token_estimator == "auto")
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self._guard = LoopGuard()
+        self._background = BackgroundCompaction(self, emit)  # compaction.background: summaries made ahead
         self._compactions = store.compaction_count()
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
@@ -152,22 +154,21 @@ class AgentSession:
         self._context.reload(self._store)
 
     def close(self) -> None:
-        """Done with this session: other programs may write its file again (the store's lock is released)."""
+        """Done with this session: a background summary is dropped, and other programs may write its file again."""
+        self._background.close()
         self._store.close()
 
     # ---- compaction ----------------------------------------------------------------------------
 
-    def compact(
-        self, instructions: str | None = None, cancel: CancelToken | None = None,
-        reason: CompactionReason = "manual", will_retry: bool = False,
-    ) -> CompactionResult | None:
+    def compact(self, instructions: str | None = None, cancel: CancelToken | None = None,
+                reason: CompactionReason = "manual", will_retry: bool = False) -> CompactionResult | None:
         """Compact now (``/compact``); the live context is rebuilt from the file right after."""
         percent = self.context_usage().percent if reason == "threshold" else None
         compactor = Compactor(self._store, self._model, self.fitted_settings(), self._emit, self._hooks,
                               now_ms=self._now, diagnose=self.diagnose, guard=self._guard,
-                              summarizer=self._summarizers.for_settings(self._settings))
-        result = compactor.run(reason, instructions=instructions, cancel=cancel, will_retry=will_retry,
-                               context_percent=percent)
+                              summarizer=self.summarizer())
+        result = self._background.run(compactor, reason, instructions=instructions, cancel=cancel,
+                                      will_retry=will_retry, context_percent=percent)
         if result is not None:
             self._compactions += 1
             self.reload_context()
@@ -178,6 +179,10 @@ class AgentSession:
                 self._emit(Notice(warning, "warning"))
         self._consult_guard()
         return result
+
+    def summarizer(self) -> Summarizer | None:
+        """The ``compaction.model`` that writes summaries (None: the chat model)."""
+        return self._summarizers.for_settings(self._settings)
 
     def diagnose(self) -> str:
         """The biggest consumers of the context, named with sizes, and what to do (the loop guard's words)."""
@@ -191,12 +196,10 @@ class AgentSession:
             self._emit(Notice(stop_notice(self.diagnose()), "warning"))
         return not self._guard.stopped
 
-    def _threshold_exceeded(self) -> bool:
+    def _threshold_exceeded(self, cancel: CancelToken | None = None) -> bool:
         usage = self.context_usage()
         self._guard.observe(len(self.messages), usage.tokens, usage.threshold)
-        if not self._auto_compact or not self._consult_guard():
-            return False
-        return should_compact(usage.tokens, usage.context_window, self.fitted_settings().compaction)
+        return self._background.due(usage, cancel, self._auto_compact and self._consult_guard())
 
     def _is_overflow(self, message: Mapping[str, Any]) -> bool:
         return is_overflow_of(message, self._model.info)
@@ -211,7 +214,7 @@ class AgentSession:
         if last is not None and self._auto_compact and self._is_overflow(last) and last != self._gave_up_on:
             if self.compact(cancel=cancel, reason="overflow") is not None:
                 self._context.drop_failed_reply(last)
-        elif self._threshold_exceeded():
+        elif self._threshold_exceeded(cancel):
             self.compact(cancel=cancel, reason="threshold")
 
     # ---- prompting -----------------------------------------------------------------------------
@@ -253,7 +256,7 @@ class AgentSession:
         # keeps failing); an overflow was already handled inside the run.
         # A cancel stops the whole turn: no compaction starts after it (the token stays cancelled).
         if final is not None and final.get("stopReason") != "aborted" and not token.cancelled \
-                and not self._is_overflow(final) and self._threshold_exceeded():
+                and not self._is_overflow(final) and self._threshold_exceeded(token):
             self.compact(cancel=token, reason="threshold")
         return final
 
@@ -291,7 +294,7 @@ class AgentSession:
             if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self.add_message,
                                   approve):
                 return reply
-            if self._threshold_exceeded():
+            if self._threshold_exceeded(cancel):
                 # Beyond pi: compact between tool turns, then continue the task with summary + tail.
                 self.compact(cancel=cancel, reason="threshold")
                 if cancel.cancelled:
@@ -304,7 +307,7 @@ class AgentSession:
         self._opening.record(self._model)  # a new session records the model it started with first, as pi does
         self._model = model
         record_model(self._store, model.info, self._now())
-        if self._threshold_exceeded():
+        if self._threshold_exceeded(cancel):
             self.compact(cancel=cancel, reason="threshold")
 
     def set_settings(self, settings: Settings) -> None:

@@ -58,6 +58,7 @@ _POSITIVE = Rule("a whole number > 0", _whole(1), MAX_WHOLE)
 _BOOL = Rule("true or false", lambda v: isinstance(v, bool))
 _TEXT = Rule("a non-empty string", lambda v: isinstance(v, str) and bool(v.strip()))
 _ESTIMATOR = Rule('"auto" or "chars4"', lambda v: v in ("auto", "chars4"))
+_PERCENT = Rule("a whole number from 10 to 99", lambda v: _whole(10)(v) and v <= 99)
 _APPROVE = Rule('"none", "edits" or "all"', lambda v: v in ("none", "edits", "all"))
 
 
@@ -87,6 +88,8 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("compaction.recallMaxTokens", "compaction.recall_max_tokens", _POSITIVE),
     SettingKey("compaction.pinBudget", "compaction.pin_budget", _WHOLE),
     SettingKey("compaction.model", "compaction.model", _TEXT),
+    SettingKey("compaction.background", "compaction.background", _BOOL),
+    SettingKey("compaction.softThresholdPercent", "compaction.soft_threshold_percent", _PERCENT),
     SettingKey("retry.enabled", "retry.enabled", _BOOL),
     SettingKey("retry.maxRetries", "retry.max_retries", _WHOLE),
     SettingKey("retry.baseDelayMs", "retry.base_delay_ms", _WHOLE),

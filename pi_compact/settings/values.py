@@ -17,7 +17,8 @@ TokenEstimator = Literal["auto", "chars4"]
 class CompactionSettings:
     """pi's ``compaction.*`` keys plus ours (``tokenEstimator``, ``retainTail``, ``recallMaxTokens``,
     ``pinBudget``: None means 15 % of the model's window; ``model``: the litellm model string that
-    writes summaries, None meaning the chat model)."""
+    writes summaries, None meaning the chat model; ``background`` and ``softThresholdPercent``:
+    summarize ahead, from that share of the threshold on, see ``agent.background``)."""
 
     enabled: bool = True
     reserve_tokens: int = 16384
@@ -27,6 +28,8 @@ class CompactionSettings:
     recall_max_tokens: int = 4000
     pin_budget: int | None = None
     model: str | None = None
+    background: bool = False
+    soft_threshold_percent: int = 70
 
 
 @dataclass(frozen=True)

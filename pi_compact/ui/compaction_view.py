@@ -104,7 +104,8 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
     elif source == "model" and details.get("summaryModel"):
         lines.append(Text(f"Summary by the model {details['summaryModel']}{spent}", style="dim"))
     else:
-        lines.append(Text(f"Summary by the {source}", style="dim"))
+        ahead = ", made in the background" if details.get("background") else ""
+        lines.append(Text(f"Summary by the {source}{ahead}", style="dim"))
     hint = " · /summary shows the summary" if in_repl else ""
     lines.append(Text(f"{duration_s:.1f}s{hint}", style="dim"))
     title = Text("[compaction]", style="bold cyan")

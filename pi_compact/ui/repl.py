@@ -272,6 +272,9 @@ class Repl:
                 return self._loop()
             except KeyboardInterrupt:  # only in the instant between two prompts; the session file is complete
                 return 130
+            finally:
+                if self.state is not None:  # ends a background summary; the session file stays as it is
+                    self.state.session.close()
 
     def _loop(self) -> int:
         _plain(f"pi-compact {__version__} · {self.model_name}", "bold")
