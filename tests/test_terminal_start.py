@@ -47,6 +47,26 @@ def test_a_positional_prompt_opens_the_terminal_with_that_message_sent(server: S
         term.close()
 
 
+def test_p_with_a_file_on_stdin_answers_about_it_and_exits(server: ScriptedServer, tmp_path: Path) -> None:
+    """``pi-compact -p "why does this fail" < build.log`` typed in a real terminal: stdout is the terminal,
+    stdin the file, which reaches the model as context after the question."""
+    (tmp_path / "build.log").write_text("E   ModuleNotFoundError: No module named 'lexer'\n")
+    server.enqueue(Reply(text="The lexer module is missing from the path."))
+    question = f"-p 'why does this fail' < {tmp_path / 'build.log'}"
+    term = Terminal(tmp_path, server, model_args=model_args(server, question), with_session_flag=False)
+    # Keep the pane after the CLI ends so its output can be read (set long before Python has even started).
+    term.tmux("set-option", "-t", "pi", "remain-on-exit", "on")
+    try:
+        screen = term.wait_for("The lexer module is missing from the path.", timeout=LONG)
+        term.wait_for(lambda _: term.exit_file.exists(), timeout=LONG)
+        assert term.exit_file.read_text().strip() == "0"
+        assert "pi>" not in screen  # print mode: one answer, no interactive prompt
+        assert user_texts(server) == [
+            "why does this fail\n\n<stdin>\nE   ModuleNotFoundError: No module named 'lexer'\n</stdin>"]
+    finally:
+        term.close()
+
+
 def test_an_edit_shows_a_diff_and_ctrl_o_expands_a_collapsed_bash_output(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
