@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.errors import PiCompactError, UsageError
+from pi_compact.errors import ConfigError, PiCompactError, UsageError
 from pi_compact.jstext import dumps_json
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.options import AppOptions
@@ -99,6 +99,7 @@ def summarizer_factory(
     def make(name: str, settings: Settings) -> ChatModel:
         from pi_compact.learning.observer import LearningModel
         from pi_compact.llm.resolve import compaction_endpoint, create_model, model_string, resolve_model
+        from pi_compact.paths import settings_path_hint
 
         try:
             chat: str | None = model_string(options.model, settings)
@@ -106,7 +107,14 @@ def summarizer_factory(
             chat = None
         base, key = compaction_endpoint(name, chat, api_base=options.api_base, api_key=options.api_key,
                                         settings=settings)
-        info = resolve_model(name, settings=settings)
+        try:
+            info = resolve_model(name, settings=settings)
+        except ConfigError as error:
+            if "context window" not in str(error):
+                raise
+            # The resolver's advice names --context-window, which sizes the chat model, not this one.
+            raise ConfigError(f"The context window of model {name} is unknown: set models.{name}.contextWindow "
+                              f"in {settings_path_hint()} (compaction.model names it).") from error
         return LearningModel(create_model(info, api_base=base, api_key=key, settings=settings), report)
 
     return make

@@ -192,7 +192,9 @@ def test_a_compaction_model_of_unknown_window_falls_back_naming_it(
     assert summary_requests(scripted_server) == []
     error = compaction_entry(runtime)["details"]["error"]
     assert error.startswith("The compaction model openai/no-such-summarizer failed: The context window of "
-                            "model openai/no-such-summarizer is unknown")
+                            "model openai/no-such-summarizer is unknown: set "
+                            'models.openai/no-such-summarizer.contextWindow in ')
+    assert "--context-window" not in error  # that flag sizes the chat model
 
 
 # ---- what it cost ------------------------------------------------------------------------------------
