@@ -20,9 +20,9 @@ def _context_text(tmp_path: Path, **compaction: object) -> str:
 
 
 def test_context_says_the_chat_model_writes_summaries_by_default(tmp_path: Path) -> None:
-    assert "Summaries by the chat model Estimator" in _context_text(tmp_path)
+    assert "Summarizer the chat model Estimator" in _context_text(tmp_path)
 
 
 def test_context_names_the_compaction_model_and_the_background_start(tmp_path: Path) -> None:
     text = _context_text(tmp_path, model="openai/gpt-4o-mini", background=True, soft_threshold_percent=60)
-    assert "Summaries by openai/gpt-4o-mini · in the background from 60 % of the threshold" in text
+    assert "Summarizer openai/gpt-4o-mini · in the background from 60 % of the threshold" in text

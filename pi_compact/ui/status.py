@@ -197,7 +197,7 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     table.add_row("Keep recent", Text(f"{compaction.keep_recent_tokens:,} tokens (keepRecentTokens)"))
     ahead = f" · in the background from {compaction.soft_threshold_percent} % of the threshold" \
         if compaction.background else ""
-    table.add_row("Summaries by", Text(f"{compaction.model or 'the chat model'}{ahead}"))
+    table.add_row("Summarizer", Text(f"{compaction.model or 'the chat model'}{ahead}"))
     kind = "CJK-aware" if compaction.token_estimator == "auto" else "pi's chars/4"
     calibration = f" · {session.context_usage().calibration.describe()}" if compaction.token_estimator == "auto" \
         and model_ready(session.model) else ""
