@@ -125,6 +125,8 @@ def main_callback(
     session_dir: Annotated[str | None, typer.Option(help="Directory for new session files.")] = None,
     approve: Annotated[str | None, typer.Option(metavar="[none|edits|all]", help="Ask before write/edit (edits) "
                                                 "or also bash (all); default none, or the approve setting.")] = None,
+    local_model_path: Annotated[Path | None, typer.Option(metavar="FILE", help="A GGUF model file for --model "
+                                                           "local (else the bundled one).")] = None,
     initial_message: Annotated[str | None, typer.Option("--initial-message", hidden=True)] = None,
 ) -> None:
     """Start the agent: `pi-compact [PROMPT]` opens the terminal (sending PROMPT first), `-p PROMPT` prints
@@ -155,7 +157,7 @@ def main_callback(
             no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
             session_dir=session_dir, approve=approve,
         )
-        loaded = _load_settings(Path.cwd(), {})
+        loaded = _load_settings(Path.cwd(), {"localModelPath": str(local_model_path) if local_model_path else None})
         if resume and prompt is None and session is None:
             from dataclasses import replace
 
@@ -285,7 +287,7 @@ def main() -> None:
         rest, words = split_prompt_words(sys.argv[1:])
         app(args=[*rest, INITIAL_OPTION, " ".join(words)] if words else rest)
     except SystemExit as done:
-        if "litellm" not in sys.modules:
+        if "litellm" not in sys.modules and "xllamacpp" not in sys.modules:  # the local model's threads too
             raise
         _exit_now(done.code)
 

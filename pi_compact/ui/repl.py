@@ -191,13 +191,14 @@ class Repl:
         return finished.value
 
     def send(self, state: ReplState, text: str) -> None:
-        from pi_compact.ui.status import model_ready
+        from pi_compact.ui.status import loading_label, model_ready, wait_ready
 
         session = state.session
-        if not model_ready(session.model):
-            state.renderer.working("Loading the model library…")
+        if not model_ready(session.model) or getattr(session.model, "progress", None):
+            state.renderer.working(loading_label(session.model))
         try:
-            self.run_cancellable(lambda token: session.prompt(text, token))
+            # The local model starts in the background: wait for it first, cancellably, under its spinner.
+            self.run_cancellable(lambda token: wait_ready(session.model, token) and session.prompt(text, token))
         except Exception as exc:  # noqa: BLE001 - a bug must not lose the session; the file is intact
             state.renderer.close()
             if raise_errors():
