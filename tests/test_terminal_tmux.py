@@ -40,7 +40,7 @@ class Terminal:
 
     def __init__(
         self, root: Path, server: ScriptedServer, session_file: Path | None = None, model_args: str | None = None,
-        settings: dict[str, Any] | None = None, with_session_flag: bool = True,
+        settings: dict[str, Any] | None = None, with_session_flag: bool = True, env: dict[str, str] | None = None,
     ) -> None:
         self.root = root
         self.socket = root / "tmux.sock"
@@ -60,7 +60,7 @@ class Terminal:
         )
         env = {
             "HOME": str(root / "home"), "PI_CODING_AGENT_DIR": str(root / "agent"), "PROMPT_TOOLKIT_NO_CPR": "1",
-            "TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", **(env or {}),
         }
         env_args = [part for key, value in env.items() for part in ("-e", f"{key}={value}")]
         self.tmux("-u", "new-session", "-d", "-s", "pi", "-x", "120", "-y", "50", "-c", str(self.project),
@@ -310,7 +310,8 @@ NOT_SENT = "Nothing was sent: the model cannot be used (see above); pick another
 def test_no_model_configured_is_said_once_and_a_prompt_gets_a_short_reply(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
-    term = Terminal(tmp_path, server, model_args="")
+    # A provider key in the environment: without one the embedded local model would be chosen.
+    term = Terminal(tmp_path, server, model_args="", env={"OPENAI_API_KEY": "sk-test"})
     try:
         term.wait_for("pi>", timeout=LONG)
         term.type("hello")
