@@ -53,6 +53,16 @@ class LazyModel:
     def info(self) -> ModelInfo:
         return self.get().info
 
+    @property
+    def progress(self) -> str | None:
+        """What a model that starts in the background (the local one) is doing, while it does."""
+        return getattr(self._model, "progress", None) if self._model is not None else None
+
+    def wait_ready(self, cancel: CancelToken | None = None) -> bool:
+        """Resolve the model and wait until it can answer; False when ``cancel`` fired first."""
+        wait = getattr(self.get(), "wait_ready", None)
+        return True if wait is None else bool(wait(cancel))
+
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         return self.get().stream(request, cancel)
 
@@ -84,7 +94,12 @@ def model_factory(
 
         info = resolve_model(model or options.model, api_base=options.api_base, api_key=options.api_key,
                              context_window=flag_window(options, settings, model), settings=settings)
-        built = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings)
+        built = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings,
+                             report=report)
+        if info.model == "local":  # the embedded model's window is exact: nothing to learn
+            if not (model or options.model or settings.default_model):
+                say_default_once(report)
+            return built
         return LearningModel(built, report)
 
     return resolve
@@ -118,6 +133,18 @@ def summarizer_factory(
         return LearningModel(create_model(info, api_base=base, api_key=key, settings=settings), report)
 
     return make
+
+
+_said_default = threading.Event()
+
+
+def say_default_once(report: Callable[[str], None] | None) -> None:
+    """Tell, once per run, that no model was configured and the embedded local model is used."""
+    if report is not None and not _said_default.is_set():
+        from pi_compact.llm.local_model import DEFAULT_NOTICE
+
+        _said_default.set()
+        report(DEFAULT_NOTICE)
 
 
 def open_store(

@@ -128,6 +128,8 @@ def main_callback(
     compaction_model: Annotated[str | None, typer.Option(help="litellm model string that writes compaction "
                                                          "summaries (else compaction.model, else the chat "
                                                          "model).")] = None,
+    local_model_path: Annotated[Path | None, typer.Option(metavar="FILE", help="A GGUF model file for --model "
+                                                           "local (else the bundled one).")] = None,
     initial_message: Annotated[str | None, typer.Option("--initial-message", hidden=True)] = None,
 ) -> None:
     """Start the agent: `pi-compact [PROMPT]` opens the terminal (sending PROMPT first), `-p PROMPT` prints
@@ -157,6 +159,7 @@ def main_callback(
             context_window=context_window, session=session, continue_recent=continue_recent,
             no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
             session_dir=session_dir, approve=approve, compaction_model=compaction_model,
+            local_model_path=str(local_model_path) if local_model_path else None,
         )
         loaded = _load_settings(Path.cwd(), options.settings_overrides())
         if resume and prompt is None and session is None:
@@ -293,7 +296,7 @@ def main() -> None:
         rest, words = split_prompt_words(sys.argv[1:])
         app(args=[*rest, INITIAL_OPTION, " ".join(words)] if words else rest)
     except SystemExit as done:
-        if "litellm" not in sys.modules:
+        if "litellm" not in sys.modules and "xllamacpp" not in sys.modules:  # the local model's threads too
             raise
         _exit_now(done.code)
 

@@ -19,7 +19,7 @@ SUBCOMMANDS = frozenset({"compact", "uncompact"})  # the typer commands (cli.py)
 # Options of the main command that take a value: the word after them is that value, not a prompt.
 VALUE_OPTIONS = frozenset({
     "--print", "-p", "--mode", "--model", "--api-base", "--api-key", "--context-window", "--session",
-    "--extension", "--session-dir", "--approve", "--initial-message", "--compaction-model",
+    "--extension", "--session-dir", "--approve", "--initial-message", "--compaction-model", "--local-model-path",
 })
 INITIAL_OPTION = "--initial-message"
 

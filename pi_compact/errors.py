@@ -7,6 +7,7 @@ all, for whoever is debugging (simonw/llm's ``LLM_RAISE_ERRORS``).
 
     PiCompactError
     ├── ConfigError            invalid settings value or file
+    │   └── LocalModelError    the embedded local model cannot run (extra missing, checksum mismatch)
     ├── SessionError           unreadable or unusable session file
     ├── UsageError             bad command-line input
     ├── ModelError             a model call failed (raised only by the llm adapters)
@@ -35,6 +36,10 @@ class PiCompactError(Exception):
 
 class ConfigError(PiCompactError):
     """A settings file or value is invalid."""
+
+
+class LocalModelError(ConfigError):
+    """The embedded local model cannot run: its extra is not installed, or its bytes fail their check."""
 
 
 class SessionError(PiCompactError):

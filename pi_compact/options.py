@@ -29,10 +29,12 @@ class AppOptions:
     session_dir: str | None = None
     approve: str | None = None  # --approve: none, edits or all (else the ``approve`` setting)
     compaction_model: str | None = None  # --compaction-model (else the ``compaction.model`` setting)
+    local_model_path: str | None = None  # --local-model-path (else the ``localModelPath`` setting)
 
     def settings_overrides(self) -> dict[str, object]:
         """The settings the flags set, by dotted key (for ``load_settings``, at start and on reload)."""
-        return {"compaction.model": self.compaction_model} if self.compaction_model else {}
+        flags = {"compaction.model": self.compaction_model, "localModelPath": self.local_model_path}
+        return {key: value for key, value in flags.items() if value}
 
 
 __all__ = ["AppOptions"]

@@ -150,6 +150,19 @@ def ensure_private_dir(directory: Path) -> None:
                 raise
 
 
+CACHE_DIR_ENV = "PI_COMPACT_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """The per-user cache directory for "pi-compact": ``$PI_COMPACT_CACHE_DIR`` if set, else platformdirs'."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return platformdirs.user_cache_path("pi-compact")  # the learned-windows book's directory too
+
+
 def history_file() -> Path:
     """The prompt-history file, in the platform's per-user state directory for "pi-compact"."""
     import platformdirs  # only needed here; keeps the import off the path of everything else

@@ -31,8 +31,11 @@ def test_default_model_with_a_provider_prefix_is_used_as_is() -> None:
     assert resolve_model(None, settings=settings).model == "openai/gpt-4o"
 
 
-def test_no_model_anywhere_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="No model configured: pass --model or set defaultModel"):
+def test_no_model_anywhere_with_a_provider_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without any provider key the embedded local model is chosen instead (test_local_model.py).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with pytest.raises(ConfigError, match=r"No model configured: pass --model \(local: the embedded model\) or set "
+                                          "defaultModel"):
         resolve_model(None, settings=Settings())
 
 

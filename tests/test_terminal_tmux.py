@@ -310,7 +310,8 @@ NOT_SENT = "Nothing was sent: the model cannot be used (see above); pick another
 def test_no_model_configured_is_said_once_and_a_prompt_gets_a_short_reply(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
-    term = Terminal(tmp_path, server, model_args="")
+    # A provider key in the environment: without one the embedded local model would be chosen.
+    term = Terminal(tmp_path, server, model_args="", env={"OPENAI_API_KEY": "sk-test"})
     try:
         term.wait_for("pi>", timeout=LONG)
         term.type("hello")

@@ -10,12 +10,16 @@ a ``ConfigError`` asking for one. Max output tokens: override ``maxTokens`` > th
 The map is read without importing litellm (``model_map``) for the models that module can answer
 exactly; only the others (bare names, providers with special lookup rules) import litellm, which
 costs seconds. ``create_model`` picks the adapter (``route``): the direct OpenAI-compatible client
-for ``openai/*`` with an api base, litellm for everything else.
+for ``openai/*`` with an api base, litellm for everything else. ``local`` (``local_model``: the
+embedded model) is the model string when none is configured and no provider key is in the
+environment; its window is the one its runtime is started with (flag > settings > 16,384).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from pathlib import Path
 
 from pi_compact.errors import ConfigError
 from pi_compact.llm import model_map
@@ -35,7 +39,12 @@ def model_string(model: str | None, settings: Settings) -> str:
         if "/" in settings.default_model or not settings.default_provider:
             return settings.default_model
         return f"{settings.default_provider}/{settings.default_model}"
-    raise ConfigError(f"No model configured: pass --model or set defaultModel in {settings_path_hint()}.")
+    from pi_compact.llm.local_model import LOCAL_MODEL, choose_by_default
+
+    if choose_by_default(os.environ):
+        return LOCAL_MODEL
+    raise ConfigError(f"No model configured: pass --model (local: the embedded model) or set defaultModel in "
+                      f"{settings_path_hint()}.")
 
 
 def model_override(model: str, settings: Settings) -> ModelOverride | None:
@@ -64,6 +73,10 @@ def resolve_model(
     window, source = context_window, "flag"
     if not window and override is not None and override.context_window:
         window, source = override.context_window, "settings"
+    if name == "local":  # the embedded model: its window is the one its runtime is started with
+        from pi_compact.llm.local_model import local_info
+
+        return local_info(window, source)
     if not window:
         from pi_compact.learning.book import learned_window
 
@@ -100,15 +113,19 @@ def _model_facts(name: str) -> ModelLookup:
 
 
 def create_model(
-    info: ModelInfo, *, api_base: str | None = None, api_key: str | None = None, settings: Settings
+    info: ModelInfo, *, api_base: str | None = None, api_key: str | None = None, settings: Settings,
+    report: Callable[[str], None] | None = None,
 ) -> ChatModel:
     """The ``ChatModel`` for ``info``: explicit ``api_base`` > the ``models.<name>.apiBase`` override.
 
     Cheap: litellm itself is imported on the first ``stream()`` (or by ``preload_litellm``), and not at
-    all when the direct client serves the model.
+    all when the direct client serves the model. ``local`` starts the embedded model's server in the
+    background (``local_model``); ``report`` hears when a request has to wait for it.
     """
     override = model_override(info.model, settings)
     base = api_base or (override.api_base if override else None)
+    if info.model == "local":
+        return _local_model(info, base, settings, report)
     if base and litellm_reason(info.model, base, os.environ) is None:
         from pi_compact.llm.openai_compat import OpenAICompatModel
 
@@ -139,6 +156,18 @@ def compaction_endpoint(
 
 def _prefix(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else ""
+
+
+def _local_model(
+    info: ModelInfo, base: str | None, settings: Settings, report: Callable[[str], None] | None
+) -> ChatModel:
+    if base:
+        raise ConfigError("--api-base does not apply to the embedded local model: to use a server you run, pass "
+                          "--model openai/<its model name> --api-base <its URL>.")
+    from pi_compact.llm.local_model import LocalChatModel, model_file
+
+    return LocalChatModel(info, file=model_file(settings.local_model_path, Path.cwd()), retry=settings.retry,
+                          report=report)
 
 
 def uses_litellm(model: str, api_base: str | None, settings: Settings) -> bool:

@@ -101,6 +101,7 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("showThinking", "show_thinking", _BOOL),
     SettingKey("sessionDir", "session_dir", _TEXT),
     SettingKey("approve", "approve", _APPROVE),
+    SettingKey("localModelPath", "local_model_path", _TEXT),
 )
 
 KEYS_BY_NAME: Mapping[str, SettingKey] = {key.dotted: key for key in KEYS}

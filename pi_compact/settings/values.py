@@ -71,6 +71,7 @@ class Settings:
     show_thinking: bool = True
     session_dir: str | None = None
     approve: str = "none"  # "none" (pi's way), "edits" (ask before write/edit) or "all" (also bash)
+    local_model_path: str | None = None  # a GGUF file for ``--model local`` instead of the bundled model
 
     def model_override(self, model: str) -> ModelOverride | None:
         """The ``models`` entry for a model string, if the user configured one."""

@@ -170,10 +170,12 @@ class TerminalRenderer:
             live, self._live = self._live, None
             live.stop()
 
-    def working(self, label: str) -> None:
-        """A spinner with ``label`` and the seconds since it appeared (e.g. while the model loads)."""
+    def working(self, label: str | Callable[[], str]) -> None:
+        """A spinner with ``label`` (a function: read at each refresh, e.g. a start's progress) and the
+        seconds since it appeared (e.g. while the model loads)."""
         self._view_since = self._clock()
-        self._show(_Ticker(lambda: f"{label} {self._clock() - self._view_since:.0f}s ({CANCEL_KEYS})"))
+        text = label if callable(label) else lambda: label
+        self._show(_Ticker(lambda: f"{text()} {self._clock() - self._view_since:.0f}s ({CANCEL_KEYS})"))
 
     def print(self, renderable: RenderableType) -> None:
         self.console.print(renderable)

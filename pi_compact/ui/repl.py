@@ -200,16 +200,19 @@ class Repl:
         return finished.value
 
     def send(self, state: ReplState, text: str) -> None:
-        from pi_compact.ui.status import model_ready
+        from pi_compact.ui.status import loading_label, model_ready, wait_ready
 
         session = state.session
-        if not model_ready(session.model):
-            state.renderer.working("Loading the model library…")
+        if not model_ready(session.model) or getattr(session.model, "progress", None):
+            state.renderer.working(loading_label(session.model))
 
-        def work(token: CancelToken) -> Any:  # a cancel while litellm loads ends the wait: nothing is sent
+        def work(token: CancelToken) -> Any:  # a cancel while the model loads ends the wait: nothing is sent
             while not (self.warmed.wait(0.05) or token.cancelled):
                 pass
-            return None if token.cancelled else session.prompt(text, token)
+            # The local model starts in the background: wait for it too, cancellably, under its spinner.
+            if token.cancelled or not wait_ready(session.model, token):
+                return None
+            return session.prompt(text, token)
 
         try:
             if self.run_cancellable(work) is None:  # cancelled before the message was sent or written

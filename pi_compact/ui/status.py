@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_compact.agent.session import AgentSession
+from pi_compact.cancel import CancelToken
 from pi_compact.compaction.tokens import (
     assistant_usage,
     calculate_context_tokens,
@@ -44,6 +45,17 @@ ALERT_PERCENT = 90.0
 def model_ready(model: object) -> bool:
     """False only for a lazily resolved model that has not resolved yet (reading it would block)."""
     return bool(getattr(model, "ready", True))
+
+
+def loading_label(model: object) -> Callable[[], str]:
+    """The spinner text while a model gets ready: its own progress (the local model's start) if it says."""
+    return lambda: getattr(model, "progress", None) or "Loading the model library…"
+
+
+def wait_ready(model: object, cancel: CancelToken) -> bool:
+    """Wait until ``model`` can answer (the local one starts in the background); False when cancelled."""
+    wait = getattr(model, "wait_ready", None)
+    return True if wait is None else bool(wait(cancel))
 
 
 def auto_compaction_on(session: AgentSession) -> bool:

@@ -1,0 +1,54 @@
+"""The chat template the embedded model runs with (Jinja, rendered by llama.cpp's server).
+
+Why our own: the Qwen2.5-Coder models answer a tool request with a fenced ```json block holding
+``{"name": ..., "arguments": ...}``, whatever their bundled template asks for (``<tool_call>`` tags),
+so with the bundled template the server returns that block as plain text and never a tool call.
+llama.cpp learns a template's tool-call syntax from how the template renders an assistant tool call;
+this template renders calls as exactly that fenced block, so the server parses what the model writes
+into native, streamed ``tool_calls``. The rest is the models' ChatML layout (``<|im_start|>role``),
+with tool results sent back inside ``<tool_response>`` in a user turn, as the models were trained.
+The tools section also says to answer in plain text once the results suffice: without that line the
+1.5B model called the same tool again after every result (measured, greedy decoding).
+"""
+
+from __future__ import annotations
+
+CHAT_TEMPLATE = r"""
+{%- set first_is_system = messages and messages[0].role == 'system' -%}
+{{- '<|im_start|>system\n' -}}
+{{- messages[0].content if first_is_system else 'You are a helpful assistant.' -}}
+{%- if tools -%}
+  {{- '\n\n# Tools\n\nYou can call these functions (one JSON signature per line):\n' -}}
+  {%- for tool in tools -%}
+    {{- tool | tojson -}}{{- '\n' -}}
+  {%- endfor -%}
+  {{- '\nTo call a function, reply with one fenced block per call:\n```json\n' -}}
+  {{- '{"name": <function name>, "arguments": <arguments object>}\n```\n' -}}
+  {{- 'Each result comes back inside <tool_response> tags. Once you have what you need, answer in plain '
+      + 'text without calling a function again.' -}}
+{%- endif -%}
+{{- '<|im_end|>\n' -}}
+{%- for message in messages -%}
+  {%- if loop.first and first_is_system -%}
+  {%- elif message.role == 'tool' -%}
+    {%- if loop.first or messages[loop.index0 - 1].role != 'tool' -%}{{- '<|im_start|>user' -}}{%- endif -%}
+    {{- '\n<tool_response>\n' + (message.content or '') + '\n</tool_response>' -}}
+    {%- if loop.last or messages[loop.index0 + 1].role != 'tool' -%}{{- '<|im_end|>\n' -}}{%- endif -%}
+  {%- elif message.role == 'assistant' and message.tool_calls -%}
+    {{- '<|im_start|>assistant' -}}
+    {%- if message.content -%}{{- '\n' + message.content -}}{%- endif -%}
+    {%- for call in message.tool_calls -%}
+      {%- set function = call.function if call.function is defined else call -%}
+      {{- '\n```json\n{"name": "' + function.name + '", "arguments": ' -}}
+      {{- function.arguments | tojson -}}
+      {{- '}\n```' -}}
+    {%- endfor -%}
+    {{- '<|im_end|>\n' -}}
+  {%- else -%}
+    {{- '<|im_start|>' + message.role + '\n' + (message.content or '') + '<|im_end|>\n' -}}
+  {%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}
+"""
+
+__all__ = ["CHAT_TEMPLATE"]
