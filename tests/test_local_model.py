@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from pi_compact.app import model_factory
+from pi_compact.cancel import CancelToken
 from pi_compact.errors import ConfigError, LocalModelError
 from pi_compact.llm import local_model, local_weights
 from pi_compact.llm.local_model import DEFAULT_NOTICE, choose_by_default, model_file
 from pi_compact.llm.local_weights import BUNDLED, BundledModel, Chunk, check_gguf, prepare_bundled
+from pi_compact.llm.protocol import ChatRequest, Done
 from pi_compact.llm.resolve import create_model, model_string, resolve_model
 from pi_compact.options import AppOptions
 from pi_compact.settings import ModelOverride, Settings, parse_settings
@@ -198,3 +200,55 @@ def test_local_model_path_is_a_setting_expanded_like_pi_paths(tmp_path: Path) ->
     assert model_file(settings.local_model_path, tmp_path) == Path.home() / "models" / "m.gguf"
     assert model_file("m.gguf", tmp_path) == tmp_path / "m.gguf"
     assert model_file(None, tmp_path) is None
+
+
+# ---- starting in the background -------------------------------------------------------------------
+
+
+class _Starting:
+    """A stand-in for a server still starting: ``wait`` returns None once the cancel fires."""
+
+    api_key = "k"
+    ready = False
+    progress = "Preparing the local model (first use): 40% of 1.1 GB…"
+
+    def wait(self, cancel: CancelToken | None = None) -> str | None:
+        assert cancel is not None
+        cancel.cancel()
+        return None
+
+
+def test_a_request_cancelled_while_the_model_starts_ends_as_aborted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local_model, "shared_server", lambda spec: _Starting())
+    monkeypatch.setattr(local_model, "runtime_installed", lambda: True)
+    monkeypatch.setattr(local_model, "bundled_ready", lambda: True)
+    said: list[str] = []
+    model = local_model.LocalChatModel(local_model.local_info(), report=said.append)
+    events = list(model.stream(ChatRequest("s", [{"role": "user", "content": "hi", "timestamp": 1}]), CancelToken()))
+    assert len(events) == 1 and isinstance(events[0], Done) and events[0].message["stopReason"] == "aborted"
+    assert said == ["Waiting for the embedded local model: Preparing the local model (first use): 40% of 1.1 GB…"]
+    assert (model.ready, model.progress) == (False, _Starting.progress)
+
+
+def test_the_terminal_waits_for_a_starting_model_under_its_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pi_compact.app import LazyModel
+    from pi_compact.ui.status import loading_label, wait_ready
+
+    monkeypatch.setattr(local_model, "shared_server", lambda spec: _Starting())
+    monkeypatch.setattr(local_model, "runtime_installed", lambda: True)
+    monkeypatch.setattr(local_model, "bundled_ready", lambda: True)
+    lazy = LazyModel(lambda: local_model.LocalChatModel(local_model.local_info()))
+    assert loading_label(lazy)() == "Loading the model library…"  # not resolved yet: nothing to say
+    assert wait_ready(lazy, CancelToken()) is False  # resolves, then waits until the cancel
+    assert loading_label(lazy)() == _Starting.progress
+
+
+def test_a_start_that_fails_is_raised_by_the_request_in_one_sentence(tmp_path: Path) -> None:
+    from pi_compact.llm.local_server import LocalServer, ServerSpec
+
+    not_gguf = tmp_path / "model.gguf"
+    not_gguf.write_text("text")
+    server = LocalServer(ServerSpec(not_gguf, 2048, 1))
+    with pytest.raises(LocalModelError, match=rf"localModelPath {not_gguf} is not a GGUF model file"):
+        server.wait(CancelToken())
+    assert server.failed and server.progress == "The local model failed to start."

@@ -269,7 +269,7 @@ def _window_source(options: AppOptions, session: AgentSession, model: str) -> st
         override = session.settings.model_override(model.split("/", 1)[1])
     if override is not None and override.context_window:
         return "models setting"
-    return "litellm model map"
+    return "the embedded model's runtime" if model == "local" else "litellm model map"
 
 
 def settings_table(
