@@ -4,7 +4,8 @@ Contract:
 - Computing a path never creates a directory or file; callers create what they write, directories
   with ``ensure_private_dir`` (user-only: sessions and history hold tool output such as ``.env`` files).
 - The layout matches pi (0.73.1) so both tools share ``~/.pi/agent`` and each other's sessions.
-- This is the only module that imports ``platformdirs`` (lazily: only ``history_file`` needs it).
+- This is the only module that imports ``platformdirs`` (lazily: only ``history_file`` and ``cache_dir``
+  need it).
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def cache_dir() -> Path:
         return Path(override)
     import platformdirs
 
-    return platformdirs.user_cache_path("pi-compact")  # the learned-windows book's directory too
+    return platformdirs.user_cache_path("pi-compact")  # the learned-windows book and the local model
 
 
 def history_file() -> Path:

@@ -7,7 +7,7 @@ price table does not know (a local server, a new model) reports cost 0. So a usa
 zero cost is *unpriced*: it reads "cost unknown", never "$0.0000".
 
 Values read from session files may be malformed (another program wrote them): anything that is not
-a number counts as 0. Pure: stdlib only.
+a number counts as 0. Pure: no I/O (the zero usage is the model seam's ``empty_usage``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from pi_compact.llm.protocol import empty_usage
 
 COUNT_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
@@ -26,11 +28,6 @@ def _number(value: Any) -> float:
 def _cost_of(usage: Mapping[str, Any]) -> Mapping[str, Any]:
     cost = usage.get("cost")
     return cost if isinstance(cost, Mapping) else {}
-
-
-def zero_usage() -> dict[str, Any]:
-    """pi's usage shape, all zero."""
-    return {**dict.fromkeys(COUNT_KEYS, 0), "totalTokens": 0, "cost": {**dict.fromkeys(COUNT_KEYS, 0.0), "total": 0.0}}
 
 
 def add_usage(total: Mapping[str, Any], usage: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,7 +109,7 @@ def entry_usage(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 def session_totals(entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
     """Everything a session's model calls used, on every branch: replies and the summaries' requests."""
-    total: dict[str, Any] = zero_usage()
+    total: dict[str, Any] = empty_usage()
     calls = unpriced = 0
     for entry in entries:
         usage = entry_usage(entry)
@@ -126,5 +123,5 @@ def session_totals(entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
 
 __all__ = [
     "COUNT_KEYS", "UsageTotals", "add_usage", "cost_text", "dollars", "entry_usage", "is_unpriced",
-    "session_totals", "usage_cost", "usage_count", "usage_tokens", "zero_usage",
+    "session_totals", "usage_cost", "usage_count", "usage_tokens",
 ]

@@ -26,10 +26,19 @@ from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, summarize
 from pi_compact.errors import AuthError, CompactionError, ModelError, PiCompactError
-from pi_compact.llm.protocol import ChatModel, ChatRequest, Done, ModelInfo, Retrying, StreamEvent, error_message
+from pi_compact.llm.protocol import (
+    ChatModel,
+    ChatRequest,
+    Done,
+    ModelInfo,
+    Retrying,
+    StreamEvent,
+    empty_usage,
+    error_message,
+)
 from pi_compact.llm.retry_watch import RetryWatcher
 from pi_compact.settings import Settings
-from pi_compact.usage import add_usage, zero_usage
+from pi_compact.usage import add_usage
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,7 @@ class UsageMeter:
     def __init__(self, model: ChatModel, *, soft_auth: bool = False) -> None:
         self._model = model
         self._soft_auth = soft_auth
-        self._usage: dict[str, Any] = zero_usage()
+        self._usage: dict[str, Any] = empty_usage()
         self._lock = threading.Lock()
 
     @property

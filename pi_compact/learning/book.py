@@ -1,7 +1,7 @@
 """The learned-windows book: context windows providers stated in overflow errors, per model.
 
 The only module that reads or writes it. One small JSON object ``{model: window}`` in the user cache
-directory (platformdirs; ``PI_COMPACT_CACHE_DIR`` overrides it), written atomically. A book that
+directory (``paths.cache_dir``: platformdirs, or ``PI_COMPACT_CACHE_DIR``), written atomically. A book that
 cannot be read or written is treated as empty: learning is a help, never a reason for a turn to fail.
 """
 
@@ -11,18 +11,14 @@ import json
 import os
 from pathlib import Path
 
-CACHE_DIR_ENV = "PI_COMPACT_CACHE_DIR"
+from pi_compact.paths import cache_dir
+
 FILE_NAME = "learned-windows.json"
 
 
 def book_path() -> Path:
-    """Where the book lives."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override) / FILE_NAME
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("pi-compact")) / FILE_NAME
+    """Where the book lives: in pi-compact's cache directory, beside the local model's files."""
+    return cache_dir() / FILE_NAME
 
 
 def _read(path: Path) -> dict[str, int]:
@@ -55,4 +51,4 @@ def remember_window(model: str, window: int) -> bool:
     return True
 
 
-__all__ = ["CACHE_DIR_ENV", "book_path", "learned_window", "remember_window"]
+__all__ = ["book_path", "learned_window", "remember_window"]
