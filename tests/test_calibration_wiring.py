@@ -31,7 +31,7 @@ from rich.console import Console
 
 from pi_compact.compaction.calibration import calibrate, calibrated
 from pi_compact.compaction.tokens import UNCALIBRATED, estimate_tokens_auto, estimate_tokens_chars4
-from pi_compact.llm.scripted import ScriptedCall, ScriptedReply
+from pi_compact.llm.scripted import ScriptedCall, ScriptedModel, ScriptedReply
 from pi_compact.session.context import fresh_start, project_path
 from pi_compact.session.store import SessionStore
 from pi_compact.ui.status import context_report
@@ -103,6 +103,22 @@ def test_the_session_estimator_is_calibrated_in_auto_mode_and_follows_the_settin
     h.session.set_settings(SETTINGS)
     assert h.session.estimator is estimate_tokens_chars4
     h.session.set_settings(AUTO)
+    assert h.session.estimator(message) == 2_000
+
+
+def test_after_a_model_switch_only_the_new_models_own_replies_calibrate(tmp_path: Path) -> None:
+    h = make_model_harness(tmp_path, *_three_answers(), settings=AUTO)
+    for n in range(3):
+        h.session.prompt(padded(f"QUESTION-{n}", QUESTION))
+    assert h.session.context_usage().calibration.factor == 2.0
+    # Another tokenizer: the old model's ×2 says nothing about it until it has answered twice itself.
+    other = ScriptedModel(replace(h.model.info, model="openai/gpt-4o", provider="openai"), *_three_answers())
+    h.session.set_model(other)
+    message = tool_result(sized(1_000))
+    assert h.session.context_usage().calibration == UNCALIBRATED
+    assert h.session.estimator(message) == 1_000
+    # Switching back finds the first model's pairs again.
+    h.session.set_model(h.model)
     assert h.session.estimator(message) == 2_000
 
 

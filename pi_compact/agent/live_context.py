@@ -33,7 +33,7 @@ class LiveContext:
         # The calibration scan so far (and what it gave), carried on as messages are appended; the
         # estimator and the last message it saw tell a scan of other messages (or with another
         # estimator) from a stale one.
-        self._scan: tuple[Scan, Estimator, Message | None, Calibration] | None = None
+        self._scan: tuple[Scan, Estimator, Message | None, tuple[str, str] | None, Calibration] | None = None
         self.reload(store)
 
     def reload(self, store: SessionStore) -> None:
@@ -46,30 +46,37 @@ class LiveContext:
         self.fresh_from = fresh_start(branch, context)
         self._scan = None
 
-    def calibration(self, estimator: Estimator) -> Calibration:
-        """What the replies in the context give for ``estimator`` (nothing unless ``calibrate``)."""
+    def calibration(self, estimator: Estimator, model: tuple[str, str] | None = None) -> Calibration:
+        """What the replies in the context give for ``estimator`` (nothing unless ``calibrate``): the
+        replies of ``model`` (the one the next request goes to), else of the model that answered last.
+
+        Why ``model``: after a switch the old model's factor measured another tokenizer; the new one's
+        own replies (from earlier in the session, or its next ones) are what counts.
+        """
         if not self.calibrate:
             return UNCALIBRATED
         since = None
         if self._scan is not None:
-            done, used, last, result = self._scan
+            done, used, last, for_model, result = self._scan
             if used is estimator and done.end <= len(self.messages) and \
                     (self.messages[done.end - 1] if done.end else None) is last:
-                if done.end == len(self.messages):
+                if done.end == len(self.messages) and for_model == model:
                     return result  # nothing new since (the status line asks often)
                 since = done
         found = scan(self.messages, estimator, fresh_from=self.fresh_from, since=since)
-        result = calibration_of(found, self.messages)
-        self._scan = (found, estimator, self.messages[-1] if self.messages else None, result)
+        result = calibration_of(found, self.messages, model)
+        self._scan = (found, estimator, self.messages[-1] if self.messages else None, model, result)
         return result
 
-    def estimator(self, estimator: Estimator) -> Estimator:
+    def estimator(self, estimator: Estimator, model: tuple[str, str] | None = None) -> Estimator:
         """``estimator`` scaled by the calibration (``estimator`` itself when there is none)."""
-        return calibrated(estimator, self.calibration(estimator))
+        return calibrated(estimator, self.calibration(estimator, model))
 
-    def usage(self, estimator: Estimator, window: int, threshold: int) -> ContextUsage:
+    def usage(
+        self, estimator: Estimator, window: int, threshold: int, model: tuple[str, str] | None = None
+    ) -> ContextUsage:
         """The last fresh provider usage plus (calibrated) estimates of what follows it, else all estimated."""
-        calibration = self.calibration(estimator)
+        calibration = self.calibration(estimator, model)
         estimate = context_usage(self.messages, calibrated(estimator, calibration), fresh_from=self.fresh_from)
         return ContextUsage(estimate.tokens, window, threshold, estimate.last_usage_index is not None, calibration)
 

@@ -114,7 +114,7 @@ class AgentSession:
     @property
     def estimator(self) -> Estimator:
         """The session's one token estimator (``compaction.tokenEstimator``; ``auto`` calibrated by usage)."""
-        return self._context.estimator(self._estimator)
+        return self._context.estimator(self._estimator, self._model_key())
 
     @property
     def messages(self) -> Sequence[Message]:
@@ -147,7 +147,14 @@ class AgentSession:
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
         window = self._model.info.context_window
-        return self._context.usage(self._estimator, window, window - self.fitted_settings().compaction.reserve_tokens)
+        threshold = window - self.fitted_settings().compaction.reserve_tokens
+        return self._context.usage(self._estimator, window, threshold, self._model_key())
+
+    def _model_key(self) -> tuple[str, str] | None:
+        """(provider, model id) as the chat model's replies record them: whose calibration counts."""
+        if not getattr(self._model, "ready", True):
+            return None  # still resolving: the model that answered last
+        return (self._model.info.provider, self._model.info.model_id)
 
     def reload_context(self) -> None:
         """Rebuild the live context from the session file (after anything that changed the branch)."""

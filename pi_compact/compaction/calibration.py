@@ -139,12 +139,15 @@ def calibrate(messages: Sequence[Message], estimator: Estimator, *, fresh_from: 
     return calibration_of(scan(messages, estimator, fresh_from=fresh_from), messages)
 
 
-def calibration_of(found: Scan, messages: Sequence[Message]) -> Calibration:
-    """The calibration of a scan of ``messages``: its pairs inside the window, of the newest good
-    reply's model. A scan from nothing and one carried on message by message give the same."""
+def calibration_of(
+    found: Scan, messages: Sequence[Message], model: tuple[str, str] | None = None
+) -> Calibration:
+    """The calibration of a scan of ``messages``: its pairs inside the window, of ``model`` (the model
+    the next request goes to, as (provider, model id)) or else of the newest good reply's model. A scan
+    from nothing and one carried on message by message give the same."""
     start = window_start(messages)
     # A pair ending at the window's first reply started before it: a scan from nothing never sees it.
-    return fit([p for p in found.pairs if p.index > start], found.model)
+    return fit([p for p in found.pairs if p.index > start], model or found.model)
 
 
 def calibrated(estimator: Estimator, calibration: Calibration) -> Estimator:
