@@ -122,6 +122,27 @@ def test_one_chat_turn_is_answered_by_the_model() -> None:
     assert (reply["provider"], reply["model"]) == ("local", "local")
 
 
+def test_a_restarted_model_reads_a_saved_prompt_prefix_from_disk(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local_server, "prefix_directory", lambda: tmp_path / "prompts")
+    system = "Answer in one word. " + " ".join(f"Rule {n}: name functions for what they do." for n in range(60))
+    local_server.stop_shared()
+    try:
+        first = complete(local(), ChatRequest(system, [user("What is the capital of France?")], max_tokens=8))
+        assert first["stopReason"] == "stop", first.get("errorMessage")
+        assert first["usage"]["cacheRead"] == 0
+        assert len(list((tmp_path / "prompts").glob("*.slot"))) == 1
+        local_server.stop_shared()  # as if pi-compact were started again
+        second = complete(local(), ChatRequest(system, [user("What is the capital of Italy?")], max_tokens=8))
+        assert second["stopReason"] == "stop", second.get("errorMessage")
+        # Everything up to the question was restored, not read again.
+        assert second["usage"]["cacheRead"] > 600
+        assert second["usage"]["input"] < 40
+        assert "rome" in texts(second).lower()
+    finally:
+        local_server.stop_shared()  # the next test starts one with the usual directory
+
+
 def test_a_read_tool_call_round_trip_ends_in_an_answer_from_the_file(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("The secret word is PELICAN.\n")
     session, _events = make_session(tmp_path, local(), Settings())

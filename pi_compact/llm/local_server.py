@@ -18,24 +18,31 @@ penalty (a 1.5B model loops otherwise), replies capped at ``MAX_OUTPUT_TOKENS`` 
 for fewer, verbosity 0 (more writes ~20 lines onto the terminal). ``OMP_WAIT_POLICY=PASSIVE`` is set
 before the import: busy-waiting OpenMP threads slowed generation from ~20 to 1-4 tokens/s on a loaded
 machine. ``model_alias`` must be a list, or replies name the model "a". Warm-up stays on: without it
-the runtime hung when the server was dropped.
+the runtime hung when the server was dropped. Slot saving is on, into ``prefix_directory()``
+(``local_prefix``: prompt prefixes kept between runs); the runtime joins that path and a file name
+without a separator, so it ends with one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import os
 import secrets
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import LocalModelError
+from pi_compact.llm.local_prefix import PrefixCache
 from pi_compact.llm.local_template import CHAT_TEMPLATE
 from pi_compact.llm.local_weights import INSTALL_HINT, check_gguf, prepare_bundled
+from pi_compact.paths import cache_dir
 
 LOCAL_WINDOW = 16384
 MAX_OUTPUT_TOKENS = 1024
@@ -57,6 +64,11 @@ class ServerSpec:
     threads: int = field(default_factory=default_threads)
 
 
+def prefix_directory() -> Path:
+    """Where saved prompt prefixes live: ``prompts/`` in the user cache directory."""
+    return cache_dir() / "prompts"
+
+
 def runtime_installed() -> bool:
     """Is the runtime importable? (Checked without importing it.)"""
     return importlib.util.find_spec("xllamacpp") is not None
@@ -71,7 +83,7 @@ def _import_runtime() -> Any:
     return xllamacpp
 
 
-def _params(runtime: Any, model_file: Path, spec: ServerSpec, api_key: str) -> Any:
+def _params(runtime: Any, model_file: Path, spec: ServerSpec, api_key: str, slots: Path | None = None) -> Any:
     params = runtime.CommonParams()
     params.model.path = str(model_file)
     params.model_alias = [ALIAS]
@@ -88,7 +100,27 @@ def _params(runtime: Any, model_file: Path, spec: ServerSpec, api_key: str) -> A
     params.ui = False
     params.sampling.temp = 0.0
     params.sampling.penalty_repeat = REPEAT_PENALTY
+    if slots is not None:
+        params.slot_save_path = str(slots) + os.sep
+        params.endpoint_slots = True
     return params
+
+
+def _identity(runtime: Any, model_file: Path, spec: ServerSpec) -> str:
+    """What a saved prefix is only valid for: this runtime, this exact model file, window and template."""
+    stat = model_file.stat()
+    template = hashlib.sha256(CHAT_TEMPLATE.encode("utf-8")).hexdigest()
+    version = getattr(runtime, "__version__", "?")
+    return f"{version}|{model_file}|{stat.st_size}|{stat.st_mtime_ns}|{spec.window}|{template}"
+
+
+def _slot_directory() -> Path | None:
+    try:
+        directory = prefix_directory()
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # no cache directory: every run reads its prompts from scratch
+    return directory
 
 
 class LocalServer:
@@ -105,6 +137,9 @@ class LocalServer:
         self._base: str | None = None
         self._error: BaseException | None = None
         self._stopped = False
+        # Set once listening, when the cache directory is usable (``local_prefix``).
+        self.prefixes: PrefixCache | None = None
+        self.identity = ""
         self._thread = threading.Thread(target=self._start, name="pi-compact-local-model", daemon=True)
         self._thread.start()
 
@@ -131,8 +166,9 @@ class LocalServer:
             model_file = check_gguf(self.spec.model_file) if self.spec.model_file else prepare_bundled(self._joining)
             self._progress = "Loading the local model…"
             runtime = _import_runtime()
+            slots = _slot_directory()
             try:
-                server = runtime.Server(_params(runtime, model_file, self.spec, self.api_key))
+                server = runtime.Server(_params(runtime, model_file, self.spec, self.api_key, slots))
             except Exception as error:  # noqa: BLE001 - the runtime's own error types are not documented
                 raise LocalModelError(
                     f"The local model {model_file} could not be loaded ({error}): "
@@ -143,6 +179,9 @@ class LocalServer:
                     return  # stopped while loading: dropping ``server`` here shuts it down
                 self._server = server
                 self._base = str(server.listening_address).rstrip("/") + "/v1"
+            if slots is not None:
+                self.identity = _identity(runtime, model_file, self.spec)
+                self.prefixes = PrefixCache(slots, self._slot_action)
             self.started_in = time.monotonic() - began
             self._progress = "Local model ready."
         except BaseException as error:  # noqa: BLE001 - handed to whoever waits
@@ -160,6 +199,15 @@ class LocalServer:
             raise self._error
         assert self._base is not None
         return self._base
+
+    def _slot_action(self, action: str, filename: str) -> Any:
+        """Save or restore the one slot (``/slots/0``); raises on any failure."""
+        assert self._base is not None
+        request = urllib.request.Request(
+            self._base.removesuffix("/v1") + f"/slots/0?action={action}", json.dumps({"filename": filename}).encode(),
+            {"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)
 
     def stop(self) -> None:
         """Shut the server down (or, while it loads, as soon as it has loaded)."""
