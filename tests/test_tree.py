@@ -11,19 +11,22 @@ from typing import Any
 import pytest
 from builders import assistant, chain, label, msg, user
 from pi_session import pi_view
+from rich.console import Console
 from test_ui_slash import SETTINGS, FakeModel, chat, make_state, squeeze
 
 from pi_compact.agent.extensions import load_extensions
 from pi_compact.agent.navigator import Navigator, TreeDecision, TreeEnd, TreeEvent, TreeStart
+from pi_compact.agent.summary_model import Summarizer
 from pi_compact.agent.tree_hooks import ExtensionTreeHooks
 from pi_compact.compaction.branch_summary import NO_CONTENT, PREAMBLE, prepare_branch
 from pi_compact.compaction.tokens import estimate_tokens_chars4
 from pi_compact.errors import ModelError
-from pi_compact.llm.protocol import CancelToken, ChatRequest, StreamEvent
+from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.messages import text_of
 from pi_compact.session.store import SessionStore
 from pi_compact.session.tree import branch_copy, landing, tree_nodes
 from pi_compact.ui.slash import ReplState, dispatch
+from pi_compact.ui.tree_view import moved_renderable
 
 
 @pytest.fixture
@@ -94,7 +97,9 @@ def test_a_move_with_a_summary_writes_a_branch_summary_as_pi_does(project: Path,
     assert summary["type"] == "branch_summary"
     assert (summary["parentId"], summary["fromId"]) == (first_answer["id"], first_answer["id"])
     assert summary["summary"].startswith(PREAMBLE + "## Goal")
-    assert summary["details"] == {"readFiles": [], "modifiedFiles": []}
+    assert summary["details"] == {"readFiles": [], "modifiedFiles": [], "summaryModel": "fake/model",
+                                  "usage": summary["details"]["usage"]}
+    assert summary["details"]["usage"]["input"] == 1000  # the one summary request, as a compaction records it
     theirs = pi_view(path, tmp_path)
     assert [m["role"] for m in theirs["messages"]] == ["user", "assistant", "branchSummary"]
     assert theirs["messages"] == ours(path) and theirs["leafId"] == summary["id"]
@@ -147,6 +152,43 @@ def test_a_failing_summarizer_falls_back_to_a_model_free_branch_summary(project:
     assert summary["type"] == "branch_summary" and summary["fromId"] != "root"
     assert summary["details"]["fallback"] is True and "503" in summary["details"]["error"]
     assert "summarized by a model-free fallback" in squeeze(buffer)
+
+
+def _compaction_model(model: FakeModel) -> Summarizer:
+    return Summarizer("openai/mini", lambda: model)
+
+
+def test_a_branch_summary_is_written_by_the_compaction_model_with_its_usage(project: Path) -> None:
+    state, _, chat_model = three_turns(project)
+    asked_before = len(chat_model.requests)
+    mini = FakeModel(input_tokens=700)
+    mini._info = ModelInfo("openai/mini", "openai", 4000, 500)
+    target = next(e["id"] for e in state.session.store.entries if e.get("message", {}).get("role") == "user")
+    outcome = Navigator(state.session.store, chat_model, state.session.settings,
+                        summarizer=_compaction_model(mini)).navigate(target, summarize=True)
+    assert outcome is not None and outcome.source == "model"
+    assert len(chat_model.requests) == asked_before and len(mini.requests) == 1
+    assert mini.requests[0].max_tokens is not None and mini.requests[0].max_tokens <= 500  # sized for it
+    summary = lines(project / "s.jsonl")[-1]
+    assert summary["details"]["summaryModel"] == "openai/mini"
+    assert (summary["details"]["usage"]["input"], summary["details"]["usage"]["output"]) == (700, 10)
+    console = Console(record=True, width=200)
+    console.print(moved_renderable(outcome))
+    shown = console.export_text()
+    assert "summarized by the model openai/mini." in shown
+    assert "Files: 0 read, 0 modified · 700 tokens in, 10 out · cost unknown" in shown
+
+
+def test_a_failing_compaction_model_names_itself_in_the_branch_summary_fallback(project: Path) -> None:
+    state, _, chat_model = three_turns(project)
+    failing = _FailingSummaries()
+    failing._info = ModelInfo("openai/mini", "openai", 4000, 500)
+    target = next(e["id"] for e in state.session.store.entries if e.get("message", {}).get("role") == "user")
+    outcome = Navigator(state.session.store, chat_model, state.session.settings,
+                        summarizer=_compaction_model(failing)).navigate(target, summarize=True)
+    assert outcome is not None and outcome.source == "fallback"
+    error = lines(project / "s.jsonl")[-1]["details"]["error"]
+    assert error.startswith("The compaction model openai/mini failed: ") and "503" in error
 
 
 class _Hooks:

@@ -3,7 +3,9 @@
 The twin of ``Compactor``: ``navigate`` emits exactly one ``TreeStart`` and one ``TreeEnd`` for a
 move (none for a move to where the leaf already is), lets a ``session_before_tree`` hook cancel it,
 supply the summary or change the instructions, and writes only when everything is ready: one
-``branch_summary`` entry, or one position entry without a summary. A cancel or an error leaves the
+``branch_summary`` entry, or one position entry without a summary. A branch summary is written by
+``compaction.model`` when one is named (``summarizer``), sized for it, and records its model and the
+usage of its requests in ``details`` as a compaction does. A cancel or an error leaves the
 file byte-identical and the leaf where it was.
 
 ``uncompact`` undoes the latest compaction of the branch by writing one entry after the entry before
@@ -18,11 +20,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from pi_compact import clock
+from pi_compact.agent.summary_model import Summarizer, choose
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.branch_summary import BranchSummary, summarize_branch
 from pi_compact.compaction.summarize import SummaryBudget
 from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for
-from pi_compact.errors import Cancelled, CompactionError, PiCompactError
+from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError, PiCompactError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
@@ -121,7 +124,8 @@ class UncompactOutcome:
 
 @dataclass
 class Navigator:
-    """Moves of one session's leaf, with ``model`` for branch summaries (None: summaries impossible)."""
+    """Moves of one session's leaf, with ``model`` for branch summaries (None: summaries impossible)
+    unless ``summarizer`` (``compaction.model``) writes them."""
 
     store: SessionStore
     model: ChatModel | None
@@ -129,6 +133,7 @@ class Navigator:
     emit: Callable[[TreeEvent], None] = lambda event: None
     hooks: TreeHooks | None = None
     now_ms: Callable[[], int] = clock.now_ms
+    summarizer: Summarizer | None = None
 
     # ---- /tree -----------------------------------------------------------------------------------
 
@@ -208,15 +213,25 @@ class Navigator:
         assert self.model is not None
         if cancel.cancelled:
             raise Cancelled("The move was cancelled; nothing was written.")
-        info = self.model.info
+        chosen = choose(self.model, self.summarizer)
+        info = chosen.meter.info
         compaction = self.settings.compaction
         budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, compaction.reserve_tokens)
-        return summarize_branch(
-            event.entries_to_summarize, self.model, budget,
-            token_budget=max(0, info.context_window - compaction.reserve_tokens),
-            estimate=estimator_for(compaction.token_estimator), instructions=event.instructions,
-            replace_instructions=event.replace_instructions, cancel=cancel,
-        )
+        try:
+            summary = summarize_branch(
+                event.entries_to_summarize, chosen.meter, budget,
+                token_budget=max(0, info.context_window - compaction.reserve_tokens),
+                estimate=estimator_for(compaction.token_estimator), instructions=event.instructions,
+                replace_instructions=event.replace_instructions, cancel=cancel,
+            )
+        except (ModelError, CompactionError) as exc:
+            if chosen.label is None or isinstance(exc, AuthError):
+                raise
+            raise CompactionError(f"{chosen.label}: {exc}") from exc
+        details = {**summary.details, "summaryModel": chosen.name, "usage": chosen.meter.usage}
+        if chosen.label is not None and details.get("error"):
+            details["error"] = f"{chosen.label}: {details['error']}"
+        return replace(summary, details=details)
 
     def _append_at(self, position: str | None, fields: Mapping[str, Any]) -> Entry:
         """Append ``fields`` as a child of ``position``; on failure the leaf goes back where it was."""

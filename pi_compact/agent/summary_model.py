@@ -135,22 +135,25 @@ class _Unavailable:
 
 
 @dataclass(frozen=True)
-class _Chosen:
+class Chosen:
+    """The model a summary goes to (metered), its name, and how its failures start (None: the chat model)."""
+
     meter: UsageMeter
     name: str
     label: str | None  # how failures start when the summarizer is not the chat model
 
 
-def _choose(chat: ChatModel, summarizer: Summarizer | None) -> _Chosen:
+def choose(chat: ChatModel, summarizer: Summarizer | None) -> Chosen:
+    """The summarizer when one is named (built now, or standing in with its failure), else the chat model."""
     if summarizer is None or summarizer.name == chat.info.model:
-        return _Chosen(UsageMeter(chat), chat.info.model, None)
+        return Chosen(UsageMeter(chat), chat.info.model, None)
     label = f"The compaction model {summarizer.name} failed"
     try:
         model = summarizer.make()
         model.info  # noqa: B018 - resolving it now surfaces an unknown window here, not mid-request
     except PiCompactError as exc:
         model = _Unavailable(chat.info, str(exc))
-    return _Chosen(UsageMeter(model, soft_auth=True), summarizer.name, label)
+    return Chosen(UsageMeter(model, soft_auth=True), summarizer.name, label)
 
 
 def write_summary(
@@ -166,7 +169,7 @@ def write_summary(
 ) -> CompactionResult:
     """Summarize ``plan`` with the summarizer (else the chat model), sized for its window; the result's
     ``details`` name the model and hold the usage of all its requests."""
-    chosen = _choose(chat, summarizer)
+    chosen = choose(chat, summarizer)
     info = chosen.meter.info
     budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, reserve_tokens)
     model = RetryWatcher(chosen.meter, on_retry)  # the spinner shows "retrying (2/3)…"
@@ -185,4 +188,4 @@ def write_summary(
     return CompactionResult(**{**vars(result), "details": details, "error": error})
 
 
-__all__ = ["Summarizer", "Summarizers", "UsageMeter", "write_summary"]
+__all__ = ["Chosen", "Summarizer", "Summarizers", "UsageMeter", "choose", "write_summary"]

@@ -96,7 +96,7 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
         ),
     ]
     usage = details.get("usage") if isinstance(details.get("usage"), dict) else None
-    spent = _spent(usage) if usage is not None else ""
+    spent = spent_text(usage) if usage is not None else ""
     if source == "fallback":
         lines.append(Text(f"Summary built without a model: {details.get('error', 'the model failed')}", style="yellow"))
         if usage is not None and usage_tokens(usage):
@@ -112,7 +112,7 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
     return Panel(Group(*lines), title=title, title_align="left", border_style="cyan", expand=False)
 
 
-def _spent(usage: dict[str, Any]) -> str:
+def spent_text(usage: dict[str, Any]) -> str:
     """" · 12,345 tokens in, 678 out · $0.0031" (input counts cache reads and writes too)."""
     output = usage_count(usage, "output")
     return f" · {usage_tokens(usage) - output:,} tokens in, {output:,} out · {cost_text(usage)}"

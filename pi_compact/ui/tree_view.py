@@ -17,6 +17,8 @@ from rich.text import Text
 from pi_compact.agent.navigator import TreeEnd, TreeOutcome, UncompactOutcome
 from pi_compact.session.pins import Pin, fold_pins, pinned_block
 from pi_compact.session.tree import TreeNode, undone_compaction
+from pi_compact.ui.compaction_view import spent_text
+from pi_compact.usage import usage_tokens
 
 ROW_CHARS = 90  # a row's text is cut to this many characters
 _MARKS = {"user": "", "compaction": "[compaction] ", "branch_summary": "[branch summary] ", "tip": "… "}
@@ -61,12 +63,16 @@ def moved_renderable(outcome: TreeOutcome) -> RenderableType:
         lines = [Text(f"Moved; {outcome.summarized:,} entries of the branch left behind stay in the file "
                       "(not summarized).")]
     else:
+        details = outcome.details or {}
         source = {"model": "the model", "fallback": "a model-free fallback", "extension": "an extension"}.get(
             outcome.source or "model", "the model")
+        if source == "the model" and details.get("summaryModel"):
+            source = f"the model {details['summaryModel']}"
         lines = [Text(f"Moved; the branch left behind ({outcome.summarized:,} entries) was summarized by {source}.")]
-        details = outcome.details or {}
+        usage = details.get("usage")
+        spent = spent_text(usage) if isinstance(usage, dict) and usage_tokens(usage) else ""
         lines.append(Text(f"Files: {len(details.get('readFiles') or [])} read, "
-                          f"{len(details.get('modifiedFiles') or [])} modified", style="dim"))
+                          f"{len(details.get('modifiedFiles') or [])} modified{spent}", style="dim"))
     if outcome.resend_text:
         lines.append(Text("The message you moved to, to send again or change:", style="dim"))
         lines.append(Text(_clip(outcome.resend_text, 400)))

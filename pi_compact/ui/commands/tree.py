@@ -87,7 +87,7 @@ def tree(state: ReplState, arg: str) -> Outcome:
             state.console.print(tree_end_renderable(event))
 
     navigator = Navigator(store, session.model if summarize else None, session.fitted_settings(), show,
-                          tree_hooks_for(session.hooks))
+                          tree_hooks_for(session.hooks), summarizer=session.summarizer())
     try:
         outcome = state.run(lambda token: navigator.navigate(target, summarize=summarize, instructions=instructions,
                                                              cancel=token))
