@@ -29,6 +29,7 @@ from pi_compact.agent.tools import default_tools
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
+from pi_compact.compaction.tokens import estimate_tokens_chars4
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
@@ -314,6 +315,18 @@ def test_a_summary_too_big_to_help_is_dropped_and_not_asked_for_again(tmp_path: 
     [entry] = run.compactions()
     assert "background" not in entry["details"]
     assert [c.thread for c in run.model.summarizer_calls()] == [THREAD_NAME, "MainThread"]
+
+
+def test_the_kept_tail_is_sized_with_the_sessions_own_estimator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A calibration that says this provider counts 8× our estimate: the ~1,200-token tail would then be
+    # ~9,600 tokens, past the soft threshold (7,360) by itself, so summarizing ahead cannot help.
+    monkeypatch.setattr(AgentSession, "estimator", property(lambda self: lambda m: 8 * estimate_tokens_chars4(m)))
+    run = open_run(tmp_path)
+    for number in range(1, SOFT_AT + 1):
+        run.turn(number)
+    assert background_threads() == [] and run.model.summarizer_calls() == [] and run.notices() == []
 
 
 def test_background_compaction_is_off_by_default(tmp_path: Path) -> None:

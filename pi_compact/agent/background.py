@@ -38,7 +38,7 @@ from pi_compact.compaction.ahead import Ahead, past_soft_threshold, plan_ahead, 
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
 from pi_compact.compaction.threshold import should_compact
-from pi_compact.compaction.tokens import ContextUsage, estimate_tokens_auto
+from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.errors import Cancelled
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
@@ -66,6 +66,9 @@ class SessionView(Protocol):
     def fitted_settings(self) -> Settings: ...
 
     def summarizer(self) -> Summarizer | None: ...
+
+    @property
+    def estimator(self) -> Estimator: ...  # the session's (calibrated) estimator: sizes are in its units
 
 
 class _JobToken(CancelToken):
@@ -239,8 +242,8 @@ class BackgroundCompaction:
         # it so would be made as big again: no job starts again before the next compaction.
         room = self._soft(settings)
         if job.result is None:
-            return plan if _tokens(plan.kept_messages) <= room else None
-        if estimated_tokens_after(job.result.summary, plan.kept_messages) <= room:
+            return plan if _tokens(plan.kept_messages, self._session.estimator) <= room else None
+        if estimated_tokens_after(job.result.summary, plan.kept_messages, self._session.estimator) <= room:
             return plan
         self._failed = True
         return None
@@ -252,7 +255,7 @@ class BackgroundCompaction:
         session = self._session
         settings = session.fitted_settings()
         ahead = plan_ahead(self._path(), settings.compaction, session.model.info.model)
-        if ahead is None or _tokens(ahead.plan.kept_messages) > self._soft(settings):
+        if ahead is None or _tokens(ahead.plan.kept_messages, session.estimator) > self._soft(settings):
             return  # nothing to summarize, or a compaction now would not bring the context under it
         # Its own compactor, silent: a retry of the background request is nobody's business at the prompt.
         compactor = Compactor(session.store, session.model, settings, _ignore, allow_fallback=False,
@@ -264,8 +267,8 @@ class BackgroundCompaction:
                           "the summary is written at the next turn.", "info"))
 
 
-def _tokens(messages: Sequence[Message]) -> int:
-    return sum(estimate_tokens_auto(m) for m in messages)
+def _tokens(messages: Sequence[Message], estimate: Estimator) -> int:
+    return sum(estimate(m) for m in messages)
 
 
 def _ignore(event: SessionEvent) -> None:

@@ -33,7 +33,7 @@ from pi_compact.compaction.prompts import (
 )
 from pi_compact.compaction.quality import gate_problems, merge_back, missing_items
 from pi_compact.compaction.serialize import serialize_message
-from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
+from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import ChatModel, ChatRequest, complete
@@ -264,10 +264,10 @@ def _turn_prefix(
     raise CompactionError("The model's turn-prefix summary was not shorter than the turn it replaces, twice.")
 
 
-def estimated_tokens_after(summary: str, kept: Sequence[Message]) -> int:
+def estimated_tokens_after(summary: str, kept: Sequence[Message], estimate: Estimator = estimate_tokens_auto) -> int:
     """Estimated context size right after the compaction: the summary message plus the kept tail."""
-    head = estimate_tokens_auto(compaction_summary_message(summary, 0, 0))
-    return head + sum(estimate_tokens_auto(m) for m in kept)
+    head = estimate(compaction_summary_message(summary, 0, 0))
+    return head + sum(estimate(m) for m in kept)
 
 
 def summarize(
