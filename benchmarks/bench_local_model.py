@@ -177,6 +177,9 @@ def bench_cli(runs: int) -> list[dict[str, Any]]:
     return results
 
 
+LAST_SUMMARY: list[str] = []
+
+
 def bench_summary(runs: int) -> list[dict[str, Any]]:
     from pi_compact.agent.session import AgentSession
     from pi_compact.cancel import CancelToken
@@ -207,6 +210,7 @@ def bench_summary(runs: int) -> list[dict[str, Any]]:
             result = session.compact(cancel=CancelToken())
             seconds = time.monotonic() - began
         summary = result.summary if result is not None else ""
+        LAST_SUMMARY[:] = [summary]
         lowered = summary.lower()
         kept = [fact for fact, words in FACTS if any(word in lowered for word in words)]
         results.append({
@@ -241,6 +245,8 @@ def main() -> None:
         elif part == "cli":
             report[part] = bench_cli(args.runs)
         print(json.dumps({part: report[part]}), flush=True)
+        if part == "summary" and args.show_summary and LAST_SUMMARY:
+            print(LAST_SUMMARY[0], file=sys.stderr)
     local_server.stop_shared()
 
 
