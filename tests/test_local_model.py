@@ -252,3 +252,22 @@ def test_a_start_that_fails_is_raised_by_the_request_in_one_sentence(tmp_path: P
     with pytest.raises(LocalModelError, match=rf"localModelPath {not_gguf} is not a GGUF model file"):
         server.wait(CancelToken())
     assert server.failed and server.progress == "The local model failed to start."
+
+
+def test_the_chat_template_renders_the_tools_before_the_system_prompt_and_calls_as_fenced_json() -> None:
+    jinja2 = pytest.importorskip("jinja2")
+    from pi_compact.llm.local_template import CHAT_TEMPLATE
+
+    tool = {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}
+    call = {"type": "function", "function": {"name": "read", "arguments": {"path": "a.py"}}}
+    messages = [{"role": "system", "content": "Working directory: /work"}, {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "", "tool_calls": [call]}, {"role": "tool", "content": "x = 1"}]
+    rendered = jinja2.Environment().from_string(CHAT_TEMPLATE).render(
+        messages=messages, tools=[tool], add_generation_prompt=True)
+    # The tool list, the same in every directory, comes first: a saved prompt prefix covers it.
+    assert rendered.startswith('<|im_start|>system\n# Tools\n\nYou can call these functions (one JSON signature '
+                               'per line):\n{"function": {"name": "read"')
+    assert rendered.index("# Tools") < rendered.index("Working directory: /work") < rendered.index("<|im_end|>")
+    assert '<|im_start|>assistant\n```json\n{"name": "read", "arguments": {"path": "a.py"}}\n```<|im_end|>' in rendered
+    assert "<|im_start|>user\n<tool_response>\nx = 1\n</tool_response><|im_end|>" in rendered
+    assert rendered.endswith("<|im_start|>assistant\n")

@@ -46,13 +46,19 @@ def request(system: str = "You are a coding agent.", tools: tuple[ToolSpec, ...]
     return ChatRequest(system, [{"role": "user", "content": "hi", "timestamp": 1}], tools)
 
 
-def test_the_key_names_the_system_prompt_tools_and_runtime_identity_only() -> None:
+def test_the_key_names_the_tools_and_runtime_identity_not_the_system_prompt_behind_them() -> None:
     key = prefix_key("v1|model.gguf|16384", request())
     other_messages = ChatRequest("You are a coding agent.", [], (READ,))
     assert prefix_key("v1|model.gguf|16384", other_messages) == key  # the conversation is not the prefix
-    assert prefix_key("v1|model.gguf|16384", request(system="You summarize.")) != key
+    # The template renders the tools first: another directory or date in the system prompt shares them.
+    assert prefix_key("v1|model.gguf|16384", request(system="Working directory: /elsewhere")) == key
     assert prefix_key("v1|model.gguf|16384", request(tools=())) != key
     assert prefix_key("v2|model.gguf|16384", request()) != key
+
+
+def test_without_tools_the_key_names_the_system_prompt() -> None:
+    assert prefix_key("v1", request(system="You summarize.", tools=())) != prefix_key(
+        "v1", request(system="You write titles.", tools=()))
 
 
 def test_a_new_prefix_is_saved_after_a_good_reply_under_its_key(tmp_path: Path, slot: FakeSlot) -> None:

@@ -9,6 +9,11 @@ into native, streamed ``tool_calls``. The rest is the models' ChatML layout (``<
 with tool results sent back inside ``<tool_response>`` in a user turn, as the models were trained.
 The tools section also says to answer in plain text once the results suffice: without that line the
 1.5B model called the same tool again after every result (measured, greedy decoding).
+
+The tools come *before* the system prompt (the models' own templates put them after it): the tool
+list is ~1,500 of the agent's ~1,750 prompt tokens and the same in every directory and on every day,
+while the system prompt ends with the working directory and the date. So the saved prompt prefix of
+one run (``local_prefix``) still serves a run elsewhere or tomorrow for everything but those lines.
 """
 
 from __future__ import annotations
@@ -16,17 +21,17 @@ from __future__ import annotations
 CHAT_TEMPLATE = r"""
 {%- set first_is_system = messages and messages[0].role == 'system' -%}
 {{- '<|im_start|>system\n' -}}
-{{- messages[0].content if first_is_system else 'You are a helpful assistant.' -}}
 {%- if tools -%}
-  {{- '\n\n# Tools\n\nYou can call these functions (one JSON signature per line):\n' -}}
+  {{- '# Tools\n\nYou can call these functions (one JSON signature per line):\n' -}}
   {%- for tool in tools -%}
     {{- tool | tojson -}}{{- '\n' -}}
   {%- endfor -%}
   {{- '\nTo call a function, reply with one fenced block per call:\n```json\n' -}}
   {{- '{"name": <function name>, "arguments": <arguments object>}\n```\n' -}}
   {{- 'Each result comes back inside <tool_response> tags. Once you have what you need, answer in plain '
-      + 'text without calling a function again.' -}}
+      + 'text without calling a function again.\n\n' -}}
 {%- endif -%}
+{{- messages[0].content if first_is_system else 'You are a helpful assistant.' -}}
 {{- '<|im_end|>\n' -}}
 {%- for message in messages -%}
   {%- if loop.first and first_is_system -%}
