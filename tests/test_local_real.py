@@ -1,7 +1,8 @@
 """The embedded local model, for real: no scripted server, the model itself answers.
 
 Marked ``real_model`` and skipped without the ``local`` extra. Slow by nature (a 1.5B model on the CPU:
-prompts are read at ~40-70 tokens/s, answers written at ~13-20), so every request is short and capped.
+prompts are read at ~60-67 tokens/s and answers written at ~9-10 on 2 cores), so every request is short
+and capped.
 The joined model (1.1 GB) is kept in the real user cache directory (``PI_COMPACT_TEST_MODEL_CACHE``
 overrides it), so it is joined once per machine, not once per test; the server itself is shared by
 the in-process tests and restarted only when a test needs another window.
