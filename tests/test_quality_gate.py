@@ -24,6 +24,7 @@ from pi_compact.agent.compactor import Compactor
 from pi_compact.agent.events import CompactionEnd, SessionEvent
 from pi_compact.compaction.quality import (
     CARRIED_MARK,
+    clear_placeholders,
     format_diff,
     merge_back,
     missing_items,
@@ -96,6 +97,18 @@ def test_summary_diff_lists_added_changed_and_dropped_items() -> None:
     assert format_diff(summary_diff(PREVIOUS, PREVIOUS)) == "No differences in the summary's items."
 
 
+def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
+    summary = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [Data, examples, names, "
+                                "error messages or references needed to carry on, or \"(none)\"]").replace(
+        "### Blocked\n- (none)", "### Blocked\n- [None]")
+    cleared = clear_placeholders(summary)
+    assert cleared.endswith("## Critical Context\n- (none)") and "### Blocked\n- (none)\n" in cleared
+    # Real items are kept, brackets in them or not, and checkboxes too.
+    assert "- [x] wrote the lexer" in cleared and "- **Hand-written lexer**: speed" in cleared
+    assert clear_placeholders(KEEPS_ALL) == KEEPS_ALL
+    assert clear_placeholders("- see [the docs] here\n") == "- see [the docs] here\n"
+
+
 # ---- the pipeline (in-process model) -------------------------------------------------------------
 
 
@@ -132,6 +145,13 @@ def test_dropped_constraint_is_retried_naming_it(tmp_path: Path) -> None:
     entry = _latest_compaction(store)
     assert entry["summary"] == KEEPS_ALL
     assert entry["details"]["qualityGate"] == [{"action": "retried", "passed": True}]  # type: ignore[index]
+
+
+def test_a_committed_summary_carries_no_echoed_placeholder(tmp_path: Path) -> None:
+    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [Data, examples, names]")
+    _, _, store = _compact(_session(tmp_path), echoed)
+    summary = str(_latest_compaction(store)["summary"])
+    assert "## Critical Context\n- (none)" in summary and "[Data, examples" not in summary
 
 
 def test_constraint_dropped_twice_is_merged_back_and_recorded(tmp_path: Path) -> None:

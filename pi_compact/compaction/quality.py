@@ -7,6 +7,7 @@ A model summary is checked before any compaction entry is written:
   summary must still be there (compared normalised: case, markdown and punctuation ignored), where
   an item the model marks done or obsolete still counts as present because its text is;
 - no inflation: a summary must be smaller than the text it replaces.
+A line that only repeats a template placeholder is cleared to "(none)" (``clear_placeholders``).
 Items still missing after one stricter retry are merged back under their section, marked as carried
 forward, so a model that forgets a user's rule cannot make the agent forget it. ``summary_diff`` is
 what ``/summary --diff`` shows.
@@ -75,6 +76,20 @@ def placeholder_sections(summary: str) -> list[str]:
         if not real:
             bad.append(heading)
     return bad
+
+
+def clear_placeholders(summary: str) -> str:
+    """``summary`` with every line that only repeats a template placeholder (``- [What the user ...]``)
+    saying "(none)" instead: a small model copies the format's instructions into sections it has
+    nothing for, and the next model must not read them as context."""
+    lines = []
+    for line in summary.splitlines():
+        bullet = _BULLET.match(line)
+        text = line[bullet.end():].strip() if bullet else line.strip()
+        if bullet and _PLACEHOLDER.match(text):
+            line = line[: bullet.end()].replace("[ ] ", "").replace("[x] ", "").replace("[X] ", "") + "(none)"
+        lines.append(line)
+    return "\n".join(lines) + ("\n" if summary.endswith("\n") else "")
 
 
 def missing_items(previous: str | None, summary: str) -> dict[str, list[str]]:
@@ -176,6 +191,7 @@ __all__ = [
     "CARRIED_MARK",
     "CARRIED_SECTIONS",
     "SectionDiff",
+    "clear_placeholders",
     "format_diff",
     "gate_problems",
     "items",

@@ -31,7 +31,7 @@ from pi_compact.compaction.prompts import (
     missing_headings,
     turn_prefix_request_text,
 )
-from pi_compact.compaction.quality import gate_problems, merge_back, missing_items
+from pi_compact.compaction.quality import clear_placeholders, gate_problems, merge_back, missing_items
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
@@ -288,7 +288,8 @@ def summarize(
     error: str | None = None
     gate: list[dict[str, Any]] = []
     try:
-        body = _model_summary(plan, model, budget, instructions, cancel, reasoning, run_parallel or _parallel, gate)
+        body = clear_placeholders(
+            _model_summary(plan, model, budget, instructions, cancel, reasoning, run_parallel or _parallel, gate))
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:
