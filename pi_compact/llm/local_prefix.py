@@ -25,11 +25,11 @@ import hashlib
 import json
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pi_compact import clock
 from pi_compact.llm.protocol import ChatRequest
 
 SAVE_LIMIT = 4096
@@ -106,7 +106,7 @@ class PrefixCache:
             for stale in saved[KEEP:]:
                 stale.unlink(missing_ok=True)
             for temporary in self.directory.glob("*.tmp"):
-                if time.time() - temporary.stat().st_mtime > 86_400:
+                if clock.now_ms() / 1000 - temporary.stat().st_mtime > 86_400:
                     temporary.unlink(missing_ok=True)
         except OSError:
             pass  # another pi-compact pruned first
