@@ -194,9 +194,11 @@ class Runtime:
 
 
 def build_runtime(
-    options: AppOptions, settings: Settings, emit: Callable[[SessionEvent], None], model: ChatModel | None = None
+    options: AppOptions, settings: Settings, emit: Callable[[SessionEvent], None], model: ChatModel | None = None,
+    store: SessionStore | None = None,
 ) -> Runtime:
-    """Wire settings, session file, model, tools and extensions into an AgentSession."""
+    """Wire settings, session file (or ``store``, a session not written yet), model, tools and
+    extensions into an AgentSession."""
     from pi_compact.agent.extensions import ExtensionHooks, discover, load_extensions
     from pi_compact.agent.session import AgentSession
     from pi_compact.agent.system_prompt import build_system_prompt
@@ -206,7 +208,8 @@ def build_runtime(
     def report(text: str) -> None:
         emit(Notice(text, "warning"))
 
-    store = open_store(options, settings, lambda text: emit(Notice(text, "info")))
+    if store is None:
+        store = open_store(options, settings, lambda text: emit(Notice(text, "info")))
     chat_model: ChatModel = model or LazyModel(
         model_factory(options, settings, report=lambda text: emit(Notice(text, "info"))))
     tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
@@ -237,12 +240,12 @@ class AppRuntimes:
 
     def build(
         self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
-        fresh: bool = False, path: Path | None = None,
+        fresh: bool = False, path: Path | None = None, store: SessionStore | None = None,
     ) -> AgentSession:
         options = replace(self.options, session=None, continue_recent=False) if fresh else self.options
         if path is not None:
             options = replace(options, session=path, continue_recent=False, no_session=False)
-        return build_runtime(options, settings, emit, model).session
+        return build_runtime(options, settings, emit, model, store).session
 
     def make_model(self, name: str, settings: Settings) -> ChatModel:
         return model_factory(self.options, settings, name)()

@@ -265,6 +265,22 @@ def test_fork_starts_a_new_file_from_before_a_user_message(project: Path, tmp_pa
     assert "Forked: now in" in squeeze(buffer) and "second question" in buffer.getvalue().splitlines()[-1]
 
 
+def test_fork_before_the_first_answer_keeps_the_new_files_header_until_it_is_written(
+    project: Path, tmp_path: Path
+) -> None:
+    state, buffer, _ = three_turns(project)
+    old = project / "s.jsonl"
+    dispatch(state, "/fork 1")  # from before the first question: nothing answered to copy, nothing written
+    new = state.session.store.path
+    assert new is not None and new != old and not new.exists()
+    assert "(written with the first answer)" in squeeze(buffer)
+    chat(state, "a fresh start")
+    theirs = pi_view(new, tmp_path)
+    assert theirs["header"]["parentSession"] == str(old)  # pi's link to the session it came from
+    assert theirs["header"]["id"] in new.name
+    assert texts(theirs["messages"]) == ["a fresh start", "fourth answer"]
+
+
 def test_clone_copies_the_current_branch_into_a_new_file(project: Path, tmp_path: Path) -> None:
     state, buffer, _ = three_turns(project)
     dispatch(state, "/tree 2 --no-summary")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pi_compact.agent.events import SessionEvent
     from pi_compact.agent.session import AgentSession
     from pi_compact.llm.protocol import ChatModel, ModelInfo
+    from pi_compact.session.store import SessionStore
     from pi_compact.settings import Settings
 
 Outcome = Literal["continue", "quit"]
@@ -47,10 +48,11 @@ class Runtimes(Protocol):
 
     def build(
         self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
-        fresh: bool = False, path: Path | None = None,
+        fresh: bool = False, path: Path | None = None, store: SessionStore | None = None,
     ) -> AgentSession:
         """A wired session (``fresh``: in a new session file, as ``/new`` wants, whatever the flags said;
-        ``path``: that session file, as ``/resume`` wants, and ``/fork`` and ``/clone`` after writing it)."""
+        ``path``: that session file, as ``/resume`` wants, and ``/fork`` and ``/clone`` after writing it;
+        ``store``: that session, not written yet, as ``/fork`` and ``/clone`` of a branch without an answer)."""
         ...
 
     def make_model(self, name: str, settings: Settings) -> ChatModel:

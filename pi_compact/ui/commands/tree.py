@@ -103,10 +103,15 @@ def tree(state: ReplState, arg: str) -> Outcome:
 def _switch(state: ReplState, clone: SessionStore, what: str) -> None:
     """Continue in the new session file ``clone`` (as ``/new`` does, keeping the model)."""
     path = clone.path
-    clone.close()  # the runtime opens it again and holds its lock
     old = state.session
     old.close()
-    state.session = state.runtimes.build(old.settings, state.renderer, model=old.model, path=path)
+    if path is not None and path.exists():
+        clone.close()  # the runtime opens it again and holds its lock
+        state.session = state.runtimes.build(old.settings, state.renderer, model=old.model, path=path)
+    else:
+        # Not written before its first answer (as pi): opening the path would start another session,
+        # without the header's parentSession and id or the copied entries. The store itself goes on.
+        state.session = state.runtimes.build(old.settings, state.renderer, model=old.model, store=clone)
     if state.session.auto_compact != old.auto_compact:
         state.session.set_auto_compaction(old.auto_compact)
     written = "" if path is not None and path.exists() else " (written with the first answer)"
