@@ -344,3 +344,30 @@ def _wait_idle(pid: int, timeout: float = 30.0) -> None:
         if _cpu_seconds(pid) - before < 0.2:
             return
     raise AssertionError(f"the process still computed {timeout:.0f} s after Ctrl-C")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_the_default_model_notice_is_printed_above_the_prompt_not_into_it(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    socket = str(tmp_path / "tmux.sock")
+    env_args = [part for key, value in _child_env(tmp_path / "home").items() for part in ("-e", f"{key}={value}")]
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", "-S", socket, *args], capture_output=True, text=True,
+                              env=dict(os.environ)).stdout
+
+    tmux("-u", "new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", "-c", str(tmp_path), *env_args,
+         str(CLI), "--no-session")
+    try:
+        deadline = time.monotonic() + 60
+        lines: list[str] = []
+        while time.monotonic() < deadline:
+            lines = tmux("capture-pane", "-p", "-J", "-t", "pi").rstrip().splitlines()
+            if any("Pass --model to use another." in line for line in lines) and lines[-1].strip() == "pi>":
+                break
+            time.sleep(0.2)
+        # The notice comes while the model loads and the prompt is already up: it is printed above it.
+        assert [line for line in lines if "No model configured" in line][0].startswith("No model configured"), lines
+        assert lines[-1].strip() == "pi>", lines
+    finally:
+        tmux("kill-server")
