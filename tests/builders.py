@@ -302,9 +302,11 @@ def write_session(path: Any, entries: Iterable[Mapping[str, Any]], head: Mapping
 
 
 def structured_summary(marker: str = "") -> str:
-    """A model-style summary with all six required headings (``marker`` makes it recognisable)."""
+    """A model-style summary with all six required headings (``marker`` makes it recognisable); it keeps
+    the rule ``coding_session``'s user states, as the quality gate asks (``quality.stated_rules``)."""
     return (
-        f"## Goal\nShip the feature {marker}\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n"
+        f"## Goal\nShip the feature {marker}\n\n## Constraints & Preferences\n- Never change the public API\n\n"
+        "## Progress\n"
         "### Done\n- [x] work\n\n### In Progress\n- [ ] more\n\n### Blocked\n- (none)\n\n"
         "## Key Decisions\n- **keep it small**: scope\n\n## Next Steps\n1. continue\n\n"
         "## Critical Context\n- (none)"

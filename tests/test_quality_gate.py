@@ -29,6 +29,7 @@ from pi_compact.compaction.quality import (
     merge_back,
     missing_items,
     placeholder_sections,
+    stated_rules,
     summary_diff,
 )
 from pi_compact.llm.protocol import ModelInfo
@@ -109,6 +110,21 @@ def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
     assert clear_placeholders("- see [the docs] here\n") == "- see [the docs] here\n"
 
 
+def test_stated_rules_are_the_users_own_rule_sentences_newest_last() -> None:
+    history = "\n\n".join([
+        "[User]: Add rate limiting. Do not add any new dependency: no Redis. Why does it always fail?",
+        "[Assistant]: You must never do that, says the assistant.",
+        "[Tool result]: error: the value must be positive",
+        "[User]: The user ran the shell command `pytest`.\nOutput:\n```\nyou must install it\n```",
+        "[User]: Refunds must stay unlimited.\n\nAlso, make sure limited requests are logged.",
+        "[User]: Always use tabs; short",
+    ])
+    assert stated_rules(history) == ["Refunds must stay unlimited.", "Also, make sure limited requests are logged.",
+                                     "Always use tabs;"]
+    assert stated_rules(history, limit=5)[0] == "Do not add any new dependency: no Redis."
+    assert stated_rules("[User]: Please fix the parser.\n\n[Assistant]: Done, it must work now.") == []
+
+
 # ---- the pipeline (in-process model) -------------------------------------------------------------
 
 
@@ -152,6 +168,37 @@ def test_a_committed_summary_carries_no_echoed_placeholder(tmp_path: Path) -> No
     _, _, store = _compact(_session(tmp_path), echoed)
     summary = str(_latest_compaction(store)["summary"])
     assert "## Critical Context\n- (none)" in summary and "[Data, examples" not in summary
+
+
+def _rule_session(tmp_path: Path) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "s.jsonl"
+    write_session(path, chain(
+        user("Port the lexer. Never touch the generated tables. " + sized(600)), assistant("ok " + sized(600)),
+        user("third " + sized(300)), assistant("fine " + sized(300)),
+    ))
+    return path
+
+
+NO_CONSTRAINTS = summary_with([], ["**Hand-written lexer**: speed"])
+
+
+def test_no_constraints_when_the_user_stated_a_rule_is_retried_quoting_it(tmp_path: Path) -> None:
+    kept = summary_with(["Never touch the generated tables"], ["**Hand-written lexer**: speed"])
+    model, _, store = _compact(_rule_session(tmp_path), NO_CONSTRAINTS, kept)
+    assert len(model.history) == 2
+    retry = str(model.history[1].messages[0]["content"][0]["text"])
+    assert 'the user stated rules such as "Never touch the generated tables."' in retry
+    entry = _latest_compaction(store)
+    assert entry["summary"] == kept
+    assert entry["details"]["qualityGate"] == [{"action": "retried", "passed": True}]  # type: ignore[index]
+
+
+def test_a_retry_that_still_lists_no_constraints_is_accepted_as_the_models_summary(tmp_path: Path) -> None:
+    model, _, store = _compact(_rule_session(tmp_path), NO_CONSTRAINTS, NO_CONSTRAINTS)
+    assert len(model.history) == 2  # asked once more, never a third time, and no fallback
+    entry = _latest_compaction(store)
+    assert entry["summary"] == NO_CONSTRAINTS and entry["details"]["source"] == "model"  # type: ignore[index]
 
 
 def test_constraint_dropped_twice_is_merged_back_and_recorded(tmp_path: Path) -> None:

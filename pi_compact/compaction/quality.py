@@ -6,7 +6,11 @@ A model summary is checked before any compaction entry is written:
 - carry-forward: every item under "Constraints & Preferences" and "Key Decisions" of the previous
   summary must still be there (compared normalised: case, markdown and punctuation ignored), where
   an item the model marks done or obsolete still counts as present because its text is;
-- no inflation: a summary must be smaller than the text it replaces.
+- no inflation: a summary must be smaller than the text it replaces;
+- stated rules: a summary whose "Constraints & Preferences" is empty while the user's own messages in
+  the history state rules ("never", "do not", "must"…) is asked for once more, quoting up to three of
+  them (``stated_rules``). Only a retry: the sentences are found by words, not understood, so they are
+  never written into the summary by us, and the retry's answer is accepted either way.
 A line that only repeats a template placeholder is cleared to "(none)" (``clear_placeholders``).
 Items still missing after one stricter retry are merged back under their section, marked as carried
 forward, so a model that forgets a user's rule cannot make the agent forget it. ``summary_diff`` is
@@ -30,6 +34,12 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _NON_WORD = re.compile(r"[^\w]+")
 _PLACEHOLDER = re.compile(r"^\[[^\]]*\]$")
 _NO_ITEMS = {"none", "n a", "nothing", "not stated"}
+CONSTRAINTS = "## Constraints & Preferences"
+# Where a serialized block starts (``serialize``): a blank line, then a ``[Role]: `` tag.
+_BLOCK = re.compile(r"\n\n(?=\[[A-Za-z ]+\]: )")
+_RULE = re.compile(r"\b(?:do not|don't|never|must|mustn't|always|avoid|make sure)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!;])\s+|\n+")
+_NOT_TYPED = ("The user ran the shell command", "Earlier parts of this conversation", "The conversation went down")
 
 
 def sections(summary: str) -> dict[str, str]:
@@ -126,9 +136,31 @@ def merge_back(summary: str, missing: Mapping[str, Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def gate_problems(summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int) -> list[str]:
-    """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes."""
+def stated_rules(history: str, limit: int = 3) -> list[str]:
+    """The newest ``limit`` sentences of the user's own messages in the serialized ``history`` that read
+    like a rule (a question is none; the user's shell runs and earlier summaries are not typed by them)."""
+    found: list[str] = []
+    for block in _BLOCK.split(history):
+        if not block.startswith("[User]: ") or block[8:].startswith(_NOT_TYPED):
+            continue
+        for sentence in _SENTENCE_END.split(block[8:]):
+            text = sentence.strip()
+            if 12 <= len(text) <= 200 and not text.endswith("?") and _RULE.search(text) and text not in found:
+                found.append(text)
+    return found[-limit:]
+
+
+def gate_problems(
+    summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int, rules: Sequence[str] = ()
+) -> list[str]:
+    """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes.
+
+    ``rules``: the user's stated rules (``stated_rules``), checked only when given."""
     problems = [f"the section {h} is empty or a placeholder" for h in placeholder_sections(summary)]
+    if rules and not items(sections(summary).get(CONSTRAINTS, "")):
+        quoted = "; ".join(f'"{rule}"' for rule in rules)
+        problems.append(f"under {CONSTRAINTS} it lists nothing, but the user stated rules such as {quoted} "
+                        "(list every rule or preference the user gave)")
     for heading, lost in missing_items(previous, summary).items():
         quoted = "; ".join(f'"{item}"' for item in lost)
         problems.append(f"under {heading} it dropped {quoted} (keep each, or mark it done or obsolete)")
@@ -198,6 +230,7 @@ __all__ = [
     "merge_back",
     "missing_items",
     "normalise",
+    "stated_rules",
     "placeholder_sections",
     "sections",
     "summary_diff",

@@ -31,7 +31,7 @@ from pi_compact.compaction.prompts import (
     missing_headings,
     turn_prefix_request_text,
 )
-from pi_compact.compaction.quality import clear_placeholders, gate_problems, merge_back, missing_items
+from pi_compact.compaction.quality import clear_placeholders, gate_problems, merge_back, missing_items, stated_rules
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
@@ -210,13 +210,15 @@ def _validated(
         replaced = estimate_text_tokens(chunk) + estimate_text_tokens(previous or "")
     problems: list[str] = []
     summary = ""
+    rules = stated_rules(chunk)
     for strict in (False, True):
         text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
         summary = _ask(model, text, budget.history_max_tokens, cancel, reasoning)
         if not summary or missing_headings(summary):
             problems = []
             continue
-        problems = gate_problems(summary, previous, replaced, estimate_text_tokens(summary))
+        # The stated rules only ask for the retry: its answer is not rejected for them (see quality).
+        problems = gate_problems(summary, previous, replaced, estimate_text_tokens(summary), () if strict else rules)
         if not problems:
             if strict and gate is not None:
                 gate.append({"action": "retried", "passed": True})
