@@ -7,6 +7,7 @@ Unit tests of ``compaction.quality`` (pure), pipeline tests on ``Compactor`` wit
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from builders import (
     assistant,
@@ -128,17 +129,20 @@ def test_stated_rules_are_the_users_own_rule_sentences_newest_last() -> None:
 # ---- the pipeline (in-process model) -------------------------------------------------------------
 
 
-def _session(tmp_path: Path) -> Path:
-    """A compacted session with new history to summarize and a kept tail (keep 400)."""
+def _written(tmp_path: Path, *items: dict[str, Any]) -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "s.jsonl"
-    write_session(path, chain(
-        user("first"), assistant("ok"),
-        compaction(PREVIOUS, "test-id-3", 4000),
+    write_session(path, chain(*items))
+    return path
+
+
+def _session(tmp_path: Path) -> Path:
+    """A compacted session with new history to summarize and a kept tail (keep 400)."""
+    return _written(
+        tmp_path, user("first"), assistant("ok"), compaction(PREVIOUS, "test-id-3", 4000),
         user("second " + sized(600)), assistant("done " + sized(600)),
         user("third " + sized(300)), assistant("fine " + sized(300)),
-    ))
-    return path
+    )
 
 
 def _compact(path: Path, *replies: str | Reply) -> tuple[ScriptedModel, list[SessionEvent], SessionStore]:
@@ -171,13 +175,11 @@ def test_a_committed_summary_carries_no_echoed_placeholder(tmp_path: Path) -> No
 
 
 def _rule_session(tmp_path: Path) -> Path:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = tmp_path / "s.jsonl"
-    write_session(path, chain(
-        user("Port the lexer. Never touch the generated tables. " + sized(600)), assistant("ok " + sized(600)),
-        user("third " + sized(300)), assistant("fine " + sized(300)),
-    ))
-    return path
+    """A first compaction of history in which the user stated a rule (keep 400)."""
+    return _written(
+        tmp_path, user("Port the lexer. Never touch the generated tables. " + sized(600)),
+        assistant("ok " + sized(600)), user("third " + sized(300)), assistant("fine " + sized(300)),
+    )
 
 
 NO_CONSTRAINTS = summary_with([], ["**Hand-written lexer**: speed"])

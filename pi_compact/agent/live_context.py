@@ -18,9 +18,18 @@ from typing import Any
 
 from pi_compact.compaction.calibration import Scan, calibrated, calibration_of, scan
 from pi_compact.compaction.tokens import UNCALIBRATED, Calibration, ContextUsage, Estimator, context_usage
+from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.context import fresh_start, project_path
 from pi_compact.session.store import SessionStore
+
+
+def reply_key(model: ChatModel) -> tuple[str, str] | None:
+    """(provider, model id) as ``model``'s replies record them: whose calibration counts (None while
+    it still resolves: then the model that answered last)."""
+    if not getattr(model, "ready", True):
+        return None
+    return (model.info.provider, model.info.model_id)
 
 
 class LiveContext:
@@ -98,4 +107,4 @@ class LiveContext:
             self._scan = None
 
 
-__all__ = ["LiveContext"]
+__all__ = ["LiveContext", "reply_key"]

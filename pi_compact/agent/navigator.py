@@ -25,7 +25,7 @@ from pi_compact.cancel import CancelToken
 from pi_compact.compaction.branch_summary import BranchSummary, summarize_branch
 from pi_compact.compaction.summarize import SummaryBudget
 from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for
-from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError, PiCompactError
+from pi_compact.errors import Cancelled, CompactionError, PiCompactError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
@@ -217,21 +217,13 @@ class Navigator:
         info = chosen.meter.info
         compaction = self.settings.compaction
         budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, compaction.reserve_tokens)
-        try:
-            summary = summarize_branch(
-                event.entries_to_summarize, chosen.meter, budget,
-                token_budget=max(0, info.context_window - compaction.reserve_tokens),
-                estimate=estimator_for(compaction.token_estimator), instructions=event.instructions,
-                replace_instructions=event.replace_instructions, cancel=cancel,
-            )
-        except (ModelError, CompactionError) as exc:
-            if chosen.label is None or isinstance(exc, AuthError):
-                raise
-            raise CompactionError(f"{chosen.label}: {exc}") from exc
-        details = {**summary.details, "summaryModel": chosen.name, "usage": chosen.meter.usage}
-        if chosen.label is not None and details.get("error"):
-            details["error"] = f"{chosen.label}: {details['error']}"
-        return replace(summary, details=details)
+        summary = chosen.run(lambda: summarize_branch(
+            event.entries_to_summarize, chosen.meter, budget,
+            token_budget=max(0, info.context_window - compaction.reserve_tokens),
+            estimate=estimator_for(compaction.token_estimator), instructions=event.instructions,
+            replace_instructions=event.replace_instructions, cancel=cancel,
+        ))
+        return replace(summary, details=chosen.record(summary.details))
 
     def _append_at(self, position: str | None, fields: Mapping[str, Any]) -> Entry:
         """Append ``fields`` as a child of ``position``; on failure the leaf goes back where it was."""

@@ -36,7 +36,7 @@ from pi_compact.agent.events import (
     SessionEvent,
 )
 from pi_compact.agent.guard import LoopGuard
-from pi_compact.agent.live_context import LiveContext
+from pi_compact.agent.live_context import LiveContext, reply_key
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.notices import OVERFLOW_GIVE_UP, window_hint
 from pi_compact.agent.opening import Opening, record_model
@@ -114,7 +114,7 @@ class AgentSession:
     @property
     def estimator(self) -> Estimator:
         """The session's one token estimator (``compaction.tokenEstimator``; ``auto`` calibrated by usage)."""
-        return self._context.estimator(self._estimator, self._model_key())
+        return self._context.estimator(self._estimator, reply_key(self._model))
 
     @property
     def messages(self) -> Sequence[Message]:
@@ -148,13 +148,7 @@ class AgentSession:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
         window = self._model.info.context_window
         threshold = window - self.fitted_settings().compaction.reserve_tokens
-        return self._context.usage(self._estimator, window, threshold, self._model_key())
-
-    def _model_key(self) -> tuple[str, str] | None:
-        """(provider, model id) as the chat model's replies record them: whose calibration counts."""
-        if not getattr(self._model, "ready", True):
-            return None  # still resolving: the model that answered last
-        return (self._model.info.provider, self._model.info.model_id)
+        return self._context.usage(self._estimator, window, threshold, reply_key(self._model))
 
     def reload_context(self) -> None:
         """Rebuild the live context from the session file (after anything that changed the branch)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import CompactionPlan
@@ -39,6 +39,8 @@ from pi_compact.llm.protocol import (
 from pi_compact.llm.retry_watch import RetryWatcher
 from pi_compact.settings import Settings
 from pi_compact.usage import add_usage
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,22 @@ class Chosen:
     name: str
     label: str | None  # how failures start when the summarizer is not the chat model
 
+    def run(self, work: Callable[[], T]) -> T:
+        """``work``'s result; a model failure then names the summarizer (not a missing key: the user's)."""
+        try:
+            return work()
+        except (ModelError, CompactionError) as exc:
+            if self.label is None or isinstance(exc, AuthError):
+                raise
+            raise CompactionError(f"{self.label}: {exc}") from exc
+
+    def record(self, details: Mapping[str, Any]) -> dict[str, Any]:
+        """``details`` plus the model's name and the usage of its requests; a fallback's error names it."""
+        recorded = {**details, "summaryModel": self.name, "usage": self.meter.usage}
+        if self.label is not None and recorded.get("error"):
+            recorded["error"] = f"{self.label}: {recorded['error']}"
+        return recorded
+
 
 def choose(chat: ChatModel, summarizer: Summarizer | None) -> Chosen:
     """The summarizer when one is named (built now, or standing in with its failure), else the chat model."""
@@ -173,18 +191,10 @@ def write_summary(
     info = chosen.meter.info
     budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, reserve_tokens)
     model = RetryWatcher(chosen.meter, on_retry)  # the spinner shows "retrying (2/3)…"
-    try:
-        result = summarize(plan, model, budget, instructions=instructions, cancel=cancel,
-                           allow_fallback=allow_fallback)
-    except (ModelError, CompactionError) as exc:
-        if chosen.label is None or isinstance(exc, AuthError):
-            raise
-        raise CompactionError(f"{chosen.label}: {exc}") from exc
-    details = {**result.details, "summaryModel": chosen.name, "usage": chosen.meter.usage}
-    error = result.error
-    if error is not None and chosen.label is not None:
-        error = f"{chosen.label}: {error}"
-        details["error"] = error
+    result = chosen.run(lambda: summarize(plan, model, budget, instructions=instructions, cancel=cancel,
+                                          allow_fallback=allow_fallback))
+    details = chosen.record(result.details)  # a fallback's details hold its error (``summarize``)
+    error = details.get("error") if result.error is not None else None
     return CompactionResult(**{**vars(result), "details": details, "error": error})
 
 

@@ -30,7 +30,7 @@ CARRIED_SECTIONS = ("## Constraints & Preferences", "## Key Decisions")
 # Sections a non-empty history always has something to say about.
 CONTENT_SECTIONS = ("## Goal", "## Progress", "## Next Steps")
 CARRIED_MARK = "(carried forward)"
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(?:\[[ xX]\]\s+)?")  # group 1: the marker, without a checkbox
 _NON_WORD = re.compile(r"[^\w]+")
 _PLACEHOLDER = re.compile(r"^\[[^\]]*\]$")
 _NO_ITEMS = {"none", "n a", "nothing", "not stated"}
@@ -95,9 +95,8 @@ def clear_placeholders(summary: str) -> str:
     lines = []
     for line in summary.splitlines():
         bullet = _BULLET.match(line)
-        text = line[bullet.end():].strip() if bullet else line.strip()
-        if bullet and _PLACEHOLDER.match(text):
-            line = line[: bullet.end()].replace("[ ] ", "").replace("[x] ", "").replace("[X] ", "") + "(none)"
+        if bullet and _PLACEHOLDER.match(line[bullet.end():].strip()):
+            line = bullet.group(1) + "(none)"
         lines.append(line)
     return "\n".join(lines) + ("\n" if summary.endswith("\n") else "")
 
@@ -230,8 +229,8 @@ __all__ = [
     "merge_back",
     "missing_items",
     "normalise",
-    "stated_rules",
     "placeholder_sections",
     "sections",
+    "stated_rules",
     "summary_diff",
 ]

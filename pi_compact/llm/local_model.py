@@ -10,8 +10,8 @@ Contract:
   in-process server (``local_server``); creating it starts the server in the background, and its
   ``stream`` waits for it (cancellably) before the request goes out as for any other such server.
   ``ready``/``progress``/``wait_ready`` let a terminal show what the start is doing.
-- Each request's prompt prefix (system prompt and tools) is restored from disk before it goes out
-  when the slot holds another one, and saved after a good reply when new (``local_prefix``).
+- Each request's prompt prefix (its tools, else its system prompt) is restored from disk before it
+  goes out when the slot holds another one, and saved after a good reply when new (``local_prefix``).
 - Creating it fails at once, with one sentence naming the install command, when the runtime or the
   bundled model's chunks are not installed (``localModelPath`` replaces the bundled model).
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import LocalModelError
-from pi_compact.llm.local_prefix import prefix_key
+from pi_compact.llm.local_prefix import PrefixCache, prefix_key
 from pi_compact.llm.local_server import (
     LOCAL_WINDOW,
     MAX_OUTPUT_TOKENS,
@@ -104,16 +104,17 @@ class LocalChatModel(OpenAICompatModel):
             return super().stream(request, cancel)
         key = prefix_key(self._server.identity, request)
         prefixes.before(key)
-        return self._saving_prefix(super().stream(request, cancel), key)
+        return _saving_prefix(super().stream(request, cancel), prefixes, key)
 
-    def _saving_prefix(self, events: Iterator[StreamEvent], key: str) -> Iterator[StreamEvent]:
-        for event in events:
-            if isinstance(event, Done) and event.message.get("stopReason") in ("stop", "toolUse", "length"):
-                usage = event.message.get("usage") or {}
-                held = sum(int(usage.get(part) or 0) for part in ("input", "cacheRead", "output"))
-                assert self._server.prefixes is not None
-                self._server.prefixes.after(key, held)  # before Done: the caller may stop reading there
-            yield event
+
+def _saving_prefix(events: Iterator[StreamEvent], prefixes: PrefixCache, key: str) -> Iterator[StreamEvent]:
+    """``events``, saving the slot as ``key``'s prefix after a good reply (``PrefixCache.after``)."""
+    for event in events:
+        if isinstance(event, Done) and event.message.get("stopReason") in ("stop", "toolUse", "length"):
+            usage = event.message.get("usage") or {}
+            held = sum(int(usage.get(part) or 0) for part in ("input", "cacheRead", "output"))
+            prefixes.after(key, held)  # before Done: the caller may stop reading there
+        yield event
 
 
 __all__ = ["DEFAULT_NOTICE", "LOCAL_MODEL", "LocalChatModel", "choose_by_default", "local_info", "model_file"]

@@ -62,6 +62,21 @@ class AbovePrompt:
             except RuntimeError:
                 pass  # the prompt just closed
 
+    def routed(
+        self, thread: threading.Thread | None, show: Callable[[SessionEvent], None]
+    ) -> Callable[[SessionEvent], None]:
+        """``show`` for events, except that those emitted on ``thread`` (the loader, warming the model up
+        while the user types: the local model's "using the embedded model" notice) go above the prompt
+        instead of into it. A turn's events are shown directly."""
+
+        def route(event: SessionEvent) -> None:
+            if threading.current_thread() is thread:
+                self.post(lambda: show(event))
+            else:
+                show(event)
+
+        return route
+
     def interrupt(self, exc: BaseException) -> None:
         """End a running prompt with ``exc`` (raised where the prompt was called)."""
         self.in_prompt(lambda app: app.exit(exception=exc))

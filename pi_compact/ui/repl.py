@@ -38,7 +38,6 @@ from pi_compact.ui.mentions import MentionCompleter
 from pi_compact.ui.worker import run_in_worker
 
 if TYPE_CHECKING:
-    from pi_compact.agent.events import SessionEvent
     from pi_compact.ui.state import ReplState, Runtimes
 
 # Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
@@ -117,19 +116,9 @@ class Repl:
         from pi_compact.ui.status import compacted_times
 
         state = self._require()
-        renderer = state.renderer
         for event in relay.held:
-            renderer(event)
-
-        def route(event: SessionEvent) -> None:
-            # The loader warms the model up while the prompt is up (the local model's "using the embedded
-            # model" notice): that output goes above the prompt, not into it. Turns print directly.
-            if threading.current_thread() is self._loader:
-                self._above.post(lambda: renderer(event))
-            else:
-                renderer(event)
-
-        relay.target = route
+            state.renderer(event)
+        relay.target = self._above.routed(self._loader, state.renderer)
         say, session = state.say, state.session
         for warning in session.store.warnings:
             say(f"warning: {warning}", "yellow")
