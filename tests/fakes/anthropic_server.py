@@ -1,0 +1,187 @@
+"""A fake Anthropic Messages API on 127.0.0.1: ``POST /v1/messages`` (SSE when ``"stream": true``, else JSON)
+and ``POST /v1/messages/count_tokens``.
+
+Every request is validated as the real API validates it (``anthropic_checks``) and recorded; a rejected
+request gets the API's error body and does not use up a scripted reply. An accepted one is answered with
+the next queued ``AnthropicReply`` (or ``route(body)``'s), its prompt billed through the simulated prompt
+cache (``anthropic_cache``):
+
+    server = FakeAnthropicServer().start()
+    server.enqueue(tool_reply("read", {"path": "a.py"}, thinking="Look first."), text_reply("done"))
+    litellm.completion(model="anthropic/claude-sonnet-4-5", api_base=server.base_url, api_key="sk-fake", ...)
+    assert server.records[0].error is None and server.records[0].usage["cache_read_input_tokens"] == 0
+    server.stop()
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .anthropic_cache import PromptCache, TokenCounter, chars_over_four, estimate_tokens, request_blocks
+from .anthropic_checks import ApiError, Limits, check_request, invalid
+from .anthropic_stream import (
+    AnthropicReply,
+    content_blocks,
+    estimate_output_tokens,
+    message_json,
+    stream_events,
+    text_reply,
+)
+from .http_fake import Exchange, FakeHTTPServer
+from .signing import DEFAULT_SECRET, Signer
+
+NO_SCRIPTED_REPLY = "(no scripted reply)"
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: dict[str, Any]
+    prompt_tokens: int  # the server's estimate of the whole prompt
+    error: ApiError | None  # the rejection (validation or a scripted error), None when answered
+    usage: dict[str, Any] | None  # the usage answered, None when rejected
+
+
+class FakeAnthropicServer(FakeHTTPServer):
+    thread_name = "fake-anthropic"
+
+    def __init__(
+        self,
+        *,
+        limits: Limits | None = None,
+        token_counter: TokenCounter = chars_over_four,
+        min_cache_tokens: int = 1024,
+        clock: Callable[[], float] = time.monotonic,
+        secret: bytes = DEFAULT_SECRET,
+        api_key: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.limits = limits or Limits()
+        self.token_counter = token_counter
+        self.cache = PromptCache(min_tokens=min_cache_tokens, clock=clock)
+        self.signer = Signer(secret)
+        self.api_key = api_key  # None: any non-empty x-api-key is accepted
+        # Optional: choose the reply from the request body (None falls back to the queue).
+        self.route: Callable[[dict[str, Any]], AnthropicReply | None] | None = None
+        self._queue: list[AnthropicReply] = []
+        self._records: list[RecordedRequest] = []
+
+    def start(self) -> FakeAnthropicServer:
+        super().start()
+        return self
+
+    @property
+    def base_url(self) -> str:
+        """What litellm takes as ``api_base`` and pi as ``baseUrl``: both append ``/v1/messages``."""
+        return self.root_url
+
+    def enqueue(self, *replies: AnthropicReply) -> None:
+        with self.lock:
+            self._queue.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        with self.lock:
+            return len(self._queue)
+
+    @property
+    def records(self) -> list[RecordedRequest]:
+        with self.lock:
+            return list(self._records)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The bodies of every ``/v1/messages`` request, oldest first (rejected ones included)."""
+        return [record.body for record in self.records if record.path == "/v1/messages"]
+
+    @property
+    def rejections(self) -> list[ApiError]:
+        return [record.error for record in self.records if record.error is not None]
+
+    def handle(self, exchange: Exchange) -> None:
+        if exchange.method != "POST" or exchange.path not in ("/v1/messages", "/v1/messages/count_tokens"):
+            exchange.send_json(404, ApiError(404, "not_found_error", "Not Found").body())
+            return
+        try:
+            body = exchange.json_body()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self._reject(exchange, {}, 0, invalid("There was an error parsing the body of your request"))
+            return
+        prompt_tokens = estimate_tokens(body, self.token_counter)
+        counting = exchange.path.endswith("/count_tokens")
+        checked = {**body, "max_tokens": 1} if counting else body  # count_tokens takes no max_tokens
+        error = check_request(
+            exchange.headers,
+            checked,
+            limits=self.limits,
+            signer=self.signer,
+            prompt_tokens=prompt_tokens,
+            api_key=self.api_key,
+        )
+        if error is not None:
+            self._reject(exchange, body, prompt_tokens, error)
+        elif counting:
+            self._record(exchange, body, prompt_tokens, None, {"input_tokens": prompt_tokens})
+            exchange.send_json(200, {"input_tokens": prompt_tokens})
+        else:
+            self._answer(exchange, body, prompt_tokens)
+
+    def _reject(self, exchange: Exchange, body: dict[str, Any], prompt_tokens: int, error: ApiError) -> None:
+        self._record(exchange, body, prompt_tokens, error, None)
+        exchange.send_json(error.status, error.body())
+
+    def _record(
+        self,
+        exchange: Exchange,
+        body: dict[str, Any],
+        tokens: int,
+        error: ApiError | None,
+        usage: dict[str, Any] | None,
+    ) -> None:
+        record = RecordedRequest(exchange.path, exchange.headers, body, tokens, error, usage)
+        with self.lock:
+            self._records.append(record)
+
+    def _next_reply(self, body: dict[str, Any]) -> AnthropicReply:
+        with self.lock:
+            routed = self.route(body) if self.route is not None else None
+            if routed is not None:
+                return routed
+            if not self._queue:
+                return text_reply(NO_SCRIPTED_REPLY)
+            return self._queue[0] if self._queue[0].repeat else self._queue.pop(0)
+
+    def _answer(self, exchange: Exchange, body: dict[str, Any], prompt_tokens: int) -> None:
+        reply = self._next_reply(body)
+        if reply.status != 200:
+            self._reject(exchange, body, prompt_tokens, ApiError(reply.status, reply.error_type, reply.error_message))
+            return
+        content = content_blocks(reply, self.signer)
+        usage = self.cache.account(request_blocks(body), self.token_counter).as_usage()
+        usage.update(reply.usage or {})
+        usage["output_tokens"] = reply.output_tokens or estimate_output_tokens(content)
+        model = str(body.get("model"))
+        stop_reason = reply.effective_stop_reason
+        self._record(exchange, body, prompt_tokens, None, usage)
+        if not body.get("stream"):
+            exchange.send_json(200, message_json(model, content, stop_reason, usage))
+            return
+        exchange.start_events({"request-id": "req_fake"})
+        events = list(stream_events(model, content, stop_reason, usage))
+        if reply.stream_error:
+            events = events[:-2]  # no message_delta / message_stop: the error ends the stream
+        for name, data in events:
+            exchange.send_event(data, event=name)
+        if reply.stream_error:
+            exchange.send_event(ApiError(500, reply.error_type, reply.error_message).body(), event="error")
+
+
+def usage_of(record: RecordedRequest) -> Mapping[str, Any]:
+    assert record.usage is not None, f"request was rejected: {record.error}"
+    return record.usage
