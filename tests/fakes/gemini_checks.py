@@ -50,6 +50,9 @@ class Limits:
     max_output_tokens: int = 65_536
     thinking_budget_range: tuple[int, int] = (128, 32_768)
     thinking_required: bool = True  # 2.5 Pro cannot turn thinking off
+    # Gemini 3 rejects a signed call sent back without its signature; 2.5 accepts it (and reasons worse).
+    # Strict by default, so a test proves signatures survive.
+    signatures_required: bool = True
 
 
 # Proto JSON accepts snake_case field names as well as camelCase (litellm sends ``function_call``,
@@ -123,7 +126,7 @@ def check_request(
         or _contents(body)
         or _generation_config(body, limits)
         or _function_turns(body["contents"])
-        or _signatures(body["contents"], signer, signed_calls)
+        or _signatures(body["contents"], signer, signed_calls if limits.signatures_required else {})
         or _context(limits, prompt_tokens)
     )
 
