@@ -194,6 +194,23 @@ def test_tool_id_outside_the_allowed_pattern_is_rejected(server: FakeAnthropicSe
     assert message == "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"
 
 
+def test_unknown_fields_on_content_blocks_are_rejected(server: FakeAnthropicServer) -> None:
+    messages = tool_loop([])
+    messages[1]["content"][0]["text"] = "stray"
+    message = rejection(send(server, messages=messages))
+    assert message == "messages.1.content.0.tool_use.text: Extra inputs are not permitted"
+    messages = tool_loop([])
+    messages[2]["content"][0]["cache_control"] = {"type": "ephemeral", "scope": "global"}
+    message = rejection(send(server, messages=messages))
+    assert message == "messages.2.content.0.tool_result.cache_control.ephemeral.scope: Extra inputs are not permitted"
+
+
+def test_is_error_and_a_one_hour_ttl_are_accepted(server: FakeAnthropicServer) -> None:
+    messages = tool_loop([])
+    messages[2]["content"][0] |= {"is_error": True, "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    assert send(server, messages=messages).status == 200
+
+
 # --- signed thinking ------------------------------------------------------------------------------------
 
 

@@ -120,6 +120,27 @@ def test_litellm_sends_redacted_thinking_back_unchanged(server: FakeAnthropicSer
     assert server.requests[1]["messages"][1]["content"][0] == dict(first.thinking_blocks[0])
 
 
+def test_litellm_drops_the_index_its_stream_deltas_put_on_thinking_blocks(server: FakeAnthropicServer) -> None:
+    server.enqueue(tool_reply("read", {"path": "a.py"}, thinking="Read it first."), text_reply("Done."))
+    stream = litellm.completion(
+        model=MODEL, api_base=server.base_url, api_key="sk-fake", messages=QUESTION, tools=TOOLS, stream=True,
+        reasoning_effort="low",
+    )  # fmt: skip
+    deltas = [block for chunk in stream for block in getattr(chunk.choices[0].delta, "thinking_blocks", None) or []]
+    assert {block["index"] for block in deltas} == {0} and deltas[-1]["thinking"] == ""  # the signature delta
+    block = {
+        "type": "thinking",
+        "index": 0,
+        "thinking": "".join(block["thinking"] for block in deltas),
+        "signature": deltas[-1]["signature"],
+    }
+    call = {"id": "toolu_x", "type": "function", "function": {"name": "read", "arguments": '{"path": "a.py"}'}}
+    assistant = {"role": "assistant", "content": None, "tool_calls": [call], "thinking_blocks": [block]}
+    history = [*QUESTION, assistant, {"role": "tool", "tool_call_id": "toolu_x", "content": "x"}]
+    complete(server, history, tools=TOOLS, reasoning_effort="low")
+    assert server.rejections == [] and "index" not in server.requests[1]["messages"][1]["content"][0]
+
+
 def test_litellm_tool_loop_without_thinking_blocks_is_rejected(server: FakeAnthropicServer) -> None:
     server.enqueue(tool_reply("read", {"path": "a.py"}, thinking="Read it first."))
     first = complete(server, QUESTION, tools=TOOLS, reasoning_effort="low").choices[0].message

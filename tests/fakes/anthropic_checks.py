@@ -70,6 +70,7 @@ def check_request(
         _headers(headers, api_key)
         or _fields(body, limits)
         or _thinking_config(headers, body, limits)
+        or _extra_inputs(body["messages"])
         or _tool_ids(body["messages"])
         or _tool_pairs(body["messages"])
         or _signatures(body["messages"], signer)
@@ -126,6 +127,31 @@ def _thinking_config(headers: Mapping[str, str], body: Mapping[str, Any], limits
     temperature = body.get("temperature")
     if temperature is not None and temperature != 1:
         return invalid("`temperature` may only be set to 1 when thinking is enabled.")
+    return None
+
+
+# The fields each content block accepts; the API refuses any other (other block kinds are not checked).
+BLOCK_FIELDS = {
+    "text": {"type", "text", "cache_control", "citations"},
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+    "tool_use": {"type", "id", "name", "input", "cache_control"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
+}
+CACHE_CONTROL_FIELDS = {"type", "ttl"}
+
+
+def _extra_inputs(messages: Sequence[Mapping[str, Any]]) -> ApiError | None:
+    for i, message in enumerate(messages):
+        for j, part in enumerate(content_parts(message)):
+            kind = str(part.get("type"))
+            where = f"messages.{i}.content.{j}.{kind}"
+            extra = sorted(set(part) - BLOCK_FIELDS.get(kind, set(part)))
+            control = part.get("cache_control")
+            if not extra and isinstance(control, Mapping):
+                extra = [f"cache_control.ephemeral.{key}" for key in sorted(set(control) - CACHE_CONTROL_FIELDS)]
+            if extra:
+                return invalid(f"{where}.{extra[0]}: Extra inputs are not permitted")
     return None
 
 
