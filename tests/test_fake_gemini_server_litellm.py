@@ -10,7 +10,7 @@ from typing import Any
 
 import litellm
 import pytest
-from fakes.gemini_reply import GeminiReply, Text, Thought, call_reply, text_reply
+from fakes.gemini_reply import FunctionCall, GeminiReply, Text, Thought, call_reply, text_reply
 from fakes.gemini_server import FakeGeminiServer, signatures_in
 
 MODEL = "gemini/gemini-2.5-pro"
@@ -126,6 +126,26 @@ def test_a_tool_call_id_without_the_signature_is_rejected_and_not_retried(server
     with pytest.raises(litellm.BadRequestError, match="missing a thought_signature"):
         complete(server, tool_loop_history(message, "call_1"), tools=TOOLS, reasoning_effort="low")
     assert server.max_sends == 1
+
+
+def test_litellm_takes_the_signature_from_provider_specific_fields_when_the_id_is_clean(
+    server: FakeGeminiServer,
+) -> None:
+    server.enqueue(GeminiReply(parts=(FunctionCall("read", {"path": "a"}), FunctionCall("read", {"path": "b"}))))
+    calls = complete(server, QUESTION, tools=TOOLS).choices[0].message.tool_calls
+    assert SEPARATOR in calls[0].id and SEPARATOR not in calls[1].id  # only the first parallel call is signed
+    sent = []
+    for index, call in enumerate(calls):
+        clean: dict[str, Any] = {"id": f"call_{index}", "type": "function", "function": call.function.model_dump()}
+        signature = (getattr(call, "provider_specific_fields", None) or {}).get("thought_signature")
+        if signature:
+            clean["provider_specific_fields"] = {"thought_signature": signature}
+        sent.append(clean)
+    results = [{"role": "tool", "tool_call_id": call["id"], "content": "x"} for call in sent]
+    server.enqueue(text_reply("Done."))
+    complete(server, [*QUESTION, {"role": "assistant", "content": None, "tool_calls": sent}, *results], tools=TOOLS)
+    assert server.rejections == [] and server.max_sends == 1
+    assert signatures_in(server.requests[1]) == list(server.issued_signatures.values())
 
 
 @pytest.mark.parametrize(("effort", "budget"), [("minimal", 128), ("low", 1024), ("medium", 2048), ("high", 4096)])
