@@ -206,6 +206,36 @@ def test_litellm_puts_cache_control_on_system_tool_and_message_parts(server: Fak
     assert "cache_control" not in result and result["content"][0]["cache_control"] == {"type": "ephemeral"}
 
 
+def test_litellm_moves_message_level_cache_control_onto_the_block(server: FakeAnthropicServer) -> None:
+    ephemeral = {"type": "ephemeral"}
+    call = {"id": "toolu_1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    history = [
+        {"role": "user", "content": "read a.py", "cache_control": ephemeral},
+        {"role": "assistant", "content": None, "tool_calls": [call], "cache_control": ephemeral},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "print(1)", "cache_control": ephemeral},
+    ]
+    complete(server, history, tools=TOOLS, max_tokens=1000)
+    user, assistant, result = server.requests[0]["messages"]
+    assert user["content"] == [{"type": "text", "text": "read a.py", "cache_control": ephemeral}]
+    assert "cache_control" not in assistant["content"][0]  # dropped on an assistant turn without text
+    assert result["content"][0]["cache_control"] == ephemeral and result["content"][0]["content"] == "print(1)"
+
+
+def test_litellm_sanitises_anthropic_tool_ids_itself(server: FakeAnthropicServer) -> None:
+    odd = "call_a+b/c=__thought__sig+/="
+    call = {"id": odd, "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    history = [
+        {"role": "user", "content": "read a.py"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": odd, "content": "print(1)", "is_error": True},
+    ]
+    complete(server, history, tools=TOOLS, max_tokens=1000)
+    assert server.rejections == []
+    _, assistant, result = server.requests[0]["messages"]
+    assert assistant["content"][0]["id"] == result["content"][0]["tool_use_id"] == "call_a_b_c_"
+    assert "is_error" not in result["content"][0]  # litellm has no way to send is_error
+
+
 def test_litellm_reports_cache_writes_then_reads(server: FakeAnthropicServer) -> None:
     messages, tools = cached_history()
     first = complete(server, messages, tools=tools, max_tokens=1000).usage
