@@ -155,6 +155,19 @@ def test_litellm_maps_reasoning_effort_to_a_thinking_budget(server: FakeGeminiSe
     assert config == {"thinkingConfig": {"thinkingBudget": budget, "includeThoughts": True}}
 
 
+def test_litellm_maps_an_explicit_thinking_budget_and_max_tokens(server: FakeGeminiServer) -> None:
+    complete(server, QUESTION, thinking={"type": "enabled", "budget_tokens": 8192}, max_tokens=32000)
+    config = server.requests[0]["generationConfig"]
+    assert config == {"max_output_tokens": 32000, "thinkingConfig": {"includeThoughts": True, "thinkingBudget": 8192}}
+
+
+def test_litellm_reasoning_effort_none_is_rejected_by_gemini_2_5_pro(server: FakeGeminiServer) -> None:
+    with pytest.raises(litellm.BadRequestError, match="Budget 0 is invalid"):
+        complete(server, QUESTION, reasoning_effort="none")
+    complete(server, QUESTION, thinking={"type": "disabled"})
+    assert server.requests[-1]["generationConfig"] == {"thinkingConfig": {}}
+
+
 def test_litellm_max_tokens_above_the_model_limit_is_rejected(server: FakeGeminiServer) -> None:
     with pytest.raises(litellm.BadRequestError, match="maxOutputTokens value of 70000"):
         complete(server, QUESTION, max_tokens=70000)
