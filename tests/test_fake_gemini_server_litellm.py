@@ -108,7 +108,8 @@ def test_litellm_sends_the_signature_back_and_each_request_once(server: FakeGemi
     assert server.rejections == [] and server.max_sends == 1
     assert signatures_in(server.requests[1]) == list(server.issued_signatures.values())
     model_turn = server.requests[1]["contents"][1]
-    assert model_turn["role"] == "model" and "function_call" in model_turn["parts"][-1]  # thoughts are dropped
+    assert model_turn["role"] == "model" and "function_call" in model_turn["parts"][-1]
+    assert not any(part.get("thought") for part in model_turn["parts"])  # litellm drops the thought parts
 
 
 def test_a_sanitised_tool_call_id_makes_litellm_send_the_request_twice(server: FakeGeminiServer) -> None:
