@@ -4,11 +4,13 @@ Sonnet 4.5 cost helper."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fakes.anthropic_cache import SONNET_4_5, cost
 from fakes.anthropic_server import FakeAnthropicServer, usage_of
+from fakes.cost_session import GrowingSession, request_costs, summary
 from fakes.http_client import ANTHROPIC_HEADERS, post
 
 SYSTEM_TEXT = "s" * 8000  # 2,000 tokens at chars/4
@@ -156,3 +158,24 @@ def test_cost_uses_sonnet_4_5_prices() -> None:
 
 def test_creation_without_a_ttl_split_is_priced_as_five_minutes() -> None:
     assert cost({"cache_creation_input_tokens": 1_000_000}) == pytest.approx(3.75)
+
+
+def test_growing_session_reads_the_next_file_until_the_target(server: FakeAnthropicServer, tmp_path: Path) -> None:
+    session = GrowingSession(tmp_path, target_tokens=12_000, file_tokens=5000)
+    assert len((tmp_path / "part_000.txt").read_text()) // 4 == pytest.approx(5000, rel=0.02)
+    server.route = session.route
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for number in range(3):
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 1000, "messages": messages}
+        content = post(server.base_url + "/v1/messages", body, ANTHROPIC_HEADERS).json()["content"]
+        if content[-1]["type"] == "text":
+            break
+        assert content[-1]["input"] == {"path": f"part_{number:03d}.txt"}
+        result = (tmp_path / content[-1]["input"]["path"]).read_text()
+        use_id = content[-1]["id"]
+        tool_result = {"type": "tool_result", "tool_use_id": use_id, "content": result}
+        messages += [{"role": "assistant", "content": content}, {"role": "user", "content": [tool_result]}]
+    assert number == 2 and content == [{"type": "text", "text": "Read 2 files."}]
+    costs = request_costs(server.records)
+    assert [c.prompt_tokens // 1000 for c in costs] == [0, 5, 10]
+    assert summary(costs, fill_from=5000)["fill_requests"] == 2

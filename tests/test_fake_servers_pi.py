@@ -10,6 +10,7 @@ import pytest
 from fakes.anthropic_checks import count_cache_breakpoints
 from fakes.anthropic_server import FakeAnthropicServer, usage_of
 from fakes.anthropic_stream import text_reply, tool_reply
+from fakes.cost_session import GrowingSession, request_costs
 from fakes.gemini_reply import call_reply
 from fakes.gemini_reply import text_reply as gemini_text
 from fakes.gemini_server import FakeGeminiServer, signatures_in
@@ -67,3 +68,28 @@ def test_pi_gemini_tool_loop_sends_each_request_once(tmp_path: Path) -> None:
     }
     assert signatures_in(second) == list(server.issued_signatures.values())
     assert second["contents"][1]["parts"][0] == {"text": "Read it first.", "thought": True}  # pi sends thoughts back
+
+
+def run_growing_session(tmp_path: Path, target: int) -> FakeAnthropicServer:
+    server = FakeAnthropicServer().start()
+    server.route = GrowingSession(tmp_path, target).route
+    prompt = "Read part_000.txt, then each next part file, one at a time, until told to stop."
+    run_pi("anthropic", server.base_url, prompt, tmp_path, settings={"compaction": {"enabled": False}})
+    server.stop()
+    return server
+
+
+def test_pi_growing_session_reads_everything_but_the_newest_part_from_cache(tmp_path: Path) -> None:
+    server = run_growing_session(tmp_path, 40_000)
+    costs = request_costs(server.records)
+    assert server.rejections == [] and len(costs) == 8
+    for before, now in zip(costs, costs[1:], strict=False):
+        assert now.cache_read == before.prompt_tokens and now.input_tokens == 0  # the whole last prompt is read
+        assert now.cache_write == now.prompt_tokens - before.prompt_tokens
+
+
+def test_pi_does_not_lower_max_tokens_near_the_window(tmp_path: Path) -> None:
+    server = run_growing_session(tmp_path, 180_000)
+    [rejection] = server.rejections
+    assert rejection.message.startswith("input length and `max_tokens` exceed context limit: ")
+    assert "+ 40192 > 200000" in rejection.message  # 32,000 + the medium budget, whatever the prompt
