@@ -22,7 +22,7 @@ QUESTION = "Trust this directory? t trust (remembered) · o trust this time · i
 
 def ask(cwd: Path, claims: tuple[Claim, ...], stdin: TextIO | None = None, out: TextIO | None = None) -> Answer:
     """Show the project's risky settings and read the user's answer."""
-    reader, writer = stdin or sys.stdin, out or sys.stderr
+    reader, writer = stdin or sys.stdin, out or sys.stdout
     writer.write(f"{clean(str(cwd))}/.pi wants settings that can send your API keys and conversation to another "
                  "server or run code:\n")
     for claim in claims:
