@@ -204,6 +204,7 @@ def build_runtime(
     from pi_compact.agent.system_prompt import build_system_prompt
     from pi_compact.agent.tools import default_tools
     from pi_compact.agent.tools.recall import RecallTool
+    from pi_compact.settings.trust import extension_files
 
     def report(text: str) -> None:
         emit(Notice(text, "warning"))
@@ -214,6 +215,9 @@ def build_runtime(
         model_factory(options, settings, report=lambda text: emit(Notice(text, "info"))))
     tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)
+    if not settings.project_extensions:  # an untrusted project's .pi/extensions/ (settings.trust) never loads
+        project = set(extension_files(options.cwd)) - set(options.extensions)
+        extension_paths = [p for p in extension_paths if p not in project]
 
     for path in options.extensions:
         if not Path(path).is_file():

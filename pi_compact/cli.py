@@ -88,10 +88,10 @@ def _non_negative(name: str, value: int | None) -> None:
         raise UsageError(f"{name} must be zero or a positive number of tokens, got {value}.")
 
 
-def _load_settings(cwd: Path, overrides: dict[str, Any]) -> Any:
+def _load_settings(cwd: Path, overrides: dict[str, Any], trust: Any = None) -> Any:
     from pi_compact.settings.files import load_settings
 
-    loaded = load_settings(cwd, overrides)
+    loaded = load_settings(cwd, overrides, trust=trust)
     for warning in loaded.warnings:
         sys.stderr.write(f"warning: {warning}\n")
     return loaded
@@ -130,6 +130,8 @@ def main_callback(
                                                          "model).")] = None,
     local_model_path: Annotated[Path | None, typer.Option(metavar="FILE", help="A GGUF model file for --model "
                                                            "local (else the bundled one).")] = None,
+    trust_project: Annotated[bool, typer.Option("--trust-project", help="Apply this directory's .pi settings "
+                                                "that can send data elsewhere or run code, without asking.")] = False,
     initial_message: Annotated[str | None, typer.Option("--initial-message", hidden=True)] = None,
 ) -> None:
     """Start the agent: `pi-compact [PROMPT]` opens the terminal (sending PROMPT first), `-p PROMPT` prints
@@ -159,9 +161,11 @@ def main_callback(
             context_window=context_window, session=session, continue_recent=continue_recent,
             no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
             session_dir=session_dir, approve=approve, compaction_model=compaction_model,
-            local_model_path=str(local_model_path) if local_model_path else None,
+            local_model_path=str(local_model_path) if local_model_path else None, trust_project=trust_project,
         )
-        loaded = _load_settings(Path.cwd(), options.settings_overrides())
+        from pi_compact.ui.trust_prompt import policy
+
+        loaded = _load_settings(Path.cwd(), options.settings_overrides(), policy(trust_project, prompt is None))
         if resume and prompt is None and session is None:
             from dataclasses import replace
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from json.encoder import encode_basestring
 from typing import Any
@@ -41,6 +41,93 @@ def escape_lone_surrogates(text: str) -> str:
     if text.isascii():  # the usual case, and far cheaper than the regex pass
         return text
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD: what UTF-8 (a request, a terminal) can carry.
+
+    JSON may spell a lone surrogate (``"\\ud800"``), and a model or a session file written by pi can;
+    Python then holds a str that every encoder refuses.
+    """
+    if text.isascii() or not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def may_hold_surrogates(json_text: str) -> bool:
+    """Whether JSON text could decode to a lone surrogate (it spells one as a ``\\udXXX`` escape)."""
+    return "\\ud" in json_text or "\\uD" in json_text
+
+
+def repair_json(value: Any) -> Any:
+    """``value`` (parsed JSON) with ``valid_text`` applied to every string, keys included.
+
+    Lists and dicts are repaired in place (and returned), so a message already handed on is fixed too;
+    iterative, so a value nested as deep as the JSON parser allows cannot exhaust the stack here.
+    """
+    if isinstance(value, str):
+        return valid_text(value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str):
+                    node[index] = valid_text(item)
+                elif isinstance(item, (list, dict)):
+                    stack.append(item)
+        elif isinstance(node, dict):
+            for key in list(node):
+                item = node[key]
+                if isinstance(key, str) and valid_text(key) != key:
+                    del node[key]
+                    key = valid_text(key)
+                if isinstance(item, str):
+                    node[key] = valid_text(item)
+                else:
+                    node[key] = item
+                    if isinstance(item, (list, dict)):
+                        stack.append(item)
+    return value
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in parsed JSON, keys included (iterative: any depth)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, Mapping):
+            for key, item in node.items():
+                yield str(key)
+                stack.append(item)
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether parsed JSON nests lists or objects more than ``limit`` levels deep (iterative)."""
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (Mapping, list, tuple)):
+            if depth >= limit:
+                return True
+            children = node.values() if isinstance(node, Mapping) else node
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list, tuple)))
+    return False
+
+
+def valid_json(value: Any) -> Any:
+    """``value`` itself when it holds no lone surrogate, else a repaired copy (the original is kept as
+    it is, e.g. a session entry pi wrote, which is rewritten byte for byte)."""
+    if not any(not text.isascii() and _LONE_SURROGATE.search(text) for text in _strings(value)):
+        return value
+    try:
+        return repair_json(json.loads(json.dumps(value)))
+    except RecursionError:  # nested deeper than a copy can go: repair the value itself
+        return repair_json(value)
 
 
 def dumps_json(value: Any) -> str:

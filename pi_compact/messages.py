@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pi_compact.jstext import valid_json
+
 Message = Mapping[str, Any]
 """One message in pi's JSON shape."""
 
@@ -78,7 +80,14 @@ def _text_user(text: str, timestamp: Any) -> dict[str, Any]:
 
 
 def to_llm_message(message: Message) -> Message | None:
-    """One agent message as the model sees it, or None when it is not sent (pi's convertToLlm)."""
+    """One agent message as the model sees it, or None when it is not sent (pi's convertToLlm).
+
+    Lone surrogates (pi can store one) become U+FFFD in what is sent, never in the stored message."""
+    converted = _llm_message(message)
+    return valid_json(converted) if converted is not None else None
+
+
+def _llm_message(message: Message) -> Message | None:
     role = message.get("role")
     if role in LLM_ROLES:
         return message

@@ -30,6 +30,7 @@ class AppOptions:
     approve: str | None = None  # --approve: none, edits or all (else the ``approve`` setting)
     compaction_model: str | None = None  # --compaction-model (else the ``compaction.model`` setting)
     local_model_path: str | None = None  # --local-model-path (else the ``localModelPath`` setting)
+    trust_project: bool = False  # --trust-project: apply the project's risky settings (``settings.trust``)
 
     def settings_overrides(self) -> dict[str, object]:
         """The settings the flags set, by dotted key (for ``load_settings``, at start and on reload)."""

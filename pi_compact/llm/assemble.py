@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pi_compact.jstext import nested_deeper_than, repair_json, valid_text
 from pi_compact.llm.protocol import (
     ModelInfo,
     StreamEvent,
@@ -33,6 +34,7 @@ from pi_compact.llm.protocol import (
 
 _STOP_REASONS = {"stop": "stop", "end_turn": "stop", "length": "length", "max_tokens": "length"}
 _TOOL_REASONS = frozenset({"tool_calls", "function_call", "tool_use"})
+MAX_ARGUMENT_DEPTH = 64  # tool-call arguments nested deeper are reported to the model as unreadable
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -71,10 +73,12 @@ class MessageAssembler:
                 continue  # we ask for one choice; ignore any extras
             delta = _get(choice, "delta")
             thinking = _get(delta, "reasoning_content")
+            thinking = valid_text(thinking) if isinstance(thinking, str) else thinking  # no lone surrogates
             if isinstance(thinking, str) and thinking:
                 self._append("thinking", thinking)
                 yield ThinkingDelta(thinking)
             text = _get(delta, "content")
+            text = valid_text(text) if isinstance(text, str) else text
             if isinstance(text, str) and text:
                 self._append("text", text)
                 yield TextDelta(text)
@@ -169,6 +173,9 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
         return {}
     try:
         parsed = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the parser goes: invalid for us too
         return {"_raw": raw}
-    return parsed if isinstance(parsed, dict) else {"_raw": raw}
+    if not isinstance(parsed, dict) or nested_deeper_than(parsed, MAX_ARGUMENT_DEPTH):
+        return {"_raw": raw}  # no tool takes such nesting, and every recursive encoder would fail on it
+    repair_json(parsed)  # in place: lone surrogates become U+FFFD
+    return parsed

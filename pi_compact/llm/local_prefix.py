@@ -15,6 +15,8 @@ Contract:
   file is ~28 KB a token for the bundled model: a long conversation is not worth it).
 - Files are written under a temporary name and renamed, so another pi-compact never restores half a
   file; only the ``KEEP`` most recently used stay.
+- The files hold the first turn of a conversation as model state, so the folder is made 0700 and
+  each file 0600 (the server writes them with its umask's mode); files of older runs are fixed too.
 - It is a cache: every failure (no directory, a busy or older server, a full disk) is ignored, and a
   request never fails or waits long because of it.
 """
@@ -62,6 +64,9 @@ class PrefixCache:
         self._act = act
         self._lock = threading.Lock()
         self._holding: str | None = None  # the key of the last request sent
+        _private(directory, 0o700)
+        for saved in _listing(directory, f"*{SUFFIX}"):
+            _private(saved, 0o600)
 
     def _file(self, key: str) -> Path:
         return self.directory / f"{key}{SUFFIX}"
@@ -91,6 +96,7 @@ class PrefixCache:
             temporary = f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"
             try:
                 self._act("save", temporary)
+                os.chmod(self.directory / temporary, 0o600)  # before its final name makes it findable
                 os.replace(self.directory / temporary, path)
             except Exception:  # noqa: BLE001 - not saved this time
                 (self.directory / temporary).unlink(missing_ok=True)
@@ -110,6 +116,20 @@ class PrefixCache:
                     temporary.unlink(missing_ok=True)
         except OSError:
             pass  # another pi-compact pruned first
+
+
+def _private(path: Path, mode: int) -> None:
+    try:
+        os.chmod(path, mode)
+    except OSError:
+        pass  # not ours to change (another user's cache?): the cache still works
+
+
+def _listing(directory: Path, pattern: str) -> list[Path]:
+    try:
+        return list(directory.glob(pattern))
+    except OSError:
+        return []
 
 
 __all__ = ["KEEP", "SAVE_LIMIT", "PrefixCache", "prefix_key"]

@@ -209,5 +209,7 @@ def _parse(text: str) -> tuple[Any, ProviderError | None]:
     """The event's JSON, or the failure litellm reports for text that is not JSON."""
     try:
         return json.loads(text), None
+    except RecursionError:
+        return None, stream_failure("an event is nested too deeply to read")
     except ValueError as error:
         return None, stream_failure(str(error))

@@ -8,6 +8,7 @@ This module finds them again:
 - ``searchable_text`` is what a message says, as plain text (tool calls as ``name key=value``);
   ``TextIndex`` keeps it lower-cased for every message, built once and extended as the session grows;
 - ``Query`` matches words (any of them, ranked by how many) or a regular expression, case-insensitive;
+  a regular expression comes from the model, so it runs under ``search``'s deadline (``timed_regex``);
 - ``search`` returns the best hits, newest first among equals, with a short excerpt around the match,
   reading newest to oldest and stopping as soon as nothing older could rank higher.
 Calls of the ``recall`` tool and their results are never searched: they would only echo the query.
@@ -26,6 +27,7 @@ from typing import Any
 from pi_compact.jstext import js_json
 from pi_compact.messages import Message, bash_execution_text, text_of
 from pi_compact.session.entries import Entry, message_of_entry
+from pi_compact.session.timed_regex import ERRORS, IGNORECASE, MULTILINE, compile_pattern, timed_search
 
 RECALL_TOOL = "recall"
 EXCERPT_RADIUS = 240  # characters of context shown on each side of a match
@@ -175,8 +177,8 @@ class Query:
 
     text: str
     words: tuple[str, ...] = ()
-    pattern: re.Pattern[str] | None = None  # for lower-cased text
-    original: re.Pattern[str] | None = None  # case-insensitive, for the original text
+    pattern: Any = None  # for lower-cased text (a compiled ``timed_regex`` pattern)
+    original: Any = None  # case-insensitive, for the original text
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -184,12 +186,12 @@ class Query:
         stripped = text.strip()
         if _REGEX_HINTS.search(stripped):
             try:
-                original = re.compile(stripped, re.IGNORECASE | re.MULTILINE)
-            except re.error as exc:
+                original = compile_pattern(stripped, IGNORECASE | MULTILINE)
+            except ERRORS as exc:
                 raise ValueError(f"{stripped!r} is not a valid regular expression ({exc})") from exc
             try:
-                lowered = re.compile(_lower_pattern(stripped), re.MULTILINE)
-            except re.error:
+                lowered = compile_pattern(_lower_pattern(stripped), MULTILINE)
+            except ERRORS:
                 lowered = original  # e.g. a lower-cased group name clashes: the slower search still works
             return cls(stripped, pattern=lowered, original=original)
         words = [w.lower() for w in _WORD.findall(stripped)]
@@ -198,23 +200,25 @@ class Query:
         if not unique:
             raise ValueError("the query has no words to search for")
         alternatives = "|".join(re.escape(word) for word in sorted(unique, key=len, reverse=True))
-        return cls(stripped, words=unique, original=re.compile(alternatives, re.IGNORECASE))
+        return cls(stripped, words=unique, original=compile_pattern(alternatives, IGNORECASE))
 
     @property
     def best(self) -> int:
         """The highest score a message can get."""
         return len(self.words) if self.pattern is None else 1
 
-    def score(self, lowered: str) -> int:
-        """How well lower-cased text matches: the number of words found (1 for a regex match), 0 for none."""
+    def score(self, lowered: str, until: float | None = None) -> int:
+        """How well lower-cased text matches: the number of words found (1 for a regex match), 0 for none.
+
+        Raises ``PatternTimeout`` when a regular expression runs past ``until`` (``time.monotonic()``)."""
         if self.pattern is not None:
-            return 1 if self.pattern.search(lowered) else 0
+            return 1 if timed_search(self.pattern, lowered, until) else 0
         return sum(1 for word in self.words if word in lowered)
 
-    def locate(self, text: str) -> tuple[int, int]:
-        """Where the first match is in ``text`` ((0, 0) when it cannot be placed)."""
+    def locate(self, text: str, until: float | None = None) -> tuple[int, int]:
+        """Where the first match is in ``text`` ((0, 0) when it cannot be placed); ``until`` as for ``score``."""
         assert self.original is not None
-        found = self.original.search(text)
+        found = timed_search(self.original, text, until)
         return (found.start(), found.end()) if found is not None else (0, 0)
 
 
@@ -310,7 +314,7 @@ def _message(entry: Mapping[str, Any]) -> Message | None:
 
 def search(
     entries: Sequence[Entry], query: Query, limit: int, index: TextIndex | None = None,
-    out_of_time: Callable[[], bool] | None = None,
+    out_of_time: Callable[[], bool] | None = None, until: float | None = None,
 ) -> SearchResult:
     """The ``limit`` best-matching messages of ``entries``: more words matched first, then newest first.
 
@@ -318,7 +322,9 @@ def search(
     score: nothing older could rank above them. ``index`` must have been updated with a list holding
     ``entries`` (without one, a throwaway index is built). ``out_of_time`` is asked every few hundred
     messages; once it says yes the scan stops there (``stopped_at``), so a pathological regular
-    expression over a huge session still answers promptly, saying how far back it looked.
+    expression over a huge session still answers promptly, saying how far back it looked. ``until``
+    (a ``time.monotonic()`` value) bounds each regular-expression call: one that backtracks past it
+    raises ``PatternTimeout``.
     """
     limit = max(1, limit)
     if index is None:
@@ -341,7 +347,7 @@ def search(
         if lowered is None:
             continue
         if pattern is not None:
-            score = 1 if pattern.search(lowered) else 0
+            score = 1 if timed_search(pattern, lowered, until) else 0
         else:
             score = 0
             for word in words:
@@ -366,5 +372,5 @@ def search(
         message = _message(entry)
         assert message is not None  # indexed entries hold a message
         text = searchable_text(message)
-        hits.append(Hit(entry, message, score, excerpt(text, *query.locate(text))))
+        hits.append(Hit(entry, message, score, excerpt(text, *query.locate(text, until))))
     return SearchResult(tuple(hits), total, complete, stopped_at)

@@ -70,6 +70,36 @@ def release_all() -> None:
         lock.release()
 
 
+def refuse_if_held(session: Path) -> None:
+    """Raise the ``SessionError`` that ``acquire`` would raise if another writer holds ``session`` now,
+    without waiting and without creating anything (so a terminal can refuse before its prompt)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return
+    path = lock_path_for(session)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return  # no sidecar, so no holder (or one that cannot be made: the first write says why)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except BlockingIOError:
+        raise _in_use(session, _holder(fd)) from None
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _open_sidecar(path: Path) -> int:
+    """The sidecar's descriptor; a failure names the lock file, not the session (e.g. a directory there)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        what = "is a directory" if isinstance(exc, IsADirectoryError) else f"cannot be made: {exc.strerror or exc}"
+        raise OSError(exc.errno, f"its lock file {path} {what}; remove or fix it", str(path)) from exc
+
+
 class SessionLock:
     """A held lock on one session file; released by ``release``, garbage collection or exit."""
 
@@ -90,7 +120,7 @@ class SessionLock:
         path = lock_path_for(session)
         deadline = time.monotonic() + (LOCK_WAIT_S if wait_s is None else wait_s)
         while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = _open_sidecar(path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

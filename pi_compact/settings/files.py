@@ -9,6 +9,8 @@ Contract:
   the file and key; it is dropped so the same key from the other file, or the default, applies.
   An unknown key (a typo such as ``keepRecentToken``) yields one warning with a did-you-mean.
 - Invalid CLI overrides raise ``UsageError``: the user typed them just now, so failing is clearer.
+- The project file's risky keys (``settings.trust``) apply only to a trusted directory; an ``approve``
+  weaker than the global one never applies. ``LoadedSettings.trusted`` keeps the decision for reloads.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -35,6 +37,7 @@ from pi_compact.settings.schema import (
     model_key,
     parse_settings,
 )
+from pi_compact.settings.trust import TrustPolicy, claims, decide, strictest_approve, without_claims
 from pi_compact.settings.unknown_keys import unknown_key_warnings
 from pi_compact.settings.values import Settings
 
@@ -47,11 +50,13 @@ class LoadedSettings:
     """Effective settings, the warnings produced while reading them, and each key's source.
 
     ``sources`` maps every key listed by ``describe`` to "default", a settings file path or "CLI flag".
+    ``trusted`` names the project's risky settings that were applied (``settings.trust``), for a reload.
     """
 
     settings: Settings
     warnings: tuple[str, ...]
     sources: Mapping[str, str]
+    trusted: tuple[str, ...] = ()
 
 
 def _problem_warning(path: Path, problem: SettingProblem) -> str:
@@ -141,9 +146,12 @@ def _set_leaf(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     node[path[-1]] = value
 
 
-def load_settings(cwd: PathLike, cli_overrides: Mapping[str, Any] | None = None) -> LoadedSettings:
+def load_settings(
+    cwd: PathLike, cli_overrides: Mapping[str, Any] | None = None, *, trust: TrustPolicy | None = None
+) -> LoadedSettings:
     """Read the global and project settings files for ``cwd``, merge them, then apply CLI overrides.
 
+    ``trust`` decides about the project's risky keys (default: only a remembered answer trusts).
     Raises ``UsageError`` only for an unknown or invalid CLI override; file problems become warnings.
     """
     overrides = _checked_overrides(cli_overrides)
@@ -153,17 +161,28 @@ def load_settings(cwd: PathLike, cli_overrides: Mapping[str, Any] | None = None)
     global_path = global_settings_path()
     project_path = project_settings_path(cwd)
     scopes = [global_path] if global_path == project_path else [global_path, project_path]
+    trusted = True
+    accepted: tuple[str, ...] = ()
     for path in scopes:
         clean, file_warnings = read_settings_file(path)
         warnings.extend(file_warnings)
+        if path == project_path and path != global_path:
+            weaker = strictest_approve(merged, clean, path)
+            warnings.extend([weaker] if weaker else [])
+            verdict = decide(cwd, claims(clean, cwd), trust or TrustPolicy())
+            trusted, accepted = verdict.trusted, verdict.accepted
+            warnings.extend([verdict.note] if verdict.note else [])
+            clean = clean if trusted else without_claims(clean, merged)
         merged = merge_settings(merged, clean)
         labels = merge_settings(labels, _labels(clean, os.fspath(path)))
     for name, value in overrides.items():
         _set_leaf(merged, KEYS_BY_NAME[name].path, value)
     settings, leftover = parse_settings(merged)
     warnings.extend(leftover)  # empty in practice: every scope was checked before merging
+    if not trusted:
+        settings = replace(settings, project_extensions=False)
     sources = _sources(settings, merged, labels, overrides)
-    return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources))
+    return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources), accepted)
 
 
 def _sources(

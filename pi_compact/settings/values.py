@@ -72,6 +72,9 @@ class Settings:
     session_dir: str | None = None
     approve: str = "none"  # "none" (pi's way), "edits" (ask before write/edit) or "all" (also bash)
     local_model_path: str | None = None  # a GGUF file for ``--model local`` instead of the bundled model
+    # Whether ``.pi/extensions/`` of the working directory may load: False when the project is not trusted
+    # (``settings.trust``); not a settings-file key.
+    project_extensions: bool = True
 
     def model_override(self, model: str) -> ModelOverride | None:
         """The ``models`` entry for a model string, if the user configured one."""

@@ -5,32 +5,39 @@ Contract:
   a question waits, the keys go to it instead of the type-ahead; otherwise nothing changes.
 - ``TerminalAsk`` is the ``Ask`` of ``agent.approval.ApprovalGate``: it runs on the turn's worker thread,
   ends the spinner, prints the diff (``edit``/``write``) or the command (``bash``) and the question, and
-  waits for ``y``, ``n`` or ``a`` (always for this session). Esc or Ctrl-C cancel the turn, which counts
-  as "no"; nothing is run.
+  waits for ``y``, ``n`` or ``a`` (always for this session); ``v``, ``e`` or Ctrl-O print the whole diff
+  or content first. Esc or Ctrl-C cancel the turn, which counts as "no"; nothing is run.
+- Everything shown is stripped of control and bidi characters, and a ``write``/``edit`` names the file it
+  really writes: resolved as the tool resolves it, a symlink's target named.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import queue
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.text import Text
 
 from pi_compact.agent.approval import ApprovalGate, Decision
+from pi_compact.agent.tools.base import resolve_path
 from pi_compact.cancel import CancelToken
 from pi_compact.ui.renderer import TerminalRenderer
+from pi_compact.ui.renderer_text import clean
 from pi_compact.ui.tool_view import diff_view, read_before_write, write_diff
 
 if TYPE_CHECKING:
     from pi_compact.agent.session import AgentSession
 
-QUESTION = "y yes · n no · a always for this session · Esc cancel the turn"
+QUESTION = "y yes · n no · a always for this session · v view all · Esc cancel the turn"
 _ANSWERS: dict[str, Decision] = {"y": "yes", "n": "no", "a": "always"}
+_VIEW_KEYS = ("v", "e", "\x0f")  # v, e or Ctrl-O: print the whole diff or content, then ask again
+PREVIEW_LINES = 40
 
 
 class KeyTap:
@@ -62,20 +69,37 @@ class KeyTap:
             return None
 
 
-def preview(tool_name: str, args: Mapping[str, Any], cwd: Path) -> Text:
-    """What the call would do: a diff for ``edit``/``write``, the command for ``bash``."""
+def target(raw: str, cwd: Path) -> str:
+    """The file a ``write``/``edit`` of ``raw`` changes, resolved as the tool resolves it (``@``, ``~``,
+    NFC/NFD names), with the file a symlink (of it or of a folder above it) really leads to."""
+    path = resolve_path(raw, cwd)
+    try:
+        real = Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        real = path
+    if path.is_symlink():
+        return f"{path} (a symlink to {real})"
+    return str(path) if real == path else f"{path} (really {real})"
+
+
+def preview(tool_name: str, args: Mapping[str, Any], cwd: Path, limit: int | None = PREVIEW_LINES) -> Group:
+    """What the call would do: a diff for ``edit``/``write`` and the file it writes (a line of its own
+    that wraps, so a long path is never cut), the command for ``bash``; control and bidi characters
+    removed from all of it (``clean``)."""
     path = str(args.get("path", ""))
-    if tool_name == "edit":
-        old, new = str(args.get("oldText", "")), str(args.get("newText", ""))
-        diff = "".join(f"{line.rstrip(chr(10))}\n" for line in difflib.unified_diff(
-            old.splitlines(), new.splitlines(), fromfile=f"a/{path}", tofile=f"b/{path}", lineterm=""))
-        return diff_view(diff, f"edit {path}", limit=40)
-    if tool_name == "write":
-        content = str(args.get("content", ""))
-        return diff_view(write_diff(path, read_before_write(args, cwd), content), f"write {path}", limit=40)
+    if tool_name in ("edit", "write"):
+        writes = Text("  writes ", style="dim")
+        writes.append(clean(target(path, cwd)) if path else "(no path given)", style="bold")
+        if tool_name == "edit":
+            old, new = str(args.get("oldText", "")), str(args.get("newText", ""))
+            diff = "".join(f"{line.rstrip(chr(10))}\n" for line in difflib.unified_diff(
+                old.splitlines(), new.splitlines(), fromfile=f"a/{path}", tofile=f"b/{path}", lineterm=""))
+        else:
+            diff = write_diff(path, read_before_write(args, cwd), str(args.get("content", "")))
+        return Group(diff_view(diff, f"{tool_name} {clean(path)}", limit=limit), writes)
     command = Text("  $ ", style="dim")
-    command.append(str(args.get("command", "")), style="bold")
-    return command
+    command.append(clean(str(args.get("command", ""))), style="bold")
+    return Group(command)
 
 
 class TerminalAsk:
@@ -97,7 +121,7 @@ class TerminalAsk:
         self._console.print(Text(f"Allow this {tool_name}? {QUESTION}", style="bold yellow"))
         self._tap.opened(True)
         try:
-            decision = self._wait(cancel)
+            decision = self._wait(cancel, lambda: self._console.print(preview(tool_name, args, self._cwd, None)))
         finally:
             self._tap.opened(False)
         said = {"yes": "Allowed.", "always": f"Allowed; {tool_name} will not be asked about again in this "
@@ -105,11 +129,15 @@ class TerminalAsk:
         self._console.print(Text(said, style="green" if decision != "no" else "yellow"))
         return decision
 
-    def _wait(self, cancel: CancelToken | None) -> Decision:
+    def _wait(self, cancel: CancelToken | None, show_all: Callable[[], None]) -> Decision:
         while cancel is None or not cancel.cancelled:
             key = self._read_key(0.1)
-            if key is not None and key.strip().lower()[:1] in _ANSWERS:
-                return _ANSWERS[key.strip().lower()[:1]]
+            choice = key.strip(" \r\n").lower()[:1] if key is not None else ""
+            if choice in _ANSWERS:
+                return _ANSWERS[choice]
+            if choice and choice in _VIEW_KEYS:
+                show_all()
+                self._console.print(Text(QUESTION, style="bold yellow"))
         return "no"
 
 
@@ -122,4 +150,4 @@ def install(session: AgentSession, mode: str, console: Console, renderer: Termin
     return tap
 
 
-__all__ = ["QUESTION", "KeyTap", "TerminalAsk", "install", "preview"]
+__all__ = ["QUESTION", "KeyTap", "TerminalAsk", "install", "preview", "target"]

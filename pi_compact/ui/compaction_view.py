@@ -14,6 +14,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from pi_compact.agent.events import CompactionEnd, CompactionReason
+from pi_compact.ui.renderer_text import clean
 from pi_compact.usage import cost_text, usage_count, usage_tokens
 
 CANCEL_HINT = "Esc or Ctrl-C to cancel"
@@ -128,5 +129,6 @@ def summary_renderable(summary: str, tokens_before: int) -> RenderableType:
     """The full summary (``/summary``), as markdown."""
     from rich.markdown import Markdown
 
-    return Panel(Markdown(summary), title=f"Compacted from {tokens_before:,} tokens", title_align="left",
+    # Markdown keeps escape sequences: a summary written by a model must not set the clipboard (OSC 52).
+    return Panel(Markdown(clean(summary)), title=f"Compacted from {tokens_before:,} tokens", title_align="left",
                  border_style="cyan")

@@ -10,13 +10,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pi_compact.jstext import valid_text
+
 KEY_ARGUMENTS = ("path", "file_path", "command", "pattern", "query", "url")
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
+# Escape sequences, C0 and C1 controls (C1 ``\x9b`` is a CSI on some terminals), and the bidirectional
+# overrides and isolates that can make a shown command or path read differently from what runs.
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+                      "|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean(text: str) -> str:
-    """Text safe to put on a terminal: escape sequences and control characters removed (tabs, newlines kept)."""
-    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+    """Text safe to put on a terminal: escape sequences, control and bidi characters removed (tabs and
+    newlines kept)."""
+    return valid_text(_CONTROL.sub("", text.replace("\r\n", "\n")))  # a lone surrogate cannot be printed
 
 
 def key_argument(args: Mapping[str, Any]) -> str:

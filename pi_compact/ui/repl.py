@@ -319,4 +319,20 @@ class Repl:
 
 def run_repl(runtimes: Runtimes, loaded: LoadedSettings, first_message: str | None = None) -> int:
     """The interactive mode (``first_message`` is sent at once); returns the process exit code."""
+    _refuse_a_held_session(runtimes, loaded)
     return Repl(runtimes, loaded, first_message).loop()
+
+
+def _refuse_a_held_session(runtimes: Runtimes, loaded: LoadedSettings) -> None:
+    """Raise ``SessionError`` now, before the prompt, when the session to open is another writer's: the
+    session itself is built after the prompt is up, and a refusal then would lose what was typed."""
+    from pi_compact.paths import find_most_recent_session, resolve_session_dir
+    from pi_compact.session.lock import refuse_if_held
+
+    options = runtimes.options
+    target = options.session
+    if target is None and options.continue_recent and not options.no_session:
+        target = find_most_recent_session(
+            resolve_session_dir(options.cwd, flag=options.session_dir, setting=loaded.settings.session_dir))
+    if target is not None and not options.no_session:
+        refuse_if_held(target)

@@ -20,6 +20,7 @@ from typing import Any
 
 from rich.text import Text
 
+from pi_compact.agent.tools.base import resolve_path
 from pi_compact.ui.renderer_text import clean, key_argument, result_text
 
 RESULT_LINES = 4  # a plain tool result is collapsed to this many lines
@@ -61,8 +62,7 @@ def read_before_write(args: Mapping[str, Any], cwd: Path) -> str | None:
     raw = args.get("path")
     if not isinstance(raw, str) or not raw:
         return None
-    path = Path(raw).expanduser()
-    path = path if path.is_absolute() else cwd / path
+    path = resolve_path(raw, cwd)  # as the write tool resolves it: ``@``, ``~``, NFC/NFD spellings
     try:
         if not path.is_file() or path.stat().st_size > MAX_BEFORE_BYTES:
             return None

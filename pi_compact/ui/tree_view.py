@@ -18,6 +18,7 @@ from pi_compact.agent.navigator import TreeEnd, TreeOutcome, UncompactOutcome
 from pi_compact.session.pins import Pin, fold_pins, pinned_block
 from pi_compact.session.tree import TreeNode, undone_compaction
 from pi_compact.ui.compaction_view import spent_text
+from pi_compact.ui.renderer_text import clean
 from pi_compact.usage import usage_tokens
 
 ROW_CHARS = 90  # a row's text is cut to this many characters
@@ -26,7 +27,7 @@ _STYLES = {"user": "", "compaction": "cyan", "branch_summary": "magenta", "tip":
 
 
 def _clip(text: str, limit: int = ROW_CHARS) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(clean(text).split())  # session text: no escape sequence reaches the terminal
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -54,7 +55,7 @@ def tree_end_renderable(event: TreeEnd) -> RenderableType:
     if event.aborted:
         return Text("Move cancelled, nothing changed.", style="yellow")
     if event.outcome is None:
-        return Text(event.error_message or "The move was not made.", style="red")
+        return Text(clean(event.error_message or "The move was not made."), style="red")
     return moved_renderable(event.outcome)
 
 

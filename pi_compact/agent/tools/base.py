@@ -70,6 +70,11 @@ def error(text: str) -> ToolOutput:
 
 def run_tool(tool: Tool, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     """Validate ``args`` against the tool's schema, run it, and turn any failure into an error output."""
+    raw = args.get("_raw")
+    if isinstance(raw, str) and len(args) == 1:  # the model's arguments did not parse (llm.assemble)
+        shown = raw if len(raw) <= 200 else raw[:200] + f"… ({len(raw):,} characters)"
+        return error(f"The arguments of this {tool.name} call are not valid JSON (or are nested too deeply "
+                     f"to read), so it was not run: {shown}. Send one JSON object with the tool's parameters.")
     checked = _check_args(tool, args)
     if isinstance(checked, ToolOutput):
         return checked

@@ -7,8 +7,9 @@ Contract:
   other branches are never returned unless "session" is asked for, by query or by id.
 - Output never exceeds ``max_tokens`` (``compaction.recallMaxTokens``, estimated with the session's
   estimator) and ends by saying what was left out and how to get it.
-- A bad call (no query and no id, an unknown id, a bad regular expression) and an empty result are
-  error texts for the model, never exceptions.
+- A bad call (no query and no id, an unknown id, a bad regular expression), a regular expression that
+  runs past the time limit and an empty result are error texts for the model, never exceptions; a
+  cancelled call (Esc) stops within the limit.
 ``with_recall_hint`` adds the one sentence that tells the model, next to a compaction summary, that
 the summarized messages can be recalled; the stored summary itself is untouched (pi reads it).
 """
@@ -16,7 +17,7 @@ the summarized messages can be recalled; the stored summary itself is untouched 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error
@@ -33,12 +34,16 @@ from pi_compact.session.history import (
     search,
     searchable_text,
 )
+from pi_compact.session.timed_regex import PatternTimeout, run_cancellable
 from pi_compact.settings import CompactionSettings, TokenEstimator
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 50
 SCOPES = ("compacted", "branch", "session")
 SEARCH_BUDGET_S = 0.8  # the most a search may take, in seconds (the 100 MB benchmark target is 1 s)
+# The most any one regular-expression call may run, counted from the start of the search; past it the
+# search ends with an error text. Under a second, so Esc during a runaway pattern answers within one.
+REGEX_LIMIT_S = 0.9
 RECALL_HINT = (
     "The original messages behind this summary are still in the session: the recall tool finds them "
     "by words or by entry id when you need an exact detail."
@@ -114,7 +119,7 @@ class RecallTool:
         if entry_id:
             return self._read(entry_id, scope, max(0, int(args.get("offset") or 0)))
         limit = min(MAX_LIMIT, max(1, int(args.get("limit") or DEFAULT_LIMIT)))
-        return self._search(query, scope, limit)
+        return self._search(query, scope, limit, lambda: ctx.cancelled)
 
     # ---- scope -------------------------------------------------------------------------------
 
@@ -155,7 +160,7 @@ class RecallTool:
 
     # ---- by query ----------------------------------------------------------------------------
 
-    def _search(self, text: str, scope: str, limit: int) -> ToolOutput:
+    def _search(self, text: str, scope: str, limit: int, cancelled: Callable[[], bool] = lambda: False) -> ToolOutput:
         try:
             query = Query.parse(text)
         except ValueError as exc:
@@ -169,7 +174,18 @@ class RecallTool:
         # The answer is due within about a second whatever the session's size: the first call builds
         # the index, and the scan gets what is left of the budget (never less than a fifth of it).
         deadline = max(started + SEARCH_BUDGET_S, time.monotonic() + SEARCH_BUDGET_S / 5)
-        result = search(entries, query, limit, self.index, out_of_time=lambda: time.monotonic() > deadline)
+        # A regular expression gets the same deadline, call by call (plus time to place the excerpts):
+        # one that backtracks without end is stopped, and Esc is never more than that away.
+        until = max(deadline, started + REGEX_LIMIT_S)
+        try:
+            result = run_cancellable(lambda: search(entries, query, limit, self.index, until=until,
+                                                    out_of_time=lambda: time.monotonic() > deadline), cancelled)
+        except PatternTimeout:
+            return error(f"recall: the regular expression {text!r} took too long and was stopped (the limit is "
+                         f"about {REGEX_LIMIT_S:g} s); it probably backtracks without end (nested repeats "
+                         "such as (a+)+). Search for plain words or a simpler pattern.")
+        if result is None:
+            return error("recall was cancelled.")
         partial = _partial_note(entries, result)
         if not result.hits:
             return error(f"No message in {_SCOPE_WORDS[scope]} matches {text!r}{partial}. Try other words"

@@ -7,6 +7,7 @@ from rich.text import Text
 from pi_compact.compaction.quality import format_diff, summary_diff
 from pi_compact.errors import PiCompactError
 from pi_compact.ui.compaction_view import summary_renderable
+from pi_compact.ui.renderer_text import clean
 from pi_compact.ui.state import Outcome, ReplState
 
 
@@ -34,7 +35,7 @@ def summary(state: ReplState, arg: str) -> Outcome:
                       "yellow")
         else:
             diff = summary_diff(str(compactions[-2].get("summary", "")), str(compactions[-1].get("summary", "")))
-            state.console.print(Text(format_diff(diff)))
+            state.console.print(Text(clean(format_diff(diff))))
         return "continue"
     # The branch's last compaction is in its tail (which starts at it or at its kept entry).
     entry = next((e for e in reversed(state.session.store.branch_tail()) if e.get("type") == "compaction"), None)

@@ -5,13 +5,17 @@ from __future__ import annotations
 from pi_compact.errors import PiCompactError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.settings.files import load_settings
+from pi_compact.settings.trust import TrustPolicy
 from pi_compact.ui.state import Outcome, ReplState
 from pi_compact.ui.status import model_ready, settings_table
 
 
 def settings(state: ReplState, arg: str) -> Outcome:
     if arg == "reload":
-        loaded = load_settings(state.options.cwd, state.options.settings_overrides())  # flags still win
+        # flags still win; what the start trusted stays trusted, anything new needs --trust-project or a
+        # remembered answer (a model's write to .pi/settings.json must not apply on a reload)
+        trust = TrustPolicy(flag=state.options.trust_project, accepted=state.loaded.trusted)
+        loaded = load_settings(state.options.cwd, state.options.settings_overrides(), trust=trust)
         for warning in loaded.warnings:
             state.say(f"warning: {warning}", "yellow")
         auto = state.session.auto_compact

@@ -1,0 +1,163 @@
+"""Project trust: which settings of a cloned repository's ``.pi/`` may send data elsewhere or run code,
+and whether they apply.
+
+Contract:
+- Risky (``claims``): a ``models.<name>`` field other than ``contextWindow``/``maxTokens`` (``apiBase``
+  and anything key- or header-like: where the user's API key and conversation go), ``compaction.model``
+  (where every summary request goes), ``localModelPath`` (a model file of the repository's choosing) and
+  every ``.pi/extensions/*.py`` (code run at start). Every other key is safe and applies without asking.
+- ``approve`` in a project file can only make approval stricter than the global value (or the default):
+  a weaker one never applies, trusted or not; ``strictest_approve`` drops it with a warning.
+- ``decide`` says whether the claims apply: ``--trust-project``, else a remembered answer
+  (``trust_store``), else the question (``TrustPolicy.ask``, only where someone can answer), else not.
+- Settings are resolved once, before any model is built, so nothing untrusted ever reaches a request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_compact.paths import PROJECT_CONFIG_DIR, PathLike
+from pi_compact.settings.schema import model_key
+from pi_compact.settings.trust_store import remember, remembered, store_path
+
+Answer = Literal["trust", "once", "ignore", "skip"]  # "skip": ignore this time, remember nothing
+SAFE_MODEL_FIELDS = frozenset({"contextWindow", "maxTokens"})
+RISKY_KEYS: tuple[tuple[str, ...], ...] = (("compaction", "model"), ("localModelPath",))
+APPROVE_ORDER = {"none": 0, "edits": 1, "all": 2}
+HOW_TO_TRUST = "run with --trust-project to use them, or answer the trust question in the terminal"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One risky thing a project wants: its key (or extension file) and a short rendering of the value."""
+
+    key: str
+    shown: str
+
+
+@dataclass(frozen=True)
+class TrustPolicy:
+    """How to decide: ``flag`` is ``--trust-project``; ``ask`` puts the question (None: nobody can answer)."""
+
+    flag: bool = False
+    ask: Callable[[Path, tuple[Claim, ...]], Answer] | None = None
+    # Claims already trusted in this run (``Verdict.accepted`` of the start): a reload keeps them, and
+    # anything new or changed since then is not trusted without the flag or a remembered answer.
+    accepted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the project's claims apply, and the one line to show when they do not (else None)."""
+
+    trusted: bool
+    note: str | None = None
+    accepted: tuple[str, ...] = ()  # the claims trusted, as "key=value" strings
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True)  # ASCII: a value shown at the question cannot repaint it
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def extension_files(cwd: PathLike) -> list[Path]:
+    """The project's extension files (``.pi/extensions/*.py``), in load order."""
+    folder = Path(cwd) / PROJECT_CONFIG_DIR / "extensions"
+    try:
+        return sorted(p for p in folder.glob("*.py") if p.is_file()) if folder.is_dir() else []
+    except OSError:
+        return []
+
+
+def claims(project: Mapping[str, Any], cwd: PathLike) -> tuple[Claim, ...]:
+    """Every risky setting in a project's checked settings, and its extension files."""
+    found: list[Claim] = []
+    models = project.get("models")
+    if isinstance(models, Mapping):
+        for name, entry in models.items():
+            if isinstance(entry, Mapping):
+                found.extend(Claim(f"{model_key(name)}.{field}", _shown(value)) for field, value in entry.items()
+                             if field not in SAFE_MODEL_FIELDS and value is not None)
+    for path in RISKY_KEYS:
+        node: Any = project
+        for part in path:
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if node is not None:
+            found.append(Claim(".".join(path), _shown(node)))
+    found.extend(Claim(f"{PROJECT_CONFIG_DIR}/extensions/{p.name}", "runs Python code at start")
+                 for p in extension_files(cwd))
+    return tuple(found)
+
+
+def _kept_entry(entry: Any, base_entry: Any) -> Any:
+    """A project's ``models`` entry without its risky fields; the global entry's risky fields stay, as
+    pi's merge would otherwise drop them with the whole global entry."""
+    if not isinstance(entry, Mapping):
+        return entry
+    base = base_entry if isinstance(base_entry, Mapping) else {}
+    kept = {k: v for k, v in base.items() if k not in SAFE_MODEL_FIELDS}
+    return {**kept, **{k: v for k, v in entry.items() if k in SAFE_MODEL_FIELDS}}
+
+
+def without_claims(project: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a project's checked settings with every risky key removed; ``base`` is what the project
+    merges onto (the global settings). Extensions are left to ``Settings.project_extensions``."""
+    tree = dict(project)
+    models = tree.get("models")
+    if isinstance(models, Mapping):
+        base_models = base.get("models")
+        base_models = base_models if isinstance(base_models, Mapping) else {}
+        tree["models"] = {name: _kept_entry(entry, base_models.get(name)) for name, entry in models.items()}
+    for path in RISKY_KEYS:
+        if len(path) == 1:
+            tree.pop(path[0], None)
+        elif isinstance(tree.get(path[0]), Mapping):
+            tree[path[0]] = {k: v for k, v in tree[path[0]].items() if k != path[1]}
+    return tree
+
+
+def strictest_approve(global_tree: Mapping[str, Any], project: dict[str, Any], project_path: Path) -> str | None:
+    """Drop a project ``approve`` weaker than the global one (in place); the warning, or None."""
+    wanted = project.get("approve")
+    current = global_tree.get("approve") or "none"
+    if wanted not in APPROVE_ORDER or APPROVE_ORDER[wanted] >= APPROVE_ORDER.get(current, 0):
+        return None
+    del project["approve"]
+    return (f"Ignoring approve {json.dumps(wanted)} in {project_path}: a project file can only make approval "
+            f"stricter than the global {json.dumps(current)}.")
+
+
+def decide(cwd: PathLike, found: Iterable[Claim], policy: TrustPolicy) -> Verdict:
+    """Whether ``found`` (a project's claims) apply under ``policy``; asks at most once."""
+    found = tuple(found)
+    keys = [f"{claim.key}={claim.shown}" for claim in found]
+    if not found or policy.flag or set(keys) <= set(policy.accepted):
+        return Verdict(True, accepted=tuple(keys))
+    answer: Answer | None = remembered(cwd, keys)
+    if answer is None and policy.ask is not None:
+        answer = policy.ask(Path(cwd), found)
+        if answer in ("trust", "ignore"):
+            try:
+                remember(cwd, answer, keys)
+            except OSError as exc:
+                note = f"The trust answer could not be saved ({exc.strerror or exc})."
+                return Verdict(answer == "trust", note, tuple(keys) if answer == "trust" else ())
+    if answer in ("trust", "once"):
+        return Verdict(True, accepted=tuple(keys))
+    names = ", ".join(claim.key for claim in found)
+    how = HOW_TO_TRUST
+    if answer == "ignore":
+        how = f"you chose to ignore them (remembered in {store_path()}); --trust-project uses them"
+    return Verdict(False, f"Ignoring this project's risky settings ({names}) in {Path(cwd) / PROJECT_CONFIG_DIR}: "
+                          f"they could send your keys or conversation elsewhere or run code; {how}.")
+
+
+__all__ = [
+    "HOW_TO_TRUST", "SAFE_MODEL_FIELDS", "Answer", "Claim", "TrustPolicy", "Verdict", "claims", "decide",
+    "extension_files", "strictest_approve", "without_claims",
+]

@@ -1,0 +1,58 @@
+"""The project trust question, asked once on the terminal before the REPL starts (``settings.trust``).
+
+Contract: ``policy(flag, interactive)`` is the ``TrustPolicy`` for a run: it asks only when the run is
+interactive and both stdin and stdout are a terminal; print mode and piped runs never ask (the risky
+keys are then ignored with one line). ``ask`` shows what the project file wants (control characters
+removed) and reads one answer: ``t`` trust (remembered), ``o`` trust this time, ``i`` ignore its risky
+settings (remembered). End of input or Ctrl-C ignores them this time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from pi_compact.settings.trust import Answer, Claim, TrustPolicy
+from pi_compact.ui.renderer_text import clean
+
+_ANSWERS: dict[str, Answer] = {"t": "trust", "o": "once", "i": "ignore"}
+QUESTION = "Trust this directory? t trust (remembered) · o trust this time · i ignore these settings (remembered): "
+
+
+def ask(cwd: Path, claims: tuple[Claim, ...], stdin: TextIO | None = None, out: TextIO | None = None) -> Answer:
+    """Show the project's risky settings and read the user's answer."""
+    reader, writer = stdin or sys.stdin, out or sys.stdout
+    writer.write(f"{clean(str(cwd))}/.pi wants settings that can send your API keys and conversation to another "
+                 "server or run code:\n")
+    for claim in claims:
+        writer.write(f"  {clean(claim.key)}: {clean(claim.shown)}\n")
+    for _attempt in range(5):
+        writer.write(QUESTION)
+        writer.flush()
+        try:
+            line = reader.readline()
+        except KeyboardInterrupt:
+            line = ""
+        if not line:
+            writer.write("\n")
+            return _ignored_once(writer)
+        choice = line.strip().lower()[:1]
+        if choice in _ANSWERS:
+            return _ANSWERS[choice]
+    return _ignored_once(writer)
+
+
+def _ignored_once(writer: TextIO) -> Answer:
+    # Nobody answered: ignore the risky settings for this run, remember nothing.
+    writer.write("No answer: the project's risky settings are ignored this time.\n")
+    return "skip"
+
+
+def policy(flag: bool, interactive: bool) -> TrustPolicy:
+    """The trust policy of a run: ``--trust-project``, and the question only where someone can answer."""
+    can_ask = interactive and sys.stdin.isatty() and sys.stdout.isatty()
+    return TrustPolicy(flag=flag, ask=ask if can_ask else None)
+
+
+__all__ = ["QUESTION", "ask", "policy"]
