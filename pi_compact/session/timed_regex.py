@@ -1,11 +1,10 @@
 """Regular expressions from the model, matched under a deadline.
 
 Python's ``re`` cannot be interrupted: ``(a+)+$`` over a long line backtracks for hours inside one
-``search`` call, holding the GIL, deaf to Esc. The ``regex`` module (installed with litellm, through
-tiktoken) takes a per-call ``timeout``; patterns are compiled with it (its default mode reads ``re``'s
-syntax) and ``timed_search`` gives each call what is left until the deadline, raising ``PatternTimeout``
-when it is gone; ``run_cancellable`` waits for a search in another thread so Esc answers at once.
-Without ``regex`` installed, ``re`` is used and no call can be stopped (``TIMED`` False).
+``search`` call, holding the GIL, deaf to Esc. The ``regex`` module (a declared dependency) takes a
+per-call ``timeout``; patterns are compiled with it (its default mode reads ``re``'s syntax) and
+``timed_search`` gives each call what is left until the deadline, raising ``PatternTimeout`` when it is
+gone; ``run_cancellable`` waits for a search in another thread so Esc answers at once.
 """
 
 from __future__ import annotations
@@ -19,13 +18,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_engine: Any
-try:
-    _engine = importlib.import_module("regex")
-    TIMED = True
-except ImportError:  # pragma: no cover - regex comes with litellm
-    _engine = re
-    TIMED = False
+_engine: Any = importlib.import_module("regex")  # untyped; imported by name so mypy does not ask for stubs
 
 IGNORECASE = re.IGNORECASE
 MULTILINE = re.MULTILINE
@@ -43,7 +36,7 @@ def compile_pattern(source: str, flags: int = 0) -> Any:
 
 def timed_search(pattern: Any, text: str, until: float | None) -> Any:
     """``pattern.search(text)``, stopped at ``until`` (a ``time.monotonic()`` value; None: no limit)."""
-    if until is None or not TIMED:
+    if until is None:
         return pattern.search(text)
     left = until - time.monotonic()
     if left <= 0:
@@ -83,6 +76,6 @@ def run_cancellable(work: Callable[[], T], cancelled: Callable[[], bool], poll: 
 
 
 __all__ = [
-    "ERRORS", "IGNORECASE", "MULTILINE", "TIMED", "PatternTimeout", "compile_pattern", "run_cancellable",
+    "ERRORS", "IGNORECASE", "MULTILINE", "PatternTimeout", "compile_pattern", "run_cancellable",
     "timed_search",
 ]
