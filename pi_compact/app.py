@@ -141,7 +141,7 @@ _said_default = threading.Event()
 def say_default_once(report: Callable[[str], None] | None) -> None:
     """Tell, once per run, that no model was configured and the embedded local model is used."""
     if report is not None and not _said_default.is_set():
-        from pi_compact.llm.local_model import DEFAULT_NOTICE
+        from pi_compact.llm.local.model import DEFAULT_NOTICE
 
         _said_default.set()
         report(DEFAULT_NOTICE)
@@ -253,7 +253,7 @@ class AppRuntimes:
     def warm_up(self, model: ChatModel) -> ModelInfo | None:
         from pi_compact.learning.observer import LearningModel
         from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
-        from pi_compact.llm.openai_compat import OpenAICompatModel
+        from pi_compact.llm.openai.client import OpenAICompatModel
 
         resolved = model.get() if isinstance(model, LazyModel) else model
         served = resolved.inner if isinstance(resolved, LearningModel) else resolved

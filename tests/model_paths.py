@@ -9,7 +9,7 @@ that takes ``model_path`` (a fixture of ``conftest``) runs once per path and bui
 from __future__ import annotations
 
 from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.settings import RetrySettings
 

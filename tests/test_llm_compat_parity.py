@@ -27,7 +27,7 @@ from scripted_server import (
 )
 
 from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.protocol import ChatModel, ChatRequest, Done, ModelInfo, StreamEvent, ToolCallDelta, ToolSpec
 from pi_compact.settings import RetrySettings
 

@@ -14,9 +14,10 @@ import pytest
 from pi_compact.app import model_factory
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import ConfigError, LocalModelError
-from pi_compact.llm import local_model, local_weights
-from pi_compact.llm.local_model import DEFAULT_NOTICE, choose_by_default, model_file
-from pi_compact.llm.local_weights import BUNDLED, BundledModel, Chunk, check_gguf, prepare_bundled
+from pi_compact.llm.local import model as local_model
+from pi_compact.llm.local import weights as local_weights
+from pi_compact.llm.local.model import DEFAULT_NOTICE, choose_by_default, model_file
+from pi_compact.llm.local.weights import BUNDLED, BundledModel, Chunk, check_gguf, prepare_bundled
 from pi_compact.llm.protocol import ChatRequest, Done
 from pi_compact.llm.resolve import create_model, model_string, resolve_model
 from pi_compact.options import AppOptions
@@ -244,7 +245,7 @@ def test_the_terminal_waits_for_a_starting_model_under_its_progress(monkeypatch:
 
 
 def test_a_start_that_fails_is_raised_by_the_request_in_one_sentence(tmp_path: Path) -> None:
-    from pi_compact.llm.local_server import LocalServer, ServerSpec
+    from pi_compact.llm.local.server import LocalServer, ServerSpec
 
     not_gguf = tmp_path / "model.gguf"
     not_gguf.write_text("text")
@@ -256,7 +257,7 @@ def test_a_start_that_fails_is_raised_by_the_request_in_one_sentence(tmp_path: P
 
 def test_the_chat_template_renders_the_tools_before_the_system_prompt_and_calls_as_fenced_json() -> None:
     jinja2 = pytest.importorskip("jinja2")
-    from pi_compact.llm.local_template import CHAT_TEMPLATE
+    from pi_compact.llm.local.template import CHAT_TEMPLATE
 
     tool = {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}
     call = {"type": "function", "function": {"name": "read", "arguments": {"path": "a.py"}}}

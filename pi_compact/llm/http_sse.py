@@ -10,7 +10,7 @@ the stream. ``close()`` may be called from another thread: it shuts the socket d
 reader blocked in ``recv``.
 
 Failures to connect or read raise the stdlib's ``OSError`` family (``ConnectionRefusedError``,
-``TimeoutError``...) or ``http.client.HTTPException``; ``pi_compact.llm.openai_errors`` names them
+``TimeoutError``...) or ``http.client.HTTPException``; ``pi_compact.llm.openai.failures`` names them
 the way the user sees them.
 """
 

@@ -39,7 +39,7 @@ def model_string(model: str | None, settings: Settings) -> str:
         if "/" in settings.default_model or not settings.default_provider:
             return settings.default_model
         return f"{settings.default_provider}/{settings.default_model}"
-    from pi_compact.llm.local_model import LOCAL_MODEL, choose_by_default
+    from pi_compact.llm.local.model import LOCAL_MODEL, choose_by_default
 
     if choose_by_default(os.environ):
         return LOCAL_MODEL
@@ -74,7 +74,7 @@ def resolve_model(
     if not window and override is not None and override.context_window:
         window, source = override.context_window, "settings"
     if name == "local":  # the embedded model: its window is the one its runtime is started with
-        from pi_compact.llm.local_model import local_info
+        from pi_compact.llm.local.model import local_info
 
         return local_info(window, source)
     if not window:
@@ -127,7 +127,7 @@ def create_model(
     if info.model == "local":
         return _local_model(info, base, settings, report)
     if base and litellm_reason(info.model, base, os.environ) is None:
-        from pi_compact.llm.openai_compat import OpenAICompatModel
+        from pi_compact.llm.openai.client import OpenAICompatModel
 
         return OpenAICompatModel(info, api_base=base, api_key=api_key, retry=settings.retry)
     from pi_compact.llm.litellm_model import LiteLLMModel
@@ -164,7 +164,7 @@ def _local_model(
     if base:
         raise ConfigError("--api-base does not apply to the embedded local model: to use a server you run, pass "
                           "--model openai/<its model name> --api-base <its URL>.")
-    from pi_compact.llm.local_model import LocalChatModel, model_file
+    from pi_compact.llm.local.model import LocalChatModel, model_file
 
     return LocalChatModel(info, file=model_file(settings.local_model_path, Path.cwd()), retry=settings.retry,
                           report=report)

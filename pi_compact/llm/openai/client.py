@@ -27,9 +27,9 @@ from typing import Any
 from pi_compact import __version__
 from pi_compact.llm import model_map
 from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
-from pi_compact.llm.openai_body import RequestEncoder
-from pi_compact.llm.openai_chunks import ChunkReader
-from pi_compact.llm.openai_errors import status_failure
+from pi_compact.llm.openai.body import RequestEncoder
+from pi_compact.llm.openai.chunks import ChunkReader
+from pi_compact.llm.openai.failures import status_failure
 from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply

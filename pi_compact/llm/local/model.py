@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import LocalModelError
-from pi_compact.llm.local_prefix import PrefixCache, prefix_key
-from pi_compact.llm.local_server import (
+from pi_compact.llm.local.prefix import PrefixCache, prefix_key
+from pi_compact.llm.local.server import (
     LOCAL_WINDOW,
     MAX_OUTPUT_TOKENS,
     RUNTIME_MISSING,
@@ -32,8 +32,8 @@ from pi_compact.llm.local_server import (
     runtime_installed,
     shared_server,
 )
-from pi_compact.llm.local_weights import BUNDLED, bundled_ready, chunk_paths
-from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.local.weights import BUNDLED, bundled_ready, chunk_paths
+from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo, StreamEvent, aborted_message
 from pi_compact.paths import expand_tilde
 from pi_compact.settings import RetrySettings

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pi_compact.llm.http_sse import SseEvent
-from pi_compact.llm.openai_body import without_null_content
-from pi_compact.llm.openai_errors import ProviderError, finish_reason_error, stream_failure
+from pi_compact.llm.openai.body import without_null_content
+from pi_compact.llm.openai.failures import ProviderError, finish_reason_error, stream_failure
 
 # litellm's finish-reason table, by the reason it maps to; a reason not listed maps to "stop".
 _FINISH_GROUPS = {

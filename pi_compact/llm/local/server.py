@@ -39,9 +39,9 @@ from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import LocalModelError
-from pi_compact.llm.local_prefix import PrefixCache
-from pi_compact.llm.local_template import CHAT_TEMPLATE
-from pi_compact.llm.local_weights import INSTALL_HINT, check_gguf, prepare_bundled
+from pi_compact.llm.local.prefix import PrefixCache
+from pi_compact.llm.local.template import CHAT_TEMPLATE
+from pi_compact.llm.local.weights import INSTALL_HINT, check_gguf, prepare_bundled
 from pi_compact.paths import cache_dir
 
 LOCAL_WINDOW = 16384
