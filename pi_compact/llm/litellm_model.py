@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from pi_compact.errors import AuthError
 from pi_compact.llm.convert import ConvertedHistory, to_openai_tools
+from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
 from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
@@ -180,6 +181,7 @@ class LiteLLMModel:
             self._retry,
             endpoint=self.endpoint,
             open_stream=lambda: litellm.completion(**kwargs),
+            failure_of=litellm_failure,
             costs=_model_costs(litellm, self._info.model),
             cancel=cancel or CancelToken(),
             secrets=secrets,
@@ -224,6 +226,49 @@ class LiteLLMModel:
         if api_key:
             kwargs["api_key"] = api_key
         return kwargs
+
+
+def litellm_failure(exc: BaseException) -> Failure:
+    """What a litellm call's exception (or one of the HTTP stack under it) says went wrong.
+
+    litellm's own classes are trusted first: ``ContextWindowExceededError`` is an overflow,
+    ``RateLimitError`` a rate limit. A timeout or a refused connection anywhere in the exception's
+    chain (litellm's, the OpenAI SDK's, httpx's or Python's) is one, reported with the innermost
+    cause's words; otherwise the status and the provider's sentence from the body decide.
+    """
+    import httpx
+    import openai
+
+    litellm = _litellm()
+    status = getattr(exc, "status_code", None)  # litellm's exceptions carry it, and a read response
+    status = status if isinstance(status, int) else None
+    body = _response_text(exc)
+    message = str(getattr(exc, "message", "") or exc)
+    timeouts = (litellm.Timeout, openai.APITimeoutError, httpx.TimeoutException, TimeoutError)
+    refusals = (litellm.APIConnectionError, openai.APIConnectionError, httpx.ConnectError, httpx.ReadError,
+                httpx.RemoteProtocolError, ConnectionError)
+    errors = list(chain(exc))
+    return weigh(
+        text=provider_text(body, message, status),
+        status=status,
+        body=body,
+        overflow=isinstance(exc, litellm.ContextWindowExceededError),
+        rate_limited=isinstance(exc, (litellm.RateLimitError, openai.RateLimitError)),
+        timed_out=any(isinstance(error, timeouts) for error in errors),
+        disconnected=any(isinstance(error, refusals) for error in errors),
+        root=root_text(exc),
+        name=type(exc).__name__,
+    )
+
+
+def _response_text(exc: BaseException) -> str:
+    """The raw HTTP error body, when the exception carries a read response."""
+    response = getattr(exc, "response", None)
+    try:
+        text = getattr(response, "text", "")
+    except Exception:  # an unread streaming response raises on .text; there is just no body then
+        return ""
+    return text if isinstance(text, str) else ""
 
 
 def estimate_stream_usage(

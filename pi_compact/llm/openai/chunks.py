@@ -9,7 +9,7 @@ would, so the direct client and the litellm path assemble the same message:
 - finish reasons are normalised with litellm's table (``end_turn`` -> ``stop``, ``max_tokens`` ->
   ``length``...; one it does not know -> ``stop``);
 - a stream that sent chunks but ends without any finish reason is a 500 failure; a choice finishing
-  with the reason ``error`` is a connection error (see ``openai_errors.finish_reason_error``);
+  with the reason ``error`` is a connection error (see ``failures.finish_reason_error``);
 - 100 identical text chunks in a row end the stream with a 500 failure, as in litellm;
 - usage is gathered over the chunks (a reported count is kept unless a later one is larger than 0;
   cache counts and ``prompt_tokens_details`` likewise) and delivered once, at the end. When the server
@@ -24,9 +24,10 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import SseEvent
 from pi_compact.llm.openai.body import without_null_content
-from pi_compact.llm.openai.failures import ProviderError, finish_reason_error, stream_failure
+from pi_compact.llm.openai.failures import finish_reason_error, stream_failure
 
 # litellm's finish-reason table, by the reason it maps to; a reason not listed maps to "stop".
 _FINISH_GROUPS = {
@@ -205,7 +206,7 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _parse(text: str) -> tuple[Any, ProviderError | None]:
+def _parse(text: str) -> tuple[Any, FailureRaised | None]:
     """The event's JSON, or the failure litellm reports for text that is not JSON."""
     try:
         return json.loads(text), None

@@ -11,8 +11,8 @@ differential tests (``tests/test_llm_compat_parity.py``) hold them to that:
   ``stream_options.include_usage``; each history message is converted and encoded once, not on every
   call; sent to ``<api base>/chat/completions`` with ``Authorization: Bearer <key>`` (the given key,
   else ``OPENAI_API_KEY``, else a placeholder);
-- each event becomes a chunk for ``MessageAssembler`` via ``openai_chunks``; failures are named by
-  ``openai_errors`` and then classified by ``retry.describe_failure`` like litellm's exceptions.
+- each event becomes a chunk for ``MessageAssembler`` via ``chunks``; failures become ``Failure``
+  values in ``failures``, the kinds the litellm path ends with.
 
 Retries, timeouts, cancel and redaction are ``stream_loop``'s, shared with ``LiteLLMModel``.
 """
@@ -26,10 +26,11 @@ from typing import Any
 
 from pi_compact import __version__
 from pi_compact.llm import model_map
+from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
 from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader
-from pi_compact.llm.openai.failures import status_failure
+from pi_compact.llm.openai.failures import failure_of, status_failure
 from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
@@ -75,6 +76,7 @@ class OpenAICompatModel:
             self._retry,
             endpoint=self.endpoint,
             open_stream=lambda: self._open(data, messages, headers),
+            failure_of=failure_of,
             costs=facts.costs if facts is not None else {},
             cancel=cancel or CancelToken(),
             secrets=secrets,
@@ -101,15 +103,13 @@ class OpenAICompatModel:
         return max(self._retry.timeout_ms, self._retry.idle_timeout_ms) / 1000 + 1
 
     def _open(self, data: bytes, messages: list[dict[str, Any]], headers: Mapping[str, str]) -> _Chunks:
-        """Send the request; the chunks of the answer (raises what ``openai_errors`` names)."""
+        """Send the request; the chunks of the answer (a refused request raises its ``Failure``)."""
         url = self._url()
         try:
             stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context())
         except HttpStatusError as error:
-            failure = status_failure(error.status, error.body, reason=error.reason, url=url)
-        else:
-            return _Chunks(stream, ChunkReader(self._info.model_id, messages))
-        raise failure  # outside the except block: the HTTP error must not become its context
+            raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
+        return _Chunks(stream, ChunkReader(self._info.model_id, messages))
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self._api_base.startswith("https:"):
