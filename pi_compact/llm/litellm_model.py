@@ -20,12 +20,13 @@ import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any
 
 from pi_compact.errors import AuthError
 from pi_compact.llm.convert import ConvertedHistory, to_openai_tools
 from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
-from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.model_map import ModelLookup
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
@@ -38,15 +39,6 @@ _AMBIENT_AUTH_PROVIDERS = frozenset(
 _PLACEHOLDER_KEY = "no-key"
 _import_lock = threading.Lock()
 _loaded: ModuleType | None = None
-
-
-class ModelLookup(NamedTuple):
-    """What litellm's bundled model map knows about a model (None when it does not know)."""
-
-    context_window: int | None
-    max_output_tokens: int | None
-    reasoning: bool
-    provider: str | None
 
 
 def _litellm() -> ModuleType:
@@ -144,7 +136,7 @@ def _model_costs(litellm: ModuleType, model: str) -> dict[str, float]:
     return {ours: float(info.get(theirs) or 0.0) for ours, theirs in keys.items()}
 
 
-class LiteLLMModel:
+class LiteLLMModel(ChatModel):
     """A ``ChatModel`` backed by ``litellm.completion(stream=True)``."""
 
     def __init__(
@@ -169,6 +161,9 @@ class LiteLLMModel:
     def endpoint(self) -> str:
         """Where requests go, for error messages."""
         return self._api_base or f"the {self._info.provider} API"
+
+    def preload(self) -> None:
+        preload_litellm()
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         """Stream one reply. Raises ``AuthError`` here, before any request, when the key is missing."""
@@ -240,7 +235,7 @@ def litellm_failure(exc: BaseException) -> Failure:
     import openai
 
     litellm = _litellm()
-    status = getattr(exc, "status_code", None)  # litellm's exceptions carry it, and a read response
+    status = getattr(exc, "status_code", None)  # litellm's exceptions have it; httpx's and Python's do not
     status = status if isinstance(status, int) else None
     body = _response_text(exc)
     message = str(getattr(exc, "message", "") or exc)

@@ -71,6 +71,17 @@ class ModelFacts:
 UNKNOWN = ModelFacts(known=False)
 
 
+@dataclass(frozen=True)
+class ModelLookup:
+    """What resolving a model needs from the map, whoever read it (this module or litellm itself):
+    None where the map does not know; ``provider`` is litellm's name for the model's provider."""
+
+    context_window: int | None
+    max_output_tokens: int | None
+    reasoning: bool
+    provider: str | None
+
+
 def facts_from_info(info: Mapping[str, Any]) -> ModelFacts:
     """The facts in a model-info mapping (litellm's answer, or a map entry merged the same way)."""
     window, output = info.get("max_input_tokens"), info.get("max_output_tokens")

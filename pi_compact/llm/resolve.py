@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pi_compact.errors import ConfigError
 from pi_compact.llm import model_map
-from pi_compact.llm.litellm_model import ModelLookup
+from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.llm.provider_names import pi_provider
 from pi_compact.llm.route import litellm_reason
@@ -78,7 +78,7 @@ def resolve_model(
 
         return local_info(window, source)
     if not window:
-        from pi_compact.learning.book import learned_window
+        from pi_compact.llm.learned import learned_window
 
         window, source = learned_window(name), "learned"
     looked_up = _model_facts(name)
@@ -168,10 +168,3 @@ def _local_model(
 
     return LocalChatModel(info, file=model_file(settings.local_model_path, Path.cwd()), retry=settings.retry,
                           report=report)
-
-
-def uses_litellm(model: str, api_base: str | None, settings: Settings) -> bool:
-    """Will ``create_model`` build a litellm model for this model string (so litellm is worth preloading)?"""
-    override = model_override(model, settings)
-    base = api_base or (override.api_base if override else None)
-    return litellm_reason(model, base, os.environ) is not None

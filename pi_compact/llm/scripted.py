@@ -25,6 +25,7 @@ from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.llm.protocol import (
+    ChatModel,
     ChatRequest,
     Done,
     ModelInfo,
@@ -80,7 +81,7 @@ class ScriptedReply:
 Scripted = str | ScriptedReply | BaseException
 
 
-class ScriptedModel:
+class ScriptedModel(ChatModel):
     """A ``ChatModel`` whose replies come from a queue; ``history`` holds every request, oldest first."""
 
     def __init__(self, info: ModelInfo, *replies: Scripted) -> None:

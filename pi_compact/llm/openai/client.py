@@ -31,7 +31,7 @@ from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_str
 from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader
 from pi_compact.llm.openai.failures import failure_of, status_failure
-from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
@@ -39,7 +39,7 @@ from pi_compact.settings import RetrySettings
 PLACEHOLDER_KEY = "no-key"  # what the litellm path sends to a server given without a key
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(ChatModel):
     """A ``ChatModel`` for ``openai/<model>`` at ``api_base``, over plain HTTP(S) and SSE."""
 
     def __init__(
