@@ -275,7 +275,7 @@ def estimate_stream_usage(
 ) -> tuple[int, int]:
     """Prompt and completion tokens as litellm estimates them for a stream that reported no usage.
 
-    For the direct OpenAI-compatible client (``openai_chunks``): it reproduces litellm's stream
+    Handed to the direct OpenAI-compatible client by the composition: it reproduces litellm's stream
     builder, which counts the request's messages and the reply (its text, its tool calls as JSON,
     plus its reasoning) with ``token_counter``.
     """

@@ -118,21 +118,28 @@ def create_model(
 ) -> ChatModel:
     """The ``ChatModel`` for ``info``: explicit ``api_base`` > the ``models.<name>.apiBase`` override.
 
-    Cheap: litellm itself is imported on the first ``stream()`` (or by ``preload_litellm``), and not at
-    all when the direct client serves the model. ``local`` starts the embedded model's server in the
-    background (``local_model``); ``report`` hears when a request has to wait for it.
+    The one place adapters are chosen and composed. Cheap: litellm itself is imported on the first
+    ``stream()`` (or ``preload()``), and not at all when the direct client serves the model. ``local``
+    starts the embedded model's server in the background; ``report`` hears when a request has to wait.
     """
     override = model_override(info.model, settings)
     base = api_base or (override.api_base if override else None)
     if info.model == "local":
         return _local_model(info, base, settings, report)
     if base and litellm_reason(info.model, base, os.environ) is None:
-        from pi_compact.llm.openai.client import OpenAICompatModel
-
-        return OpenAICompatModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+        return _direct_client(info, base, api_key, settings)
     from pi_compact.llm.litellm_model import LiteLLMModel
 
     return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+
+
+def _direct_client(info: ModelInfo, base: str, api_key: str | None, settings: Settings) -> ChatModel:
+    from pi_compact.llm.litellm_model import estimate_stream_usage  # the module is light; litellm is not
+    from pi_compact.llm.openai.client import OpenAICompatModel
+
+    # litellm's counter, for a server that reports no usage: both paths then count alike.
+    return OpenAICompatModel(info, api_base=base, api_key=api_key, retry=settings.retry,
+                             estimate_usage=estimate_stream_usage)
 
 
 def compaction_endpoint(
@@ -166,5 +173,6 @@ def _local_model(
                           "--model openai/<its model name> --api-base <its URL>.")
     from pi_compact.llm.local.model import LocalChatModel, model_file
 
-    return LocalChatModel(info, file=model_file(settings.local_model_path, Path.cwd()), retry=settings.retry,
-                          report=report)
+    # Its server speaks the OpenAI-compatible protocol: the direct client sends the requests.
+    return LocalChatModel(info, connect=lambda url, key: _direct_client(info, url, key, settings),
+                          file=model_file(settings.local_model_path, Path.cwd()), report=report)

@@ -1,20 +1,9 @@
 """``OpenAICompatModel``: a ``ChatModel`` that talks to an OpenAI-compatible server directly.
 
-Serves ``openai/<model>`` with an api base (a local server, a self-hosted proxy) without importing
-litellm, whose import costs seconds and whose per-call logging grows with the context
-(``route.litellm_reason`` decides when). It sends what litellm sends for such a model and reads the
-answer as litellm reads it, so the two paths give the same messages, errors and retries; the
-differential tests (``tests/test_llm_compat_parity.py``) hold them to that:
-
-- the body (``openai_body``): ``model`` (without the ``openai/`` prefix), the converted messages,
-  ``max_tokens``, ``tools``, ``reasoning_effort``, ``stream: true`` and
-  ``stream_options.include_usage``; each history message is converted and encoded once, not on every
-  call; sent to ``<api base>/chat/completions`` with ``Authorization: Bearer <key>`` (the given key,
-  else ``OPENAI_API_KEY``, else a placeholder);
-- each event becomes a chunk for ``MessageAssembler`` via ``chunks``; failures become ``Failure``
-  values in ``failures``, the kinds the litellm path ends with.
-
-Retries, timeouts, cancel and redaction are ``stream_loop``'s, shared with ``LiteLLMModel``.
+Serves ``openai/<model>`` with an api base (``route`` decides when) without importing litellm. It sends
+what litellm sends for such a model (``body``) and reads the answer as litellm reads it (``chunks``,
+``failures``), so both paths give the same messages, errors and retries
+(``tests/test_llm_compat_parity.py``). Retries, timeouts and cancel are ``stream_loop``'s.
 """
 
 from __future__ import annotations
@@ -29,7 +18,7 @@ from pi_compact.llm import model_map
 from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
 from pi_compact.llm.openai.body import RequestEncoder
-from pi_compact.llm.openai.chunks import ChunkReader
+from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
@@ -40,7 +29,12 @@ PLACEHOLDER_KEY = "no-key"  # what the litellm path sends to a server given with
 
 
 class OpenAICompatModel(ChatModel):
-    """A ``ChatModel`` for ``openai/<model>`` at ``api_base``, over plain HTTP(S) and SSE."""
+    """A ``ChatModel`` for ``openai/<model>`` at ``api_base``, over plain HTTP(S) and SSE.
+
+    Requests go to ``<api base>/chat/completions`` with ``Authorization: Bearer <key>`` (the given
+    key, else ``OPENAI_API_KEY``, else a placeholder). ``estimate_usage`` counts a reply whose server
+    reported no usage (the composition passes litellm's counter, so both paths count alike).
+    """
 
     def __init__(
         self,
@@ -48,11 +42,13 @@ class OpenAICompatModel(ChatModel):
         api_base: str,
         api_key: str | None = None,
         retry: RetrySettings | None = None,
+        estimate_usage: UsageEstimate | None = None,
     ) -> None:
         self._info = info
         self._api_base = api_base
         self._api_key = api_key
         self._retry = retry if retry is not None else RetrySettings()
+        self._estimate_usage = estimate_usage
         self._ssl: ssl.SSLContext | None = None
         self._encoder = RequestEncoder()
 
@@ -109,7 +105,7 @@ class OpenAICompatModel(ChatModel):
             stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context())
         except HttpStatusError as error:
             raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
-        return _Chunks(stream, ChunkReader(self._info.model_id, messages))
+        return _Chunks(stream, ChunkReader(self._info.model_id, messages, self._estimate_usage))
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self._api_base.startswith("https:"):
