@@ -88,7 +88,7 @@ def model_factory(
     options: AppOptions, settings: Settings, model: str | None = None, report: Callable[[str], None] | None = None,
 ) -> Callable[[], ChatModel]:
     """A function that resolves and builds the model (imports litellm when it runs); it learns the
-    model's real window from overflow errors (``learning``), telling ``report``."""
+    model's real window from overflow errors (``llm.learned``), telling ``report``."""
 
     def resolve() -> ChatModel:
         from pi_compact.llm.learned import LearningModel

@@ -1,15 +1,8 @@
 """``LiteLLMModel``: the ``ChatModel`` for every provider, through litellm.
 
-The only module that imports litellm, and only inside functions: ``import litellm`` takes seconds, so
-the CLI starts without it and may call ``preload_litellm()`` from a background thread. Before the
-first import the offline switches are set (no cost-map download, no warnings on stderr), litellm's
-printing and logging are silenced, because it would scribble over the terminal UI, and its per-call
-success logging is turned off (see ``_quiet``).
-
-One ``stream()`` call = one assistant reply, with our own retries: litellm's are off
-(``max_retries=0``; its ``num_retries`` needs tenacity, which is not installed). Retries, timeouts,
-cancel and redaction are ``pi_compact.llm.stream_loop``'s, shared with the direct OpenAI-compatible
-client (``openai_compat``); this module only says how to open one litellm stream.
+The only module that imports litellm, and only inside functions (``import litellm`` takes seconds).
+It says how to open one litellm stream and maps litellm's exceptions into ``Failure`` values; retries,
+timeouts and cancel are ``stream_loop``'s (litellm's own retries are off: ``max_retries=0``).
 """
 
 from __future__ import annotations
@@ -42,7 +35,11 @@ _loaded: ModuleType | None = None
 
 
 def _litellm() -> ModuleType:
-    """Import litellm once, offline and silent (thread-safe; later calls are a dict lookup)."""
+    """Import litellm once, offline and silent (thread-safe; later calls are a dict lookup).
+
+    The offline switches come first (no cost-map download, no warnings on stderr); its printing and
+    logging are silenced, because they would scribble over the terminal UI.
+    """
     global _loaded
     with _import_lock:
         if _loaded is not None:

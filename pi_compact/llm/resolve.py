@@ -1,18 +1,7 @@
-"""Which model to talk to, and what we know about it (``ModelInfo``).
+"""Which model to talk to, what we know about it (``ModelInfo``), and the adapter that serves it.
 
-Model string: the explicit one (``--model``) > settings ``defaultProvider``/``defaultModel`` (joined as
-"provider/model" unless the model already has a "/") > a ``ConfigError``.
-Context window: explicit (``--context-window``) > the ``models.<name>.contextWindow`` override >
-the window learned from the provider's own overflow error (``learning.book``) > litellm's bundled map
-(``max_input_tokens``; not ``get_max_tokens``, which is the *output* limit) >
-a ``ConfigError`` asking for one. Max output tokens: override ``maxTokens`` > the map > None.
-
-The map is read without importing litellm (``model_map``) for the models that module can answer
-exactly; only the others (bare names, providers with special lookup rules) import litellm, which
-costs seconds. ``create_model`` picks the adapter (``route``): the direct OpenAI-compatible client
-for ``openai/*`` with an api base, litellm for everything else. ``local`` (``local_model``: the
-embedded model) is the model string when none is configured and no provider key is in the
-environment; its window is the one its runtime is started with (flag > settings > 16,384).
+``resolve_model`` settles the model string and its facts by the precedences written on each function;
+``create_model`` is the one place the adapters are chosen (``route``) and composed.
 """
 
 from __future__ import annotations
@@ -32,7 +21,9 @@ from pi_compact.settings import ModelOverride, Settings
 
 
 def model_string(model: str | None, settings: Settings) -> str:
-    """The litellm model string to use, by the precedence above."""
+    """The litellm model string to use: the explicit one (``--model``) > settings
+    ``defaultProvider``/``defaultModel`` (joined as "provider/model" unless the model already has a
+    "/") > ``local`` (the embedded model) when no provider key is in the environment > a ``ConfigError``."""
     if model:
         return model
     if settings.default_model:
@@ -64,6 +55,12 @@ def resolve_model(
     settings: Settings,
 ) -> ModelInfo:
     """Everything the agent needs to know about the model it will use.
+
+    Context window: explicit (``--context-window``) > the ``models.<name>.contextWindow`` override >
+    the window learned from the provider's own overflow error (``learned``) > litellm's bundled map
+    (``max_input_tokens``; not ``get_max_tokens``, the *output* limit) > a ``ConfigError`` asking for
+    one; ``local`` has the window its runtime starts with (flag > settings > 16,384). Max output
+    tokens: the override's ``maxTokens`` > the map > None.
 
     ``api_base`` and ``api_key`` do not change what is known about the model; they are accepted so
     callers can pass their whole model configuration in one place.
@@ -103,7 +100,8 @@ def resolve_model(
 
 
 def _model_facts(name: str) -> ModelLookup:
-    """What the bundled map says about ``name``: read directly when possible, else through litellm."""
+    """What the bundled map says about ``name``: read directly (``model_map``) when that module can
+    answer exactly, else through litellm (bare names, providers with special rules), which costs seconds."""
     facts = model_map.lookup(name)
     if facts is None:
         from pi_compact.llm.litellm_model import lookup_model_info  # imports litellm: keep it lazy
