@@ -55,6 +55,7 @@ THIRD_PARTY_OWNERS = {
     "litellm": ("pi_compact.llm.litellm_model",),
     "openai": ("pi_compact.llm.litellm_model",),
     "httpx": ("pi_compact.llm.litellm_model",),
+    "httpcore": ("pi_compact.llm.litellm_model",),
     "xllamacpp": ("pi_compact.llm.local.server",),
 }
 

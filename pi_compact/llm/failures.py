@@ -42,7 +42,7 @@ class FailureRaised(Exception):
         self.failure = failure
 
 
-def kind_for_status(status: int) -> FailureKind:
+def _kind_for_status(status: int) -> FailureKind:
     """The kind of a refused request by its HTTP status alone."""
     if status >= 500:
         return "server"
@@ -77,12 +77,12 @@ _CLASS_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception)(?::\s*|
 _BARE_STATUS = re.compile(r"Error code: \d+")
 _GENERIC_ERROR_TYPES = frozenset({"invalid_request_error", "error", "api_error"})
 # Error codes that name a size limit other than the context window.
-NOT_CONTEXT_CODES = ("string_above_max_length",)
+_NOT_CONTEXT_CODES = ("string_above_max_length",)
 
 
-def says_not_context(body: str) -> bool:
+def _says_not_context(body: str) -> bool:
     """Does an error body name a size limit that is not the context window?"""
-    return any(code in body for code in NOT_CONTEXT_CODES)
+    return any(code in body for code in _NOT_CONTEXT_CODES)
 
 
 def provider_text(body: str, message: str, status: int | None) -> str:
@@ -144,7 +144,7 @@ def weigh(
     body says ``context_length_exceeded`` (not every wording is known to the adapters), unless the
     body names another size limit.
     """
-    if not says_not_context(body) and (overflow or (status == 400 and "context_length_exceeded" in body)):
+    if not _says_not_context(body) and (overflow or (status == 400 and "context_length_exceeded" in body)):
         return Failure("overflow", text, status)
     if status == 429 or rate_limited:
         return Failure("rate_limit", text, status)
@@ -153,5 +153,5 @@ def weigh(
     if disconnected:
         return Failure("connection", root, status)
     if status is not None:
-        return Failure(kind_for_status(status), text, status)
+        return Failure(_kind_for_status(status), text, status)
     return Failure("unknown", text or name)

@@ -225,9 +225,10 @@ def litellm_failure(exc: BaseException) -> Failure:
 
     litellm's own classes are trusted first: ``ContextWindowExceededError`` is an overflow,
     ``RateLimitError`` a rate limit. A timeout or a refused connection anywhere in the exception's
-    chain (litellm's, the OpenAI SDK's, httpx's or Python's) is one, reported with the innermost
+    chain (litellm's, the OpenAI SDK's, httpx's, httpcore's or Python's) is one, reported with the innermost
     cause's words; otherwise the status and the provider's sentence from the body decide.
     """
+    import httpcore
     import httpx
     import openai
 
@@ -236,9 +237,11 @@ def litellm_failure(exc: BaseException) -> Failure:
     status = status if isinstance(status, int) else None
     body = _response_text(exc)
     message = str(getattr(exc, "message", "") or exc)
-    timeouts = (litellm.Timeout, openai.APITimeoutError, httpx.TimeoutException, TimeoutError)
+    timeouts = (litellm.Timeout, openai.APITimeoutError, httpx.TimeoutException, httpcore.TimeoutException,
+                TimeoutError)
     refusals = (litellm.APIConnectionError, openai.APIConnectionError, httpx.ConnectError, httpx.ReadError,
-                httpx.RemoteProtocolError, ConnectionError)
+                httpx.RemoteProtocolError, httpcore.ConnectError, httpcore.ReadError, httpcore.RemoteProtocolError,
+                ConnectionError)
     errors = list(chain(exc))
     return weigh(
         text=provider_text(body, message, status),
