@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pi_compact.compaction.prompts import HISTORY_HEADINGS, PROGRESS_SUBHEADINGS  # noqa: E402
-from pi_compact.llm import local_server, local_weights  # noqa: E402
+from pi_compact.llm.local import server as local_server  # noqa: E402
+from pi_compact.llm.local import weights as local_weights  # noqa: E402
 
 CLI = Path(sys.executable).with_name("pi-compact")
 HEADINGS = (*HISTORY_HEADINGS, *PROGRESS_SUBHEADINGS)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the agent stack is imported where it is used: the interacti
     from pi_compact.session.store import SessionStore
 
 
-class LazyModel:
+class LazyModel(ChatModel):
     """A ChatModel resolved on first use, so the prompt can appear before litellm finishes importing."""
 
     def __init__(self, resolve: Callable[[], ChatModel]) -> None:
@@ -56,12 +56,14 @@ class LazyModel:
     @property
     def progress(self) -> str | None:
         """What a model that starts in the background (the local one) is doing, while it does."""
-        return getattr(self._model, "progress", None) if self._model is not None else None
+        return self._model.progress if self._model is not None else None
 
     def wait_ready(self, cancel: CancelToken | None = None) -> bool:
         """Resolve the model and wait until it can answer; False when ``cancel`` fired first."""
-        wait = getattr(self.get(), "wait_ready", None)
-        return True if wait is None else bool(wait(cancel))
+        return self.get().wait_ready(cancel)
+
+    def preload(self) -> None:
+        self.get().preload()
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         return self.get().stream(request, cancel)
@@ -86,10 +88,10 @@ def model_factory(
     options: AppOptions, settings: Settings, model: str | None = None, report: Callable[[str], None] | None = None,
 ) -> Callable[[], ChatModel]:
     """A function that resolves and builds the model (imports litellm when it runs); it learns the
-    model's real window from overflow errors (``learning``), telling ``report``."""
+    model's real window from overflow errors (``llm.learned``), telling ``report``."""
 
     def resolve() -> ChatModel:
-        from pi_compact.learning.observer import LearningModel
+        from pi_compact.llm.learned import LearningModel
         from pi_compact.llm.resolve import create_model, resolve_model
 
         info = resolve_model(model or options.model, api_base=options.api_base, api_key=options.api_key,
@@ -112,7 +114,7 @@ def summarizer_factory(
     (no ``--context-window``: that is the chat model's), at the endpoint ``compaction_endpoint`` picks."""
 
     def make(name: str, settings: Settings) -> ChatModel:
-        from pi_compact.learning.observer import LearningModel
+        from pi_compact.llm.learned import LearningModel
         from pi_compact.llm.resolve import compaction_endpoint, create_model, model_string, resolve_model
         from pi_compact.paths import settings_path_hint
 
@@ -141,7 +143,7 @@ _said_default = threading.Event()
 def say_default_once(report: Callable[[str], None] | None) -> None:
     """Tell, once per run, that no model was configured and the embedded local model is used."""
     if report is not None and not _said_default.is_set():
-        from pi_compact.llm.local_model import DEFAULT_NOTICE
+        from pi_compact.llm.local.model import DEFAULT_NOTICE
 
         _said_default.set()
         report(DEFAULT_NOTICE)
@@ -255,15 +257,8 @@ class AppRuntimes:
         return model_factory(self.options, settings, name)()
 
     def warm_up(self, model: ChatModel) -> ModelInfo | None:
-        from pi_compact.learning.observer import LearningModel
-        from pi_compact.llm.litellm_model import preload_litellm  # the module is light; litellm is not
-        from pi_compact.llm.openai_compat import OpenAICompatModel
-
-        resolved = model.get() if isinstance(model, LazyModel) else model
-        served = resolved.inner if isinstance(resolved, LearningModel) else resolved
-        if not isinstance(served, OpenAICompatModel):  # the direct client never needs litellm
-            preload_litellm()
-        return resolved.info if isinstance(model, LazyModel) else None
+        model.preload()  # resolves a lazy model first; litellm's import only for a model served by it
+        return model.info if isinstance(model, LazyModel) else None
 
 
 def final_text(message: dict[str, Any] | None) -> str:

@@ -19,6 +19,7 @@ from pi_compact.cancel import CancelToken
 from pi_compact.compaction.prompts import HISTORY_HEADINGS, SYSTEM_PROMPT, TURN_PREFIX_HEADINGS, TURN_PREFIX_PROMPT
 from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_chars4
 from pi_compact.llm.protocol import (
+    ChatModel,
     ChatRequest,
     Done,
     ModelInfo,
@@ -46,7 +47,7 @@ class Call:
     request: ChatRequest
 
 
-class ReadingModel:
+class ReadingModel(ChatModel):
     """The agent's scripted answers and a summarizer that answers only while the user reads."""
 
     def __init__(

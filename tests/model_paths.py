@@ -8,8 +8,8 @@ that takes ``model_path`` (a fixture of ``conftest``) runs once per path and bui
 
 from __future__ import annotations
 
-from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.litellm_model import LiteLLMModel, estimate_stream_usage
+from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.settings import RetrySettings
 
@@ -21,5 +21,6 @@ def chat_model(
 ) -> ChatModel:
     """The adapter ``path`` names, pointed at ``api_base``."""
     if path == "direct":
-        return OpenAICompatModel(info, api_base=api_base, api_key=api_key, retry=retry)
+        return OpenAICompatModel(info, api_base=api_base, api_key=api_key, retry=retry,
+                                 estimate_usage=estimate_stream_usage)  # wired as resolve.create_model does
     return LiteLLMModel(info, api_base=api_base, api_key=api_key, retry=retry)

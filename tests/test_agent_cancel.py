@@ -94,7 +94,7 @@ def test_cancel_during_compaction_between_tool_turns_stops_the_whole_turn(
     assert not any(e["type"] == "compaction" for e in h.entries())
 
 
-class _CountingModel:
+class _CountingModel(ChatModel):
     """The harness's real model, counting ``stream`` calls (a request starts with the call)."""
 
     def __init__(self, model: ChatModel) -> None:

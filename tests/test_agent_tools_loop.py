@@ -13,7 +13,7 @@ from scripted_server import Reply, ScriptedServer, ToolCallReply
 
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import default_tools
-from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.session.store import SessionStore
 
 

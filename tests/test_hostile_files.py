@@ -11,7 +11,7 @@ from builders import assistant, chain, header, user, write_session
 from test_local_prefix import FakeSlot
 from test_ui_slash import FakeModel, make_state, project  # noqa: F401 - project is a fixture
 
-from pi_compact.llm.local_prefix import PrefixCache
+from pi_compact.llm.local.prefix import PrefixCache
 from pi_compact.ui.commands import dispatch
 
 

@@ -39,6 +39,27 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "settings are plain values read by every layer"),
 )
 
+# ---- the model layer: adapters side by side (issue 20) ----------------------------------------------
+# No adapter imports another (``llm/resolve.py`` composes them), and nothing under ``llm/`` leans on a
+# ``learning`` package (the learned windows live in ``llm/learned.py``).
+LLM_ADAPTERS = ("pi_compact.llm.litellm_model", "pi_compact.llm.openai", "pi_compact.llm.local",
+                "pi_compact.llm.scripted")
+RULES += tuple(
+    (adapter, tuple(other for other in LLM_ADAPTERS if other != adapter),
+     "adapters stand side by side: llm/resolve.py composes them, passing what one needs of another")
+    for adapter in LLM_ADAPTERS
+)
+RULES += (("pi_compact.llm", ("pi_compact.learning",), "the learned windows are the model layer's own (learned.py)"),)
+# The one module of ours that may import each heavy third-party package (its adapter); checked below.
+THIRD_PARTY_OWNERS = {
+    "litellm": ("pi_compact.llm.litellm_model",),
+    "openai": ("pi_compact.llm.litellm_model",),
+    "httpx": ("pi_compact.llm.litellm_model",),
+    "httpcore": ("pi_compact.llm.litellm_model",),
+    "xllamacpp": ("pi_compact.llm.local.server",),
+}
+
+
 @dataclass(frozen=True)
 class Edge:
     source: str
@@ -209,3 +230,40 @@ def test_the_wall_clock_is_read_by_one_helper() -> None:
             if isinstance(node, ast.Attribute) and ast.unparse(node) == "time.time":
                 found.append(f"{name} reads time.time")
     assert sorted(found) == ["pi_compact.clock defines now_ms", "pi_compact.clock reads time.time"]
+
+
+# ---- third-party packages have one owner each (issue 20) ---------------------------------------------
+
+
+def third_party_imports(path: Path) -> set[str]:
+    """The top-level names of the absolute imports in a file, wherever they are written."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_only_its_adapter_imports_each_model_library() -> None:
+    found = sorted(
+        f"{name} imports {library}"
+        for name, path in module_names(PACKAGE).items()
+        for library in third_party_imports(path) & THIRD_PARTY_OWNERS.keys()
+        if name not in THIRD_PARTY_OWNERS[library]
+    )
+    assert found == []
+
+
+def test_the_adapter_rule_catches_one_adapter_importing_another(tmp_path: Path) -> None:
+    files = {"pi_compact/__init__.py": "", "pi_compact/llm/__init__.py": "", "pi_compact/llm/scripted.py": "",
+             "pi_compact/llm/local/__init__.py": "", "pi_compact/llm/openai/__init__.py": "",
+             "pi_compact/llm/openai/client.py": "",
+             "pi_compact/llm/local/model.py": "from pi_compact.llm.openai.client import X\n",
+             "pi_compact/llm/litellm_model.py": "import litellm\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = violations(import_graph(tmp_path / "pi_compact"))
+    assert _described(found) == ["pi_compact.llm.local.model imports pi_compact.llm.openai.client (line 1)"]

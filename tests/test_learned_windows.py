@@ -14,8 +14,7 @@ from pathlib import Path
 
 from scripted_server import Reply, ScriptedServer, error_reply
 
-from pi_compact.learning.book import book_path, learned_window, remember_window
-from pi_compact.learning.observer import LearningModel
+from pi_compact.llm.learned import LearningModel, book_path, learned_window, remember_window
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, complete
 from pi_compact.llm.resolve import resolve_model
 from pi_compact.llm.scripted import ScriptedModel, ScriptedReply

@@ -26,8 +26,8 @@ from scripted_server import (
     server_error_reply,
 )
 
-from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.litellm_model import LiteLLMModel, estimate_stream_usage
+from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.protocol import ChatModel, ChatRequest, Done, ModelInfo, StreamEvent, ToolCallDelta, ToolSpec
 from pi_compact.settings import RetrySettings
 
@@ -248,7 +248,8 @@ def test_direct_client_matches_litellm(name: str, scripted_server: ScriptedServe
     via_litellm = run(LiteLLMModel(INFO, api_base=scripted_server.base_url, api_key=key, retry=scenario.retry),
                       scripted_server, scenario)
     _drain(scripted_server)
-    direct = run(OpenAICompatModel(INFO, api_base=scripted_server.base_url, api_key=key, retry=scenario.retry),
+    direct = run(OpenAICompatModel(INFO, api_base=scripted_server.base_url, api_key=key, retry=scenario.retry,
+                                   estimate_usage=estimate_stream_usage),  # as resolve.create_model wires it
                  scripted_server, scenario)
     assert direct.events == via_litellm.events
     assert direct.requests == via_litellm.requests

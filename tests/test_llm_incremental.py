@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from pi_compact.llm import openai_body
 from pi_compact.llm.convert import ConvertedHistory, to_openai_messages
-from pi_compact.llm.openai_body import RequestEncoder, request_body, without_null_content
+from pi_compact.llm.openai import body as openai_body
+from pi_compact.llm.openai.body import RequestEncoder, request_body, without_null_content
 from pi_compact.llm.protocol import ChatRequest, ToolSpec
 from pi_compact.messages import Message
 

@@ -63,9 +63,10 @@ sys.stdout.write("|".join(reasons))
 def test_new_model_modules_do_not_import_litellm_either() -> None:
     code = (
         "import sys\n"
-        "import pi_compact.llm.model_map, pi_compact.llm.route, pi_compact.llm.openai_compat\n"
-        "import pi_compact.llm.openai_chunks, pi_compact.llm.openai_errors, pi_compact.llm.http_sse\n"
-        "import pi_compact.llm.stream_loop\n"
+        "import pi_compact.llm.model_map, pi_compact.llm.route, pi_compact.llm.openai.client\n"
+        "import pi_compact.llm.openai.chunks, pi_compact.llm.openai.failures, pi_compact.llm.http_sse\n"
+        "import pi_compact.llm.stream_loop, pi_compact.llm.failures, pi_compact.llm.learned\n"
+        "import pi_compact.llm.local.model\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'openai', 'httpx')))\n"
     )
     result = run_python(code)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from pi_compact.llm.protocol import (
     CancelToken,
+    ChatModel,
     ChatRequest,
     Done,
     ModelInfo,
@@ -20,7 +21,7 @@ from pi_compact.llm.protocol import (
 INFO = ModelInfo("openai/fake", "openai", 1000, None)
 
 
-class ListModel:
+class ListModel(ChatModel):
     """A ChatModel that replays a fixed list of events."""
 
     def __init__(self, events: list[StreamEvent]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.llm.resolve import create_model
 from pi_compact.llm.route import litellm_reason

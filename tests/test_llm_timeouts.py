@@ -16,7 +16,7 @@ from model_paths import chat_model
 from scripted_server import Reply, ScriptedServer
 
 from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.openai_compat import OpenAICompatModel
+from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.protocol import (
     ChatModel,
     ChatRequest,

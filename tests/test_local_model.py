@@ -14,10 +14,11 @@ import pytest
 from pi_compact.app import model_factory
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import ConfigError, LocalModelError
-from pi_compact.llm import local_model, local_weights
-from pi_compact.llm.local_model import DEFAULT_NOTICE, choose_by_default, model_file
-from pi_compact.llm.local_weights import BUNDLED, BundledModel, Chunk, check_gguf, prepare_bundled
-from pi_compact.llm.protocol import ChatRequest, Done
+from pi_compact.llm.local import model as local_model
+from pi_compact.llm.local import weights as local_weights
+from pi_compact.llm.local.model import DEFAULT_NOTICE, choose_by_default, model_file
+from pi_compact.llm.local.weights import BUNDLED, BundledModel, Chunk, check_gguf, prepare_bundled
+from pi_compact.llm.protocol import ChatModel, ChatRequest, Done
 from pi_compact.llm.resolve import create_model, model_string, resolve_model
 from pi_compact.options import AppOptions
 from pi_compact.settings import ModelOverride, Settings, parse_settings
@@ -218,12 +219,16 @@ class _Starting:
         return None
 
 
+def _never_connect(base: str, key: str) -> ChatModel:
+    raise AssertionError("the server never listens here")
+
+
 def test_a_request_cancelled_while_the_model_starts_ends_as_aborted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_model, "shared_server", lambda spec: _Starting())
     monkeypatch.setattr(local_model, "runtime_installed", lambda: True)
     monkeypatch.setattr(local_model, "bundled_ready", lambda: True)
     said: list[str] = []
-    model = local_model.LocalChatModel(local_model.local_info(), report=said.append)
+    model = local_model.LocalChatModel(local_model.local_info(), connect=_never_connect, report=said.append)
     events = list(model.stream(ChatRequest("s", [{"role": "user", "content": "hi", "timestamp": 1}]), CancelToken()))
     assert len(events) == 1 and isinstance(events[0], Done) and events[0].message["stopReason"] == "aborted"
     assert said == ["Waiting for the embedded local model: Preparing the local model (first use): 40% of 1.1 GB…"]
@@ -237,14 +242,14 @@ def test_the_terminal_waits_for_a_starting_model_under_its_progress(monkeypatch:
     monkeypatch.setattr(local_model, "shared_server", lambda spec: _Starting())
     monkeypatch.setattr(local_model, "runtime_installed", lambda: True)
     monkeypatch.setattr(local_model, "bundled_ready", lambda: True)
-    lazy = LazyModel(lambda: local_model.LocalChatModel(local_model.local_info()))
+    lazy = LazyModel(lambda: local_model.LocalChatModel(local_model.local_info(), connect=_never_connect))
     assert loading_label(lazy)() == "Loading the model library…"  # not resolved yet: nothing to say
     assert wait_ready(lazy, CancelToken()) is False  # resolves, then waits until the cancel
     assert loading_label(lazy)() == _Starting.progress
 
 
 def test_a_start_that_fails_is_raised_by_the_request_in_one_sentence(tmp_path: Path) -> None:
-    from pi_compact.llm.local_server import LocalServer, ServerSpec
+    from pi_compact.llm.local.server import LocalServer, ServerSpec
 
     not_gguf = tmp_path / "model.gguf"
     not_gguf.write_text("text")
@@ -256,7 +261,7 @@ def test_a_start_that_fails_is_raised_by_the_request_in_one_sentence(tmp_path: P
 
 def test_the_chat_template_renders_the_tools_before_the_system_prompt_and_calls_as_fenced_json() -> None:
     jinja2 = pytest.importorskip("jinja2")
-    from pi_compact.llm.local_template import CHAT_TEMPLATE
+    from pi_compact.llm.local.template import CHAT_TEMPLATE
 
     tool = {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}
     call = {"type": "function", "function": {"name": "read", "arguments": {"path": "a.py"}}}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_compact.llm.local_prefix import KEEP, SAVE_LIMIT, PrefixCache, prefix_key
+from pi_compact.llm.local.prefix import KEEP, SAVE_LIMIT, PrefixCache, prefix_key
 from pi_compact.llm.protocol import ChatRequest, ToolSpec
 
 READ = ToolSpec("read", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})

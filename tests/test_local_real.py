@@ -33,8 +33,8 @@ from pi_compact.agent.tools import default_tools
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.prompts import HISTORY_HEADINGS
 from pi_compact.errors import LocalModelError
-from pi_compact.llm import local_server
-from pi_compact.llm.local_weights import chunk_paths
+from pi_compact.llm.local import server as local_server
+from pi_compact.llm.local.weights import chunk_paths
 from pi_compact.llm.protocol import ChatModel, ChatRequest, complete, empty_usage
 from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.session.store import SessionStore

@@ -148,7 +148,7 @@ def test_declared_window_far_larger_than_the_providers_is_corrected_from_its_err
     # learned and named, one compaction makes room and the retry succeeds (one summarizer call).
     from agent_harness import make_model_harness, scripted_summary
 
-    from pi_compact.learning.observer import LearningModel
+    from pi_compact.llm.learned import LearningModel
     from pi_compact.llm.protocol import ModelInfo
     from pi_compact.llm.scripted import ScriptedReply
 

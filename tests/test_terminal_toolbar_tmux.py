@@ -100,7 +100,7 @@ def test_cancel_during_load(server: ScriptedServer, tmp_path: Path) -> None:
     gate_dir.mkdir()
     (gate_dir / "sitecustomize.py").write_text(GATE)
     term = Terminal(tmp_path / "t", server, env={
-        "PYTHONPATH": str(gate_dir), "GATE_FILE": str(gate), "GATED_MODULE": "pi_compact.learning.observer"})
+        "PYTHONPATH": str(gate_dir), "GATE_FILE": str(gate), "GATED_MODULE": "pi_compact.llm.learned"})
     try:
         term.wait_for("Session session.jsonl", timeout=LONG)
         term.type("please fix the bug")

@@ -19,7 +19,16 @@ from scripted_server import Reply, ScriptedServer
 
 from pi_compact.app import AppOptions, AppRuntimes
 from pi_compact.errors import SessionError
-from pi_compact.llm.protocol import CancelToken, ChatRequest, Done, ModelInfo, StreamEvent, TextDelta, assistant_message
+from pi_compact.llm.protocol import (
+    CancelToken,
+    ChatModel,
+    ChatRequest,
+    Done,
+    ModelInfo,
+    StreamEvent,
+    TextDelta,
+    assistant_message,
+)
 from pi_compact.messages import text_of
 from pi_compact.session.store import SessionStore
 from pi_compact.settings_files import load_settings
@@ -28,7 +37,7 @@ from pi_compact.ui.repl import COMMAND_NAMES
 from pi_compact.ui.slash import COMMANDS, ReplState, argument_options, dispatch, is_command
 
 
-class FakeModel:
+class FakeModel(ChatModel):
     """A ChatModel that replies with scripted texts (and ``summary`` to summary requests), recording requests."""
 
     def __init__(

@@ -27,7 +27,7 @@ from pi_compact.session.store import SessionStore
 def reply_key(model: ChatModel) -> tuple[str, str] | None:
     """(provider, model id) as ``model``'s replies record them: whose calibration counts (None while
     it still resolves: then the model that answered last)."""
-    if not getattr(model, "ready", True):
+    if not model.ready:
         return None
     return (model.info.provider, model.info.model_id)
 

@@ -140,7 +140,7 @@ class AgentSession:
         ``settings`` stays as given, so a model switch or a reload is fitted afresh; no threshold is
         ever negative. A model still resolving is not waited for (the terminal reads this meanwhile).
         """
-        if not getattr(self._model, "ready", True):
+        if not self._model.ready:
             return self._settings
         return fit_to_window(self._settings, self._model.info.context_window)[0]
 

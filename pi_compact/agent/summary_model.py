@@ -33,6 +33,7 @@ from pi_compact.llm.protocol import (
     ModelInfo,
     Retrying,
     StreamEvent,
+    WrappedModel,
     empty_usage,
     error_message,
 )
@@ -80,21 +81,17 @@ class Summarizers:
             self._built.clear()
 
 
-class UsageMeter:
+class UsageMeter(WrappedModel):
     """A ``ChatModel`` that adds up the usage of every reply it streams (safe across threads).
 
     With ``soft_auth`` a missing API key becomes a failed reply instead of an ``AuthError``.
     """
 
     def __init__(self, model: ChatModel, *, soft_auth: bool = False) -> None:
-        self._model = model
+        super().__init__(model)
         self._soft_auth = soft_auth
         self._usage: dict[str, Any] = empty_usage()
         self._lock = threading.Lock()
-
-    @property
-    def info(self) -> ModelInfo:
-        return self._model.info
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -103,11 +100,11 @@ class UsageMeter:
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         try:
-            events = self._model.stream(request, cancel)
+            events = self.wrapped.stream(request, cancel)
         except AuthError as exc:
             if not self._soft_auth:
                 raise
-            return iter([Done(error_message(self._model.info, str(exc)))])
+            return iter([Done(error_message(self.wrapped.info, str(exc)))])
         return self._count(events)
 
     def _count(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
@@ -118,7 +115,7 @@ class UsageMeter:
             yield event
 
 
-class _Unavailable:
+class _Unavailable(ChatModel):
     """Stands in for a compaction model that could not be built: every request fails with ``reason``.
 
     It borrows the chat model's info, which only sizes requests that are never sent.

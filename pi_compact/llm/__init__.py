@@ -1,7 +1,7 @@
-"""The model layer: one seam (``ChatModel``) between pi_compact and language models.
+"""The model layer: one seam (``ChatModel``, in ``protocol``) between pi_compact and language models.
 
-Import the pieces from their modules (``pi_compact.llm.protocol``, ``.overflow``, ``.resolve``,
-``.litellm_model``). This package file stays empty on purpose so importing it never pulls in litellm.
+Adapters stand side by side (``litellm_model``, ``openai/``, ``local/``, ``scripted``) and
+``resolve`` composes them. This file stays empty so importing the package never pulls in litellm.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
-"""Streamed chat-completion chunks -> stream events and one pi-shaped assistant message.
+"""Streamed chat-completion chunks -> stream events and one pi-shaped assistant message (pure).
 
-``MessageAssembler.feed(chunk)`` reads one litellm ``ModelResponseStream`` chunk (duck-typed: plain
-dicts work too, which keeps this module free of litellm) and yields ``TextDelta`` /
-``ThinkingDelta`` / ``ToolCallDelta``. ``finish()`` returns the assistant message:
-
-- content blocks in arrival order; consecutive text (or thinking) deltas extend one block;
-  tool calls are assembled per ``index`` and their JSON arguments parsed at the end (text that is not
-  a JSON object is kept as ``{"_raw": text}`` so nothing the model wrote is lost);
-- usage in pi's shape: ``input`` excludes cache reads and writes (litellm folds both into
-  ``prompt_tokens``), cost from per-token prices when known, else zeros;
-- stopReason: stop -> "stop" ("toolUse" when tool calls were made), length -> "length",
-  tool_calls -> "toolUse"; any other finish reason becomes an error whose text names it, as pi does
-  (z.ai reports overflow as finish reason ``model_context_window_exceeded``).
-Pure.
+``MessageAssembler.feed(chunk)`` yields a chunk's deltas (a litellm object or a plain dict: read by
+duck typing, so no litellm here); ``finish()`` builds the assistant message.
 """
 
 from __future__ import annotations
@@ -51,7 +40,18 @@ def _int(value: Any) -> int:
 
 
 class MessageAssembler:
-    """Accumulates one streamed reply; ``started`` turns True with the first non-empty delta."""
+    """Accumulates one streamed reply; ``started`` turns True with the first non-empty delta.
+
+    The message ``finish()`` builds:
+    - content blocks in arrival order; consecutive text (or thinking) deltas extend one block; tool
+      calls are assembled per ``index`` and their JSON arguments parsed at the end (text that is not a
+      JSON object is kept as ``{"_raw": text}`` so nothing the model wrote is lost);
+    - usage in pi's shape: ``input`` excludes cache reads and writes (litellm folds both into
+      ``prompt_tokens``), cost from per-token prices when known, else zeros;
+    - stopReason: stop -> "stop" ("toolUse" when tool calls were made), length -> "length",
+      tool_calls -> "toolUse"; any other finish reason becomes an error whose text names it, as pi
+      does (z.ai reports overflow as finish reason ``model_context_window_exceeded``).
+    """
 
     def __init__(self, info: ModelInfo, timestamp: int, costs: Mapping[str, float] | None = None) -> None:
         self._info = info

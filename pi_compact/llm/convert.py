@@ -1,21 +1,7 @@
-"""pi-shaped messages and tools -> OpenAI chat-completions messages (the format litellm accepts).
+"""pi-shaped messages and tools -> OpenAI chat-completions messages, what both HTTP adapters send (pure).
 
-Rules (pi-ai's provider-side transform, plus what the chat-completions format needs):
-- The system prompt comes first (omitted when empty).
-- Agent-only roles are converted with ``pi_compact.messages.convert_to_llm`` first (idempotent).
-- User text/image blocks become content parts; images become ``data:`` URIs.
-- Assistant messages whose ``stopReason`` is "error" or "aborted" are skipped, as pi does: they are
-  failed attempts, not conversation. Thinking blocks are never sent back. Text blocks are joined and
-  toolCall blocks become ``tool_calls`` with JSON-string arguments.
-- A tool call that still has no result when the next user or assistant message starts gets a
-  synthetic error result "No result provided" (providers reject unanswered tool calls).
-- Tool results become ``role: "tool"`` messages. A result that answers no open call of the
-  preceding assistant message (its assistant message was skipped, or it is a duplicate) is dropped:
-  providers reject a tool message that does not follow its call.
-  Images in tool results cannot go in a tool message, so they follow in one user message.
-- Tool call ids are reduced to ``[A-Za-z0-9_-]{1,64}`` (Anthropic's rule; ids written by other pi
-  providers may contain ``|``), consistently for calls and results so the pairing survives.
-Pure: no I/O.
+``to_openai_messages`` converts a whole context, ``ConvertedHistory`` only what a growing one gained;
+the rules (pi-ai's provider-side transform) are listed on ``_Conversion``.
 """
 
 from __future__ import annotations
@@ -91,7 +77,21 @@ class ConvertedHistory:
 
 
 class _Conversion:
-    """The conversion of one history, message by message (see the module docstring for the rules)."""
+    """The conversion of one history, message by message.
+
+    - The system prompt comes first (omitted when empty); agent-only roles are converted with
+      ``pi_compact.messages.to_llm_message`` first.
+    - User text/image blocks become content parts; images become ``data:`` URIs.
+    - Assistant messages whose ``stopReason`` is "error" or "aborted" are skipped, as pi does: they are
+      failed attempts, not conversation. Thinking blocks are never sent back. Text blocks are joined
+      and toolCall blocks become ``tool_calls`` with JSON-string arguments.
+    - A tool call still without a result when the next user or assistant message starts gets a
+      synthetic error result "No result provided" (providers reject unanswered tool calls).
+    - Tool results become ``role: "tool"`` messages; one that answers no open call of the preceding
+      assistant message (skipped, or a duplicate) is dropped. Their images follow in one user message.
+    - Tool call ids are reduced to ``[A-Za-z0-9_-]{1,64}`` (Anthropic's rule; other pi providers may
+      write ``|``), alike for calls and results so the pairing survives.
+    """
 
     def __init__(self, system: str) -> None:
         self.system = system

@@ -1,17 +1,9 @@
 """POST a JSON body and read the server-sent events that answer it (stdlib only: ``http.client``).
 
-``open_event_stream(url, body, headers, timeout)`` sends the request and returns an ``EventStream``
-once the status line and headers are in. A status other than 200 raises ``HttpStatusError`` carrying
-the status and the body text. Iterating the stream yields the ``data`` of each event, decoded as
-the OpenAI Python SDK decodes it (the SDK is what litellm reads OpenAI-compatible servers with):
-lines end in ``\\n``, ``\\r\\n`` or ``\\r``; ``:`` lines are comments; an event is dispatched at a
-blank line, its ``data:`` lines joined with ``\\n``; an event whose data starts with ``[DONE]`` ends
-the stream. ``close()`` may be called from another thread: it shuts the socket down, which wakes a
-reader blocked in ``recv``.
-
-Failures to connect or read raise the stdlib's ``OSError`` family (``ConnectionRefusedError``,
-``TimeoutError``...) or ``http.client.HTTPException``; ``pi_compact.llm.openai_errors`` names them
-the way the user sees them.
+``open_event_stream`` returns an ``EventStream`` once the headers are in, or raises ``HttpStatusError``
+(a status other than 200, with its body). Iterating yields each event's ``data``, decoded as the
+OpenAI Python SDK decodes it; ``close()`` is safe from any thread. Network failures raise the stdlib's
+``OSError`` family or ``http.client.HTTPException``.
 """
 
 from __future__ import annotations
@@ -38,7 +30,7 @@ class SseEvent:
 class RemoteProtocolError(ConnectionError):
     """The server broke HTTP: it hung up before answering, or in the middle of a chunked body.
 
-    Named (and worded) as httpx, litellm's HTTP stack, names these, so the user reads the same text.
+    A ``ConnectionError``, worded as httpx (litellm's HTTP stack) words it, so the user reads the same text.
     """
 
 
@@ -91,7 +83,12 @@ def open_event_stream(
 
 
 class EventStream:
-    """The events of one response; iterate once. ``close()`` is safe from any thread, any time."""
+    """The events of one response; iterate once. ``close()`` is safe from any thread, any time.
+
+    Lines end in ``\\n``, ``\\r\\n`` or ``\\r``; ``:`` lines are comments; an event is dispatched at a
+    blank line, its ``data:`` lines joined with ``\\n``; data starting with ``[DONE]`` ends the stream.
+    ``close()`` shuts the socket down, which wakes a reader blocked in ``recv``.
+    """
 
     def __init__(self, connection: http.client.HTTPConnection) -> None:
         self._connection = connection

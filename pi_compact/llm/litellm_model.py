@@ -1,15 +1,8 @@
 """``LiteLLMModel``: the ``ChatModel`` for every provider, through litellm.
 
-The only module that imports litellm, and only inside functions: ``import litellm`` takes seconds, so
-the CLI starts without it and may call ``preload_litellm()`` from a background thread. Before the
-first import the offline switches are set (no cost-map download, no warnings on stderr), litellm's
-printing and logging are silenced, because it would scribble over the terminal UI, and its per-call
-success logging is turned off (see ``_quiet``).
-
-One ``stream()`` call = one assistant reply, with our own retries: litellm's are off
-(``max_retries=0``; its ``num_retries`` needs tenacity, which is not installed). Retries, timeouts,
-cancel and redaction are ``pi_compact.llm.stream_loop``'s, shared with the direct OpenAI-compatible
-client (``openai_compat``); this module only says how to open one litellm stream.
+The only module that imports litellm, and only inside functions (``import litellm`` takes seconds).
+It says how to open one litellm stream and maps litellm's exceptions into ``Failure`` values; retries,
+timeouts and cancel are ``stream_loop``'s (litellm's own retries are off: ``max_retries=0``).
 """
 
 from __future__ import annotations
@@ -20,11 +13,13 @@ import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any
 
 from pi_compact.errors import AuthError
 from pi_compact.llm.convert import ConvertedHistory, to_openai_tools
-from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
+from pi_compact.llm.model_map import ModelLookup
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
@@ -39,17 +34,12 @@ _import_lock = threading.Lock()
 _loaded: ModuleType | None = None
 
 
-class ModelLookup(NamedTuple):
-    """What litellm's bundled model map knows about a model (None when it does not know)."""
-
-    context_window: int | None
-    max_output_tokens: int | None
-    reasoning: bool
-    provider: str | None
-
-
 def _litellm() -> ModuleType:
-    """Import litellm once, offline and silent (thread-safe; later calls are a dict lookup)."""
+    """Import litellm once, offline and silent (thread-safe; later calls are a dict lookup).
+
+    The offline switches come first (no cost-map download, no warnings on stderr); its printing and
+    logging are silenced, because they would scribble over the terminal UI.
+    """
     global _loaded
     with _import_lock:
         if _loaded is not None:
@@ -143,7 +133,7 @@ def _model_costs(litellm: ModuleType, model: str) -> dict[str, float]:
     return {ours: float(info.get(theirs) or 0.0) for ours, theirs in keys.items()}
 
 
-class LiteLLMModel:
+class LiteLLMModel(ChatModel):
     """A ``ChatModel`` backed by ``litellm.completion(stream=True)``."""
 
     def __init__(
@@ -169,6 +159,9 @@ class LiteLLMModel:
         """Where requests go, for error messages."""
         return self._api_base or f"the {self._info.provider} API"
 
+    def preload(self) -> None:
+        preload_litellm()
+
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         """Stream one reply. Raises ``AuthError`` here, before any request, when the key is missing."""
         litellm = _litellm()
@@ -180,6 +173,7 @@ class LiteLLMModel:
             self._retry,
             endpoint=self.endpoint,
             open_stream=lambda: litellm.completion(**kwargs),
+            failure_of=litellm_failure,
             costs=_model_costs(litellm, self._info.model),
             cancel=cancel or CancelToken(),
             secrets=secrets,
@@ -226,6 +220,52 @@ class LiteLLMModel:
         return kwargs
 
 
+def litellm_failure(exc: BaseException) -> Failure:
+    """What a litellm call's exception (or one of the HTTP stack under it) says went wrong.
+
+    litellm's own classes are trusted first: ``ContextWindowExceededError`` is an overflow,
+    ``RateLimitError`` a rate limit. A timeout or a refused connection anywhere in the exception's
+    chain (litellm's, the OpenAI SDK's, httpx's, httpcore's or Python's) is one, reported with the innermost
+    cause's words; otherwise the status and the provider's sentence from the body decide.
+    """
+    import httpcore
+    import httpx
+    import openai
+
+    litellm = _litellm()
+    status = getattr(exc, "status_code", None)  # litellm's exceptions have it; httpx's and Python's do not
+    status = status if isinstance(status, int) else None
+    body = _response_text(exc)
+    message = str(getattr(exc, "message", "") or exc)
+    timeouts = (litellm.Timeout, openai.APITimeoutError, httpx.TimeoutException, httpcore.TimeoutException,
+                TimeoutError)
+    refusals = (litellm.APIConnectionError, openai.APIConnectionError, httpx.ConnectError, httpx.ReadError,
+                httpx.RemoteProtocolError, httpcore.ConnectError, httpcore.ReadError, httpcore.RemoteProtocolError,
+                ConnectionError)
+    errors = list(chain(exc))
+    return weigh(
+        text=provider_text(body, message, status),
+        status=status,
+        body=body,
+        overflow=isinstance(exc, litellm.ContextWindowExceededError),
+        rate_limited=isinstance(exc, (litellm.RateLimitError, openai.RateLimitError)),
+        timed_out=any(isinstance(error, timeouts) for error in errors),
+        disconnected=any(isinstance(error, refusals) for error in errors),
+        root=root_text(exc),
+        name=type(exc).__name__,
+    )
+
+
+def _response_text(exc: BaseException) -> str:
+    """The raw HTTP error body, when the exception carries a read response."""
+    response = getattr(exc, "response", None)
+    try:
+        text = getattr(response, "text", "")
+    except Exception:  # an unread streaming response raises on .text; there is just no body then
+        return ""
+    return text if isinstance(text, str) else ""
+
+
 def estimate_stream_usage(
     model: str,
     messages: Sequence[Mapping[str, Any]],
@@ -235,7 +275,7 @@ def estimate_stream_usage(
 ) -> tuple[int, int]:
     """Prompt and completion tokens as litellm estimates them for a stream that reported no usage.
 
-    For the direct OpenAI-compatible client (``openai_chunks``): it reproduces litellm's stream
+    Handed to the direct OpenAI-compatible client by the composition: it reproduces litellm's stream
     builder, which counts the request's messages and the reply (its text, its tool calls as JSON,
     plus its reasoning) with ``token_counter``.
     """

@@ -1,24 +1,8 @@
 """What litellm's bundled model map says about a model, read without importing litellm.
 
-``import litellm`` costs seconds of CPU and ~200 MB; the facts the agent needs before its first request
-(context window, max output tokens, reasoning support, per-token prices) are all in one JSON file that
-litellm ships, ``model_prices_and_context_window_backup.json``. It is found with
-``importlib.util.find_spec`` (which does not run litellm's ``__init__``) and parsed once, on first use
-(~25 ms).
-
-``lookup(model)`` answers the way ``litellm.get_model_info(model)`` does, for the cases it can answer
-exactly, and returns None for the rest, so the caller asks litellm itself. It answers only for
-``provider/name`` strings whose provider is in ``SIMPLE_PROVIDERS``: providers litellm handles with its
-plain table lookup (no dynamic server query, no special key mapping, no region or version rules).
-For those it follows litellm's order: the key as given, then the name without the provider, then both
-without a dated snapshot suffix (``-2024-08-06``) or fine-tune suffix (``ft:base:org:name:id``); exact
-keys before case-insensitive ones; ``alias_of`` rows resolve to their owner; an entry of another
-provider does not count. A model no key matches is described by the map's capability rules
-(``fallback_generalizations``) when one matches, else it is unknown. ``tests/test_llm_model_map.py``
-checks every entry of those providers, and unmapped names, against litellm.
-
-Also None when litellm would not read this file: ``LITELLM_LOCAL_MODEL_COST_MAP`` set to something
-other than true (litellm then downloads the map) or litellm not installed.
+The facts needed before a first request (window, max output tokens, reasoning, prices) are in one JSON
+file litellm ships, found with ``find_spec`` (which runs none of litellm) and parsed once (~25 ms).
+``lookup`` answers as ``litellm.get_model_info`` would where it can do so exactly, else None.
 """
 
 from __future__ import annotations
@@ -69,6 +53,17 @@ class ModelFacts:
 
 
 UNKNOWN = ModelFacts(known=False)
+
+
+@dataclass(frozen=True)
+class ModelLookup:
+    """What resolving a model needs from the map, whoever read it (this module or litellm itself):
+    None where the map does not know; ``provider`` is litellm's name for the model's provider."""
+
+    context_window: int | None
+    max_output_tokens: int | None
+    reasoning: bool
+    provider: str | None
 
 
 def facts_from_info(info: Mapping[str, Any]) -> ModelFacts:
@@ -214,7 +209,18 @@ def is_openai_catalog_model(name: str) -> bool | None:
 
 
 def lookup(model: str) -> ModelFacts | None:
-    """The map's facts for ``model`` as litellm would give them, or None when only litellm can tell."""
+    """The map's facts for ``model`` as litellm would give them, or None when only litellm can tell.
+
+    Only ``provider/name`` strings whose provider is in ``SIMPLE_PROVIDERS`` are answered: providers
+    litellm serves from its plain table (no server query, no special key mapping, no region or version
+    rules). litellm's order is followed: the key as given, then the name without the provider, then
+    both without a dated snapshot suffix (``-2024-08-06``) or fine-tune suffix
+    (``ft:base:org:name:id``); exact keys before case-insensitive ones; ``alias_of`` rows resolve to
+    their owner; an entry of another provider does not count. A model no key matches is described by
+    the map's capability rules (``fallback_generalizations``) when one matches, else it is unknown
+    (``tests/test_llm_model_map.py`` checks every entry against litellm). None too when litellm would
+    not read this file (``LITELLM_LOCAL_MODEL_COST_MAP`` not true: it downloads the map) or is absent.
+    """
     provider, slash, name = model.partition("/")
     if not slash or provider not in SIMPLE_PROVIDERS or not name or not _uses_bundled_map():
         return None

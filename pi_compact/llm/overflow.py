@@ -1,20 +1,8 @@
 """Does an assistant message say "the request did not fit the context window"? (pi-ai 0.73.1 rules)
 
-Providers report overflow in many ways, so detection is by error text plus two usage-based cases:
-
-1. ``stopReason == "error"``: the error text matches one of ``OVERFLOW_PATTERNS`` (searched
-   case-insensitively anywhere, except the Cerebras one which is anchored at the start), unless it
-   is one of the throttling / rate-limit texts in ``_NOT_OVERFLOW`` (those are retryable, never
-   overflow, even when they mention "too many tokens").
-2. Silent overflow (z.ai style): ``stopReason == "stop"`` but ``input + cacheRead`` exceeds the window.
-3. Length stop with nothing produced (Xiaomi MiMo style): ``stopReason == "length"``, zero output
-   tokens and ``input + cacheRead`` at 99 % of the window or more.
-
-Cases 2 and 3 need the context window; without it only case 1 applies.
-
-Beyond pi 0.73.1, case 1 also accepts ``EXTRA_OVERFLOW_PATTERNS``: the wordings later pi versions
-added and those of local and self-hosted servers (LM Studio 0.3, TGI, SGLang, vLLM's engine...).
-``stated_window(text)`` reads the window size an overflow message states, when it states one. Pure.
+``is_context_overflow`` recognises an error text (``OVERFLOW_PATTERNS``, plus the wordings pi 0.73.1
+does not know in ``EXTRA_OVERFLOW_PATTERNS``) and two silent cases read from the usage;
+``stated_window`` reads the window an overflow message states. Pure.
 """
 
 from __future__ import annotations
@@ -54,7 +42,8 @@ _TABLE: tuple[tuple[str, str], ...] = (
 
 OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for _, p in _TABLE)
 
-# Wordings pi 0.73.1 does not know, kept apart so ``OVERFLOW_PATTERNS`` stays exactly pi's list.
+# Wordings pi 0.73.1 does not know (later pi versions, local and self-hosted servers: LM Studio 0.3, TGI,
+# SGLang, vLLM's engine...), kept apart so ``OVERFLOW_PATTERNS`` stays exactly pi's list.
 _EXTRA_TABLE: tuple[tuple[str, str], ...] = (
     ("OpenAI-compatible proxies (pi 0.79.2)",
      r"exceeds (?:the )?(?:model's )?maximum context length (?:of \d+ tokens|\(\d+\))"),
@@ -142,7 +131,16 @@ def stated_window(text: str) -> int | None:
 
 
 def is_context_overflow(message: Mapping[str, Any], context_window: int | None = None) -> bool:
-    """True when the assistant ``message`` shows the request overflowed the context window."""
+    """True when the assistant ``message`` shows the request overflowed the context window.
+
+    1. ``stopReason == "error"`` and the error text matches a pattern (searched anywhere,
+       case-insensitively; the Cerebras one anchored at the start), unless it is a throttling or
+       rate-limit text (``_NOT_OVERFLOW``: retryable, never overflow, even saying "too many tokens").
+    2. Silent overflow (z.ai style): ``stopReason == "stop"`` but ``input + cacheRead`` exceeds the window.
+    3. Length stop with nothing produced (Xiaomi MiMo style): ``stopReason == "length"``, zero output
+       tokens and ``input + cacheRead`` at 99 % of the window or more.
+    Cases 2 and 3 need ``context_window``; without it only case 1 applies.
+    """
     stop_reason = message.get("stopReason")
     if stop_reason == "error":
         text = message.get("errorMessage")

@@ -1,13 +1,10 @@
 """The one seam between pi_compact and language models: values, stream events and ``ChatModel``.
 
-Contract (mirrors pi-ai): ``ChatModel.stream(request)`` yields deltas and always ends with exactly one
-``Done(message)`` whose ``message`` is a pi-shaped assistant dict. Provider failures do not raise:
-they end the stream with ``stopReason`` ``"error"`` (``errorMessage`` holds the provider's text) or
-``"aborted"`` (the ``CancelToken`` fired). Callers inspect that message, e.g. with
-``pi_compact.llm.overflow.is_context_overflow``. Only problems no retry can fix before anything is sent
-(a missing API key: ``AuthError``) raise, and they raise from the ``stream()`` call itself.
-
-Pure: no litellm, no I/O.
+``ChatModel.stream(request)`` yields deltas and always ends with exactly one ``Done(message)``, a
+pi-shaped assistant dict (mirrors pi-ai). Provider failures do not raise: the message ends with
+``stopReason`` "error" (``errorMessage``: the provider's text) or "aborted" (the ``CancelToken``
+fired). Only a problem found before anything is sent (a missing API key: ``AuthError``) raises, from
+the ``stream()`` call itself. Pure: no litellm, no I/O.
 """
 
 from __future__ import annotations
@@ -36,7 +33,7 @@ class ModelInfo:
     max_output_tokens: int | None
     reasoning: bool = False
     # Where ``context_window`` came from: "flag", "settings", "learned" (a provider's overflow error,
-    # ``learning.book``) or "litellm" (its model data); shown by ``/context``.
+    # ``learned``) or "litellm" (its model data); shown by ``/context``.
     window_source: str = field(default="litellm", compare=False)  # not part of what the model *is*
 
     @property
@@ -122,12 +119,63 @@ StreamEvent = TextDelta | ThinkingDelta | ToolCallDelta | Retrying | Done
 
 
 class ChatModel(Protocol):
-    """Anything that can stream one assistant reply. Implemented by ``LiteLLMModel`` and test fakes."""
+    """Anything that can stream one assistant reply: ``info`` and ``stream`` are required.
+
+    The readiness members default to a model that can answer at once; adapters and fakes inherit the
+    defaults by subclassing ``ChatModel``, and wrappers forward them (``WrappedModel``).
+    """
 
     @property
     def info(self) -> ModelInfo: ...
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]: ...
+
+    @property
+    def ready(self) -> bool:
+        """False while reading ``info`` or a request would wait for a start (a model still resolving,
+        the local model's server)."""
+        return True
+
+    @property
+    def progress(self) -> str | None:
+        """What a start under way is doing, for a spinner (None: nothing to say)."""
+        return None
+
+    def wait_ready(self, cancel: CancelToken | None = None) -> bool:
+        """Block until the model can answer; False when ``cancel`` fired first."""
+        return True
+
+    def preload(self) -> None:
+        """Pay one-time start-up costs now, such as a slow library import (meant for a background thread)."""
+        return None  # a body, not just the docstring: a subclass need not define it
+
+
+class WrappedModel(ChatModel):
+    """A ``ChatModel`` around another one: every member is the wrapped model's unless overridden."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.wrapped = model
+
+    @property
+    def info(self) -> ModelInfo:
+        return self.wrapped.info
+
+    def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        return self.wrapped.stream(request, cancel)
+
+    @property
+    def ready(self) -> bool:
+        return self.wrapped.ready
+
+    @property
+    def progress(self) -> str | None:
+        return self.wrapped.progress
+
+    def wait_ready(self, cancel: CancelToken | None = None) -> bool:
+        return self.wrapped.wait_ready(cancel)
+
+    def preload(self) -> None:
+        self.wrapped.preload()
 
 
 def complete(model: ChatModel, request: ChatRequest, cancel: CancelToken | None = None) -> dict[str, Any]:

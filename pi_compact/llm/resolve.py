@@ -1,18 +1,7 @@
-"""Which model to talk to, and what we know about it (``ModelInfo``).
+"""Which model to talk to, what we know about it (``ModelInfo``), and the adapter that serves it.
 
-Model string: the explicit one (``--model``) > settings ``defaultProvider``/``defaultModel`` (joined as
-"provider/model" unless the model already has a "/") > a ``ConfigError``.
-Context window: explicit (``--context-window``) > the ``models.<name>.contextWindow`` override >
-the window learned from the provider's own overflow error (``learning.book``) > litellm's bundled map
-(``max_input_tokens``; not ``get_max_tokens``, which is the *output* limit) >
-a ``ConfigError`` asking for one. Max output tokens: override ``maxTokens`` > the map > None.
-
-The map is read without importing litellm (``model_map``) for the models that module can answer
-exactly; only the others (bare names, providers with special lookup rules) import litellm, which
-costs seconds. ``create_model`` picks the adapter (``route``): the direct OpenAI-compatible client
-for ``openai/*`` with an api base, litellm for everything else. ``local`` (``local_model``: the
-embedded model) is the model string when none is configured and no provider key is in the
-environment; its window is the one its runtime is started with (flag > settings > 16,384).
+``resolve_model`` settles the model string and its facts by the precedences written on each function;
+``create_model`` is the one place the adapters are chosen (``route``) and composed.
 """
 
 from __future__ import annotations
@@ -23,7 +12,7 @@ from pathlib import Path
 
 from pi_compact.errors import ConfigError
 from pi_compact.llm import model_map
-from pi_compact.llm.litellm_model import ModelLookup
+from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.llm.provider_names import pi_provider
 from pi_compact.llm.route import litellm_reason
@@ -32,14 +21,16 @@ from pi_compact.settings import ModelOverride, Settings
 
 
 def model_string(model: str | None, settings: Settings) -> str:
-    """The litellm model string to use, by the precedence above."""
+    """The litellm model string to use: the explicit one (``--model``) > settings
+    ``defaultProvider``/``defaultModel`` (joined as "provider/model" unless the model already has a
+    "/") > ``local`` (the embedded model) when no provider key is in the environment > a ``ConfigError``."""
     if model:
         return model
     if settings.default_model:
         if "/" in settings.default_model or not settings.default_provider:
             return settings.default_model
         return f"{settings.default_provider}/{settings.default_model}"
-    from pi_compact.llm.local_model import LOCAL_MODEL, choose_by_default
+    from pi_compact.llm.local.model import LOCAL_MODEL, choose_by_default
 
     if choose_by_default(os.environ):
         return LOCAL_MODEL
@@ -65,6 +56,12 @@ def resolve_model(
 ) -> ModelInfo:
     """Everything the agent needs to know about the model it will use.
 
+    Context window: explicit (``--context-window``) > the ``models.<name>.contextWindow`` override >
+    the window learned from the provider's own overflow error (``learned``) > litellm's bundled map
+    (``max_input_tokens``; not ``get_max_tokens``, the *output* limit) > a ``ConfigError`` asking for
+    one; ``local`` has the window its runtime starts with (flag > settings > 16,384). Max output
+    tokens: the override's ``maxTokens`` > the map > None.
+
     ``api_base`` and ``api_key`` do not change what is known about the model; they are accepted so
     callers can pass their whole model configuration in one place.
     """
@@ -74,11 +71,11 @@ def resolve_model(
     if not window and override is not None and override.context_window:
         window, source = override.context_window, "settings"
     if name == "local":  # the embedded model: its window is the one its runtime is started with
-        from pi_compact.llm.local_model import local_info
+        from pi_compact.llm.local.model import local_info
 
         return local_info(window, source)
     if not window:
-        from pi_compact.learning.book import learned_window
+        from pi_compact.llm.learned import learned_window
 
         window, source = learned_window(name), "learned"
     looked_up = _model_facts(name)
@@ -103,7 +100,8 @@ def resolve_model(
 
 
 def _model_facts(name: str) -> ModelLookup:
-    """What the bundled map says about ``name``: read directly when possible, else through litellm."""
+    """What the bundled map says about ``name``: read directly (``model_map``) when that module can
+    answer exactly, else through litellm (bare names, providers with special rules), which costs seconds."""
     facts = model_map.lookup(name)
     if facts is None:
         from pi_compact.llm.litellm_model import lookup_model_info  # imports litellm: keep it lazy
@@ -118,21 +116,28 @@ def create_model(
 ) -> ChatModel:
     """The ``ChatModel`` for ``info``: explicit ``api_base`` > the ``models.<name>.apiBase`` override.
 
-    Cheap: litellm itself is imported on the first ``stream()`` (or by ``preload_litellm``), and not at
-    all when the direct client serves the model. ``local`` starts the embedded model's server in the
-    background (``local_model``); ``report`` hears when a request has to wait for it.
+    The one place adapters are chosen and composed. Cheap: litellm itself is imported on the first
+    ``stream()`` (or ``preload()``), and not at all when the direct client serves the model. ``local``
+    starts the embedded model's server in the background; ``report`` hears when a request has to wait.
     """
     override = model_override(info.model, settings)
     base = api_base or (override.api_base if override else None)
     if info.model == "local":
         return _local_model(info, base, settings, report)
     if base and litellm_reason(info.model, base, os.environ) is None:
-        from pi_compact.llm.openai_compat import OpenAICompatModel
-
-        return OpenAICompatModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+        return _direct_client(info, base, api_key, settings)
     from pi_compact.llm.litellm_model import LiteLLMModel
 
     return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+
+
+def _direct_client(info: ModelInfo, base: str, api_key: str | None, settings: Settings) -> ChatModel:
+    from pi_compact.llm.litellm_model import estimate_stream_usage  # the module is light; litellm is not
+    from pi_compact.llm.openai.client import OpenAICompatModel
+
+    # litellm's counter, for a server that reports no usage: both paths then count alike.
+    return OpenAICompatModel(info, api_base=base, api_key=api_key, retry=settings.retry,
+                             estimate_usage=estimate_stream_usage)
 
 
 def compaction_endpoint(
@@ -164,14 +169,8 @@ def _local_model(
     if base:
         raise ConfigError("--api-base does not apply to the embedded local model: to use a server you run, pass "
                           "--model openai/<its model name> --api-base <its URL>.")
-    from pi_compact.llm.local_model import LocalChatModel, model_file
+    from pi_compact.llm.local.model import LocalChatModel, model_file
 
-    return LocalChatModel(info, file=model_file(settings.local_model_path, Path.cwd()), retry=settings.retry,
-                          report=report)
-
-
-def uses_litellm(model: str, api_base: str | None, settings: Settings) -> bool:
-    """Will ``create_model`` build a litellm model for this model string (so litellm is worth preloading)?"""
-    override = model_override(model, settings)
-    base = api_base or (override.api_base if override else None)
-    return litellm_reason(model, base, os.environ) is not None
+    # Its server speaks the OpenAI-compatible protocol: the direct client sends the requests.
+    return LocalChatModel(info, connect=lambda url, key: _direct_client(info, url, key, settings),
+                          file=model_file(settings.local_model_path, Path.cwd()), report=report)

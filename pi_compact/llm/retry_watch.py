@@ -1,31 +1,25 @@
 """``RetryWatcher``: a ``ChatModel`` that reports each retry of the model it wraps to a callback.
 
-Callers that only want the final message (the compaction summarizer uses ``complete()``) never see
-``Retrying`` events; wrapping the model lets whoever shows progress learn about them anyway, without
-the caller changing. Everything else passes through untouched, including an ``AuthError`` raised by
-``stream()`` itself. Pure.
+Callers that only want the final message (the summarizer uses ``complete()``) never see ``Retrying``
+events; wrapping the model lets whoever shows progress learn of them anyway. Pure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, Retrying, StreamEvent
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, Retrying, StreamEvent, WrappedModel
 
 
-class RetryWatcher:
+class RetryWatcher(WrappedModel):
     """Streams from ``model`` and calls ``on_retry`` for each ``Retrying`` event (which is still yielded)."""
 
     def __init__(self, model: ChatModel, on_retry: Callable[[Retrying], None]) -> None:
-        self._model = model
+        super().__init__(model)
         self._on_retry = on_retry
 
-    @property
-    def info(self) -> ModelInfo:
-        return self._model.info
-
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
-        events = self._model.stream(request, cancel)  # not inside the generator: errors raise here
+        events = self.wrapped.stream(request, cancel)  # not inside the generator: errors raise here
         return self._watch(events)
 
     def _watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:

@@ -1,19 +1,8 @@
 """Which adapter serves a model: the direct OpenAI-compatible client, or litellm (pure).
 
-The direct client (``openai_compat``) serves ``openai/<model>`` when an api base is given and litellm
-would treat the request as a plain chat-completions call, so both send the same thing:
-
-- ``PI_COMPACT_MODEL_PATH`` is not ``litellm`` (that value keeps every model on litellm);
-- the api base is an ``http://`` or ``https://`` URL without a query string;
-- ``<model>`` is not one of OpenAI's own models in litellm's map, nor a gpt-5/gpt-6 name, nor a
-  ``responses/`` route: litellm rewrites those requests (``max_completion_tokens``, reasoning rules);
-- litellm would read its bundled model map (``model_map``);
-- no proxy or TLS setting is in the environment (``HTTP(S)_PROXY``, ``ALL_PROXY``, ``SSL_VERIFY``,
-  ``SSL_CERTIFICATE``), nor an empty ``OPENAI_API_KEY``: those change how litellm connects or
-  authenticates, and only litellm should interpret them.
-
-Everything else (other providers, ``openai/*`` without an api base, the cases above) goes through
-``LiteLLMModel``. ``litellm_reason`` says which rule kept a model on litellm (None: the direct client).
+The direct client serves ``openai/<model>`` at an api base when litellm would send a plain
+chat-completions call, so both send the same thing; ``litellm_reason`` names the rule that keeps a
+model on litellm (None: the direct client).
 """
 
 from __future__ import annotations
@@ -29,7 +18,13 @@ _REWRITTEN_NAME_PARTS = ("gpt-5", "gpt-6", "responses/")
 
 
 def litellm_reason(model: str, api_base: str | None, environ: Mapping[str, str]) -> str | None:
-    """None when the direct client serves ``model``; else why litellm does."""
+    """None when the direct client serves ``model``; else why litellm does.
+
+    The direct client needs: ``PI_COMPACT_MODEL_PATH`` other than ``litellm``; an ``http(s)://`` api
+    base without a query; a name that is not one of OpenAI's own models in litellm's map, nor gpt-5/6,
+    nor a ``responses/`` route (litellm rewrites those requests); litellm reading its bundled map; no
+    proxy or TLS variable and no empty ``OPENAI_API_KEY`` (only litellm should interpret those).
+    """
     if environ.get(PATH_VARIABLE, "").strip().lower() == "litellm":
         return f"{PATH_VARIABLE}=litellm"
     provider, _, name = model.partition("/")

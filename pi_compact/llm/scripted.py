@@ -1,19 +1,7 @@
 """ScriptedModel: an in-process ``ChatModel`` that replays queued replies and records every request.
 
-For fast feature tests above the model seam, like simonw/llm's ``MockModel`` or httpx's
-``MockTransport``: no server, no litellm, no threads. Queue replies with ``enqueue``; each ``stream``
-call takes the next one and appends its ``ChatRequest`` to ``history``:
-
-    model = ScriptedModel(ModelInfo("test/model", "test", 10_000, None))
-    model.enqueue("plain text", ScriptedReply(text="hi", prompt_tokens=9_000), AuthError("no key"))
-    ... AgentSession(model=model, ...) ...
-    assert model.history[0].system == "..."
-
-A string is a text reply; a ``ScriptedReply`` sets text, thinking, tool calls, usage, the stop
-reason or an error; an exception is raised by the ``stream`` call itself, as the protocol allows only
-for problems found before anything is sent. An empty queue answers ``NO_SCRIPTED_REPLY``. The
-stream keeps the protocol: deltas, then exactly one ``Done``; a cancel ends it as ``aborted``.
-The adapter itself (litellm, HTTP, retries) is tested against ``tests/scripted_server.py`` instead.
+For fast feature tests above the model seam (no server, no litellm, no threads); the adapters
+themselves are tested against ``tests/scripted_server.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +13,7 @@ from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.llm.protocol import (
+    ChatModel,
     ChatRequest,
     Done,
     ModelInfo,
@@ -80,8 +69,17 @@ class ScriptedReply:
 Scripted = str | ScriptedReply | BaseException
 
 
-class ScriptedModel:
-    """A ``ChatModel`` whose replies come from a queue; ``history`` holds every request, oldest first."""
+class ScriptedModel(ChatModel):
+    """A ``ChatModel`` whose replies come from a queue; ``history`` holds every request, oldest first.
+
+        model = ScriptedModel(ModelInfo("test/model", "test", 10_000, None))
+        model.enqueue("plain text", ScriptedReply(text="hi", prompt_tokens=9_000), AuthError("no key"))
+
+    A string is a text reply; a ``ScriptedReply`` sets text, thinking, tool calls, usage, the stop
+    reason or an error; an exception is raised by the ``stream`` call itself, as the protocol allows
+    only for problems found before anything is sent. An empty queue answers ``NO_SCRIPTED_REPLY``.
+    The stream keeps the protocol: deltas, then exactly one ``Done``; a cancel ends it as ``aborted``.
+    """
 
     def __init__(self, info: ModelInfo, *replies: Scripted) -> None:
         self._info = info

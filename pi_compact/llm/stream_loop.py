@@ -1,17 +1,8 @@
 """One assistant reply from a chunk stream: retries, timeouts, cancel and the final message.
 
-Shared by both ``ChatModel`` adapters (``LiteLLMModel`` and ``OpenAICompatModel``); each supplies
-``open_stream()``, which sends one HTTP request and returns an iterable of chat-completion chunks
-(litellm objects or plain dicts, see ``assemble``). Everything else is the same for both:
-
-- the blocking iteration runs in a worker thread feeding a queue, so a cancel is honoured within
-  ~0.1 s even while the server has not sent its first byte;
-- a reply must start (first text, thinking or tool call) within ``retry.provider.timeoutMs`` and then
-  never stall longer than ``retry.provider.idleTimeoutMs``; keep-alive comments and empty chunks are
-  not progress;
-- transient failures (429, 5xx, connection, timeout, an empty reply) are retried with exponential
-  backoff while nothing has been streamed yet (``pi_compact.llm.retry`` classifies them);
-- a reply with no content at all is an error, not an answer; every error text is redacted.
+Shared by the HTTP adapters: each supplies ``open_stream()`` (one request; an iterable of
+chat-completion chunks, see ``assemble``) and ``failure_of`` (its exceptions as a ``Failure``).
+Retries happen only before the first delta; every error text is redacted.
 """
 
 from __future__ import annotations
@@ -23,15 +14,26 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any
 
 from pi_compact.llm.assemble import MessageAssembler
+from pi_compact.llm.failures import Failure
 from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import CancelToken, Done, ModelInfo, Retrying, StreamEvent, aborted_message, now_ms
+from pi_compact.llm.protocol import (
+    ABORTED_MESSAGE,
+    CancelToken,
+    Done,
+    ModelInfo,
+    Retrying,
+    StreamEvent,
+    aborted_message,
+    now_ms,
+)
 from pi_compact.llm.redact import redact
-from pi_compact.llm.retry import FailureReport, backoff_delay_ms, describe_failure
+from pi_compact.llm.retry import backoff_delay_ms, describe
 from pi_compact.settings import RetrySettings
 
 _POLL_S = 0.05  # how often a waiting stream looks at its cancel token
 
 OpenStream = Callable[[], Iterable[Any]]
+FailureOf = Callable[[BaseException], Failure]  # an adapter's mapping
 
 
 def stream_reply(
@@ -40,18 +42,25 @@ def stream_reply(
     *,
     endpoint: str,
     open_stream: OpenStream,
+    failure_of: FailureOf,
     costs: Mapping[str, float],
     cancel: CancelToken,
     secrets: tuple[str, ...],
 ) -> Iterator[StreamEvent]:
-    """Stream one reply (with retries); always ends with exactly one ``Done``."""
+    """Stream one reply (with retries); always ends with exactly one ``Done``.
+
+    The blocking iteration runs in a worker thread feeding a queue, so a cancel is honoured within
+    ~0.1 s even before the server's first byte. A reply must start (text, thinking or a tool call)
+    within ``retry.timeout_ms`` and then never stall longer than ``retry.idle_timeout_ms``
+    (keep-alive comments and empty chunks are not progress). A reply with no content is an error.
+    """
     timestamp = now_ms()
     max_attempts = retry.max_retries + 1 if retry.enabled else 1
     attempt = 0
     while True:
         assembler = MessageAssembler(info, timestamp, costs)
-        outcome = yield from _attempt(open_stream, retry, cancel, assembler)
-        if outcome is _ABORTED:
+        outcome = yield from _attempt(open_stream, failure_of, retry, cancel, assembler)
+        if outcome is not None and outcome.kind == "cancelled":
             yield Done(aborted_message(info, assembler.content()))
             return
         if outcome is None:
@@ -59,13 +68,8 @@ def stream_reply(
             if not _is_empty_reply(message, info):
                 yield Done(message)
                 return
-            report = FailureReport(
-                f"Empty reply from {endpoint}: no text and no tool call (the answer was empty or "
-                "not an OpenAI-compatible stream).",
-                retryable=True,
-            )
-        else:
-            report = describe_failure(outcome, endpoint=endpoint)
+            outcome = Failure("empty_reply", "")
+        report = describe(outcome, endpoint=endpoint)
         text = redact(report.text, secrets)
         if report.retryable and not assembler.started and attempt + 1 < max_attempts:
             delay_ms = backoff_delay_ms(attempt, retry)
@@ -89,8 +93,9 @@ def _is_empty_reply(message: dict[str, Any], info: ModelInfo) -> bool:
 
 
 def _attempt(
-    open_stream: OpenStream, retry: RetrySettings, cancel: CancelToken, assembler: MessageAssembler
-) -> Generator[StreamEvent, None, BaseException | None]:
+    open_stream: OpenStream, failure_of: FailureOf, retry: RetrySettings, cancel: CancelToken,
+    assembler: MessageAssembler,
+) -> Generator[StreamEvent, None, Failure | None]:
     """One HTTP request: yields deltas, returns None (complete), the failure, or ``_ABORTED``."""
     inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
     stop = threading.Event()
@@ -125,7 +130,7 @@ def _attempt(
                     continue
                 if assembler.finish_reason is not None:
                     return None  # complete; the server just never closed the stream
-                return _NoProgress(retry, started=assembler.started)
+                return _no_progress(retry, started=assembler.started)
             if kind == "chunk":
                 progressed = False
                 for event in assembler.feed(payload):
@@ -136,8 +141,7 @@ def _attempt(
             elif kind == "end":
                 return None
             else:
-                failure: BaseException = payload
-                return failure
+                return failure_of(payload)
     finally:
         # Done, failed, cancelled, or the consumer stopped iterating: stop the worker and drop the
         # socket. A worker still waiting for the first byte exits on its own (daemon thread).
@@ -145,24 +149,16 @@ def _attempt(
         _close_quietly(opened)
 
 
-class _Aborted(Exception):
-    """Marker outcome of an attempt the cancel token stopped (never raised)."""
+def _no_progress(retry: RetrySettings, *, started: bool) -> Failure:
+    """An attempt that made no progress in time: a timeout, so retried."""
+    if started:
+        return Failure("timeout", f"the reply stalled: nothing new for {retry.idle_timeout_ms / 1000:g} s "
+                                  "(retry.provider.idleTimeoutMs)")
+    return Failure("timeout", f"no reply within {retry.timeout_ms / 1000:g} s (raise retry.provider.timeoutMs "
+                              "for a slow server)")
 
 
-class _NoProgress(TimeoutError):
-    """Outcome of an attempt that made no progress in time (never raised; a TimeoutError, so retried)."""
-
-    def __init__(self, retry: RetrySettings, *, started: bool) -> None:
-        if started:
-            text = (f"the reply stalled: nothing new for {retry.idle_timeout_ms / 1000:g} s "
-                    "(retry.provider.idleTimeoutMs)")
-        else:
-            text = (f"no reply within {retry.timeout_ms / 1000:g} s (raise retry.provider.timeoutMs "
-                    "for a slow server)")
-        super().__init__(text)
-
-
-_ABORTED = _Aborted()
+_ABORTED = Failure("cancelled", ABORTED_MESSAGE)  # the outcome of an attempt the cancel token stopped
 
 
 def _close_quietly(opened: list[Any]) -> None:

@@ -203,7 +203,7 @@ class Repl:
         from pi_compact.ui.status import loading_label, model_ready, wait_ready
 
         session = state.session
-        if not model_ready(session.model) or getattr(session.model, "progress", None):
+        if not model_ready(session.model) or session.model.progress:
             state.renderer.working(loading_label(session.model))
 
         def work(token: CancelToken) -> Any:  # a cancel while the model loads ends the wait: nothing is sent

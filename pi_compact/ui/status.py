@@ -27,6 +27,7 @@ from pi_compact.compaction.tokens import (
     context_usage,
     estimate_text_tokens,
 )
+from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.options import AppOptions
 from pi_compact.paths import global_settings_path, project_settings_path
@@ -42,20 +43,19 @@ WARN_PERCENT = 70.0  # pi's footer turns to the warning colour here and to the e
 ALERT_PERCENT = 90.0
 
 
-def model_ready(model: object) -> bool:
+def model_ready(model: ChatModel) -> bool:
     """False only for a lazily resolved model that has not resolved yet (reading it would block)."""
-    return bool(getattr(model, "ready", True))
+    return model.ready
 
 
-def loading_label(model: object) -> Callable[[], str]:
+def loading_label(model: ChatModel) -> Callable[[], str]:
     """The spinner text while a model gets ready: its own progress (the local model's start) if it says."""
-    return lambda: getattr(model, "progress", None) or "Loading the model library…"
+    return lambda: model.progress or "Loading the model library…"
 
 
-def wait_ready(model: object, cancel: CancelToken) -> bool:
+def wait_ready(model: ChatModel, cancel: CancelToken) -> bool:
     """Wait until ``model`` can answer (the local one starts in the background); False when cancelled."""
-    wait = getattr(model, "wait_ready", None)
-    return True if wait is None else bool(wait(cancel))
+    return model.wait_ready(cancel)
 
 
 def auto_compaction_on(session: AgentSession) -> bool:

@@ -1,20 +1,9 @@
 """``OpenAICompatModel``: a ``ChatModel`` that talks to an OpenAI-compatible server directly.
 
-Serves ``openai/<model>`` with an api base (a local server, a self-hosted proxy) without importing
-litellm, whose import costs seconds and whose per-call logging grows with the context
-(``route.litellm_reason`` decides when). It sends what litellm sends for such a model and reads the
-answer as litellm reads it, so the two paths give the same messages, errors and retries; the
-differential tests (``tests/test_llm_compat_parity.py``) hold them to that:
-
-- the body (``openai_body``): ``model`` (without the ``openai/`` prefix), the converted messages,
-  ``max_tokens``, ``tools``, ``reasoning_effort``, ``stream: true`` and
-  ``stream_options.include_usage``; each history message is converted and encoded once, not on every
-  call; sent to ``<api base>/chat/completions`` with ``Authorization: Bearer <key>`` (the given key,
-  else ``OPENAI_API_KEY``, else a placeholder);
-- each event becomes a chunk for ``MessageAssembler`` via ``openai_chunks``; failures are named by
-  ``openai_errors`` and then classified by ``retry.describe_failure`` like litellm's exceptions.
-
-Retries, timeouts, cancel and redaction are ``stream_loop``'s, shared with ``LiteLLMModel``.
+Serves ``openai/<model>`` with an api base (``route`` decides when) without importing litellm. It sends
+what litellm sends for such a model (``body``) and reads the answer as litellm reads it (``chunks``,
+``failures``), so both paths give the same messages, errors and retries
+(``tests/test_llm_compat_parity.py``). Retries, timeouts and cancel are ``stream_loop``'s.
 """
 
 from __future__ import annotations
@@ -26,11 +15,12 @@ from typing import Any
 
 from pi_compact import __version__
 from pi_compact.llm import model_map
+from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
-from pi_compact.llm.openai_body import RequestEncoder
-from pi_compact.llm.openai_chunks import ChunkReader
-from pi_compact.llm.openai_errors import status_failure
-from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.openai.body import RequestEncoder
+from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
+from pi_compact.llm.openai.failures import failure_of, status_failure
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
@@ -38,8 +28,13 @@ from pi_compact.settings import RetrySettings
 PLACEHOLDER_KEY = "no-key"  # what the litellm path sends to a server given without a key
 
 
-class OpenAICompatModel:
-    """A ``ChatModel`` for ``openai/<model>`` at ``api_base``, over plain HTTP(S) and SSE."""
+class OpenAICompatModel(ChatModel):
+    """A ``ChatModel`` for ``openai/<model>`` at ``api_base``, over plain HTTP(S) and SSE.
+
+    Requests go to ``<api base>/chat/completions`` with ``Authorization: Bearer <key>`` (the given
+    key, else ``OPENAI_API_KEY``, else a placeholder). ``estimate_usage`` counts a reply whose server
+    reported no usage (the composition passes litellm's counter, so both paths count alike).
+    """
 
     def __init__(
         self,
@@ -47,11 +42,13 @@ class OpenAICompatModel:
         api_base: str,
         api_key: str | None = None,
         retry: RetrySettings | None = None,
+        estimate_usage: UsageEstimate | None = None,
     ) -> None:
         self._info = info
         self._api_base = api_base
         self._api_key = api_key
         self._retry = retry if retry is not None else RetrySettings()
+        self._estimate_usage = estimate_usage
         self._ssl: ssl.SSLContext | None = None
         self._encoder = RequestEncoder()
 
@@ -75,6 +72,7 @@ class OpenAICompatModel:
             self._retry,
             endpoint=self.endpoint,
             open_stream=lambda: self._open(data, messages, headers),
+            failure_of=failure_of,
             costs=facts.costs if facts is not None else {},
             cancel=cancel or CancelToken(),
             secrets=secrets,
@@ -101,15 +99,13 @@ class OpenAICompatModel:
         return max(self._retry.timeout_ms, self._retry.idle_timeout_ms) / 1000 + 1
 
     def _open(self, data: bytes, messages: list[dict[str, Any]], headers: Mapping[str, str]) -> _Chunks:
-        """Send the request; the chunks of the answer (raises what ``openai_errors`` names)."""
+        """Send the request; the chunks of the answer (a refused request raises its ``Failure``)."""
         url = self._url()
         try:
             stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context())
         except HttpStatusError as error:
-            failure = status_failure(error.status, error.body, reason=error.reason, url=url)
-        else:
-            return _Chunks(stream, ChunkReader(self._info.model_id, messages))
-        raise failure  # outside the except block: the HTTP error must not become its context
+            raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
+        return _Chunks(stream, ChunkReader(self._info.model_id, messages, self._estimate_usage))
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self._api_base.startswith("https:"):

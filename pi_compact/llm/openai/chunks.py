@@ -1,32 +1,20 @@
 """Server-sent events of an OpenAI-compatible answer -> chunks for ``MessageAssembler``, as litellm reads them.
 
-``ChunkReader.chunks(events)`` parses each event's JSON and passes on what litellm's stream wrapper
-would, so the direct client and the litellm path assemble the same message:
-
-- an event that is not JSON, an event ``{"error": ...}``, or a choice finishing with ``abort`` ends
-  the stream with a 500 failure (the error's own message, else "An error occurred during streaming");
-- ``delta.reasoning`` (vLLM, GLM, llama.cpp) is read as ``reasoning_content``;
-- finish reasons are normalised with litellm's table (``end_turn`` -> ``stop``, ``max_tokens`` ->
-  ``length``...; one it does not know -> ``stop``);
-- a stream that sent chunks but ends without any finish reason is a 500 failure; a choice finishing
-  with the reason ``error`` is a connection error (see ``openai_errors.finish_reason_error``);
-- 100 identical text chunks in a row end the stream with a 500 failure, as in litellm;
-- usage is gathered over the chunks (a reported count is kept unless a later one is larger than 0;
-  cache counts and ``prompt_tokens_details`` likewise) and delivered once, at the end. When the server
-  reported no token count, the counts are litellm's own estimate (``estimate_stream_usage``), which
-  imports litellm: servers that honour ``stream_options.include_usage`` never pay for that.
+``ChunkReader.chunks(events)`` passes on what litellm's stream wrapper would, so the direct client and
+the litellm path assemble the same message; the rules are written next to the code that applies them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import SseEvent
-from pi_compact.llm.openai_body import without_null_content
-from pi_compact.llm.openai_errors import ProviderError, finish_reason_error, stream_failure
+from pi_compact.llm.openai.body import without_null_content
+from pi_compact.llm.openai.failures import finish_reason_error, stream_failure
 
 # litellm's finish-reason table, by the reason it maps to; a reason not listed maps to "stop".
 _FINISH_GROUPS = {
@@ -43,17 +31,35 @@ _FINISH_MAP = {raw: mapped for mapped, raws in _FINISH_GROUPS.items() for raw in
 _STREAM_ERROR_TEXT = "An error occurred during streaming"
 _REPEAT_LIMIT = int(os.environ.get("REPEATED_STREAMING_CHUNK_LIMIT") or 100)  # litellm's setting
 
+# (model, messages as sent, reply text, reply thinking, tool calls) -> (prompt, completion) tokens:
+# how litellm counts a reply whose server reported no usage (``litellm_model.estimate_stream_usage``).
+UsageEstimate = Callable[[str, Sequence[Mapping[str, Any]], str, str, Sequence[Mapping[str, str]]], tuple[int, int]]
+
 
 def map_finish_reason(reason: str) -> str:
     return _FINISH_MAP.get(reason, "stop")
 
 
 class ChunkReader:
-    """Reads one answer; ``model`` and ``messages`` are what was asked (for a usage estimate)."""
+    """Reads one answer; ``model`` and ``messages`` are what was asked, for ``estimate`` (without one,
+    a count the server did not report is 0).
 
-    def __init__(self, model: str, messages: Sequence[Mapping[str, Any]]) -> None:
+    - an event that is not JSON, an event ``{"error": ...}``, or a choice finishing with ``abort`` ends
+      the stream with a failure (the error's own message, else "An error occurred during streaming");
+      so does a stream that sent chunks but no finish reason; a finish reason ``error`` is a
+      connection error (``failures.finish_reason_error``);
+    - ``delta.reasoning`` (vLLM, GLM, llama.cpp) is read as ``reasoning_content``; finish reasons are
+      normalised with litellm's table (one it does not know -> ``stop``);
+    - 100 identical text chunks in a row end the stream with a failure, as in litellm;
+    - usage is gathered over the chunks (a count is kept unless a later one is larger than 0) and
+      delivered once, at the end.
+    """
+
+    def __init__(self, model: str, messages: Sequence[Mapping[str, Any]], estimate: UsageEstimate | None = None
+                 ) -> None:
         self._model = model
         self._messages = messages
+        self._estimate = estimate
         self._usage = _UsageTotals()
         self._texts: list[str] = []
         self._thinking: list[str] = []
@@ -151,15 +157,14 @@ class ChunkReader:
     def _final_usage(self) -> dict[str, Any]:
         usage = self._usage
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
-        if prompt is None or completion is None:
-            from pi_compact.llm.litellm_model import estimate_stream_usage  # imports litellm
-
-            estimated_prompt, estimated_completion = estimate_stream_usage(
+        if (prompt is None or completion is None) and self._estimate is not None:
+            estimated_prompt, estimated_completion = self._estimate(
                 self._model, [without_null_content(m) for m in self._messages], "".join(self._texts),
                 "".join(self._thinking), [self._calls[i] for i in sorted(self._calls)],
             )
             prompt = estimated_prompt if prompt is None else prompt
             completion = estimated_completion if completion is None else completion
+        prompt, completion = prompt or 0, completion or 0
         result: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
                                   "total_tokens": prompt + completion}
         if usage.details is not None:
@@ -205,7 +210,7 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _parse(text: str) -> tuple[Any, ProviderError | None]:
+def _parse(text: str) -> tuple[Any, FailureRaised | None]:
     """The event's JSON, or the failure litellm reports for text that is not JSON."""
     try:
         return json.loads(text), None

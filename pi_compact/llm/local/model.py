@@ -1,19 +1,8 @@
 """``local``: the embedded model, for a machine with no API key or no network.
 
-Contract:
-- ``--model local`` names it; with no model configured and no provider key in the environment (no
-  non-empty ``*_API_KEY`` variable) it is the default (``choose_by_default``).
-- ``local_info`` describes it without starting anything: window = the ``--context-window`` flag >
-  ``models.local.contextWindow`` > 16,384; replies and summaries capped at 1,024 tokens (a 1.5B model
-  that loops runs to its cap, and summaries are better short).
-- ``LocalChatModel`` is the direct OpenAI-compatible client (``openai_compat``) pointed at the
-  in-process server (``local_server``); creating it starts the server in the background, and its
-  ``stream`` waits for it (cancellably) before the request goes out as for any other such server.
-  ``ready``/``progress``/``wait_ready`` let a terminal show what the start is doing.
-- Each request's prompt prefix (its tools, else its system prompt) is restored from disk before it
-  goes out when the slot holds another one, and saved after a good reply when new (``local_prefix``).
-- Creating it fails at once, with one sentence naming the install command, when the runtime or the
-  bundled model's chunks are not installed (``localModelPath`` replaces the bundled model).
+``LocalChatModel`` starts the in-process server (``server``) in the background and, once it listens,
+sends each request through the client ``connect`` builds for its address (the composition passes the
+direct OpenAI-compatible client); ``ready``/``progress``/``wait_ready`` tell how the start goes.
 """
 
 from __future__ import annotations
@@ -23,8 +12,8 @@ from pathlib import Path
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import LocalModelError
-from pi_compact.llm.local_prefix import PrefixCache, prefix_key
-from pi_compact.llm.local_server import (
+from pi_compact.llm.local.prefix import PrefixCache, prefix_key
+from pi_compact.llm.local.server import (
     LOCAL_WINDOW,
     MAX_OUTPUT_TOKENS,
     RUNTIME_MISSING,
@@ -32,11 +21,9 @@ from pi_compact.llm.local_server import (
     runtime_installed,
     shared_server,
 )
-from pi_compact.llm.local_weights import BUNDLED, bundled_ready, chunk_paths
-from pi_compact.llm.openai_compat import OpenAICompatModel
-from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo, StreamEvent, aborted_message
+from pi_compact.llm.local.weights import BUNDLED, bundled_ready, chunk_paths
+from pi_compact.llm.protocol import ChatModel, ChatRequest, Done, ModelInfo, StreamEvent, aborted_message
 from pi_compact.paths import expand_tilde
-from pi_compact.settings import RetrySettings
 
 LOCAL_MODEL = "local"
 DEFAULT_NOTICE = (
@@ -46,13 +33,20 @@ DEFAULT_NOTICE = (
 )
 
 
+# (base URL, API key) of the listening server -> the client that sends its requests.
+Connect = Callable[[str, str], ChatModel]
+
+
 def choose_by_default(environ: Mapping[str, str]) -> bool:
-    """Should a run with no model configured use ``local``? Yes unless a provider key is set."""
+    """Should a run with no model configured use ``local``? Yes unless a provider key is set
+    (a non-empty ``*_API_KEY`` variable)."""
     return not any(name.endswith("_API_KEY") and value.strip() for name, value in environ.items())
 
 
 def local_info(window: int | None = None, source: str = "local runtime") -> ModelInfo:
-    """What the agent knows about ``local`` (``window``: the flag's or the settings' window, if any)."""
+    """What the agent knows about ``local`` (``window``: the flag's or the settings' window, if any;
+    else the runtime's 16,384). Replies and summaries are capped at 1,024 tokens: a 1.5B model that
+    loops runs to its cap, and summaries are better short."""
     return ModelInfo(model=LOCAL_MODEL, provider=LOCAL_MODEL, context_window=window or LOCAL_WINDOW,
                      max_output_tokens=MAX_OUTPUT_TOKENS, window_source=source if window else "local runtime")
 
@@ -65,19 +59,27 @@ def model_file(setting: str | None, cwd: Path | None = None) -> Path | None:
     return path if path.is_absolute() or cwd is None else cwd / path
 
 
-class LocalChatModel(OpenAICompatModel):
-    """The direct client for the in-process server (see the module contract)."""
+class LocalChatModel(ChatModel):
+    """The embedded model. Creating it fails at once, in one sentence naming the install command,
+    when the runtime or the bundled model's chunks are missing (``file``: a model of the user's own
+    instead). Each request's prompt prefix is restored from disk first when the server's slot holds
+    another one, and saved after a good reply when new (``prefix``)."""
 
-    def __init__(self, info: ModelInfo, *, file: Path | None = None, retry: RetrySettings | None = None,
+    def __init__(self, info: ModelInfo, *, connect: Connect, file: Path | None = None,
                  report: Callable[[str], None] | None = None) -> None:
         if not runtime_installed():
             raise LocalModelError(RUNTIME_MISSING)
         if file is None and not bundled_ready():
             chunk_paths()  # raises, naming the install command, when the chunks are missing
+        self._info = info
         self._server = shared_server(ServerSpec(file, info.context_window))
+        self._connect = connect
+        self._client: ChatModel | None = None  # built once the server listens
         self._report = report
-        # The real base is known once the server listens (``stream`` sets it); the key is the server's.
-        super().__init__(info, api_base="http://127.0.0.1", api_key=self._server.api_key, retry=retry)
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
 
     @property
     def ready(self) -> bool:
@@ -98,13 +100,14 @@ class LocalChatModel(OpenAICompatModel):
         base = self._server.wait(cancel)
         if base is None:
             return iter([Done(aborted_message(self.info))])
-        self._api_base = base
+        if self._client is None:
+            self._client = self._connect(base, self._server.api_key)
         prefixes = self._server.prefixes
         if prefixes is None:
-            return super().stream(request, cancel)
+            return self._client.stream(request, cancel)
         key = prefix_key(self._server.identity, request)
         prefixes.before(key)
-        return _saving_prefix(super().stream(request, cancel), prefixes, key)
+        return _saving_prefix(self._client.stream(request, cancel), prefixes, key)
 
 
 def _saving_prefix(events: Iterator[StreamEvent], prefixes: PrefixCache, key: str) -> Iterator[StreamEvent]:
@@ -117,4 +120,6 @@ def _saving_prefix(events: Iterator[StreamEvent], prefixes: PrefixCache, key: st
         yield event
 
 
-__all__ = ["DEFAULT_NOTICE", "LOCAL_MODEL", "LocalChatModel", "choose_by_default", "local_info", "model_file"]
+__all__ = [
+    "DEFAULT_NOTICE", "LOCAL_MODEL", "Connect", "LocalChatModel", "choose_by_default", "local_info", "model_file",
+]

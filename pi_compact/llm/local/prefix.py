@@ -1,24 +1,8 @@
 """The embedded model's prompt prefixes, kept on disk from one run to the next.
 
-Why: on a 2-core machine the local model reads ~60 tokens/s, so every run's first request spent ~30 s
-reading the agent's system prompt and tool list again, and so did the first turn after each
-compaction (the summary request had taken the one slot meanwhile). llama.cpp saves a slot's KV cache
-to a file and restores it in milliseconds; a later request sharing the restored prefix reads only
-what differs (measured here: 2,316 prompt tokens 41 s from scratch, 0.6 s after a restore).
-
-Contract:
-- ``prefix_key(identity, request)``: a name for what a request's prompt starts with (its tools, else
-  its system prompt) under one runtime, model file, window and chat template (``identity``).
-- ``PrefixCache.before(key)``: restore the saved slot for ``key`` when the slot last served another
-  prefix (or nothing yet) and a file exists. ``after(key, tokens)``: after a good reply, save the
-  slot when there is no file for ``key`` yet and the slot holds at most ``SAVE_LIMIT`` tokens (a
-  file is ~28 KB a token for the bundled model: a long conversation is not worth it).
-- Files are written under a temporary name and renamed, so another pi-compact never restores half a
-  file; only the ``KEEP`` most recently used stay.
-- The files hold the first turn of a conversation as model state, so the folder is made 0700 and
-  each file 0600 (the server writes them with its umask's mode); files of older runs are fixed too.
-- It is a cache: every failure (no directory, a busy or older server, a full disk) is ignored, and a
-  request never fails or waits long because of it.
+``prefix_key`` names what a request's prompt starts with; ``PrefixCache`` restores that prefix into
+the server's slot before a request and saves it after a good reply. The files hold a conversation's
+model state, so the folder is 0700 and each file 0600. A cache: every failure is ignored.
 """
 
 from __future__ import annotations
@@ -44,7 +28,7 @@ SlotAction = Callable[[str, str], Any]
 
 def prefix_key(identity: str, request: ChatRequest) -> str:
     """The name of the file holding ``request``'s prefix under ``identity``: what the chat template
-    renders first, the tool list when there is one (``local_template``), else the system prompt.
+    renders first, the tool list when there is one (``template``), else the system prompt.
 
     A saved prefix then serves every request with those tools, whatever its system prompt (the
     working directory and date in it): the server reuses the longest common start of the restored
@@ -56,8 +40,21 @@ def prefix_key(identity: str, request: ChatRequest) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+# Why keep them: on a 2-core machine the local model reads ~60 tokens/s, so every run's first request spent ~30 s
+# reading the agent's system prompt and tool list again, and so did the first turn after each
+# compaction (the summary request had taken the one slot meanwhile). llama.cpp saves a slot's KV cache
+# to a file and restores it in milliseconds; a later request sharing the restored prefix reads only
+# what differs (measured here: 2,316 prompt tokens 41 s from scratch, 0.6 s after a restore).
 class PrefixCache:
-    """Which prefix the server's one slot holds, and the saved prefixes in ``directory``."""
+    """Which prefix the server's one slot holds, and the saved prefixes in ``directory``.
+
+    ``before(key)`` restores the saved slot for ``key`` when the slot last served another prefix (or
+    nothing yet) and a file exists. ``after(key, tokens)`` saves the slot after a good reply when there
+    is no file for ``key`` yet and the slot holds at most ``SAVE_LIMIT`` tokens (a file is ~28 KB a
+    token for the bundled model). Files are written under a temporary name and renamed, so another
+    pi-compact never restores half a file; only the ``KEEP`` most recently used stay. Every failure
+    (no directory, a busy or older server, a full disk) is ignored: no request fails or waits long.
+    """
 
     def __init__(self, directory: Path, act: SlotAction) -> None:
         self.directory = directory

@@ -1,23 +1,25 @@
 """The chat template the embedded model runs with (Jinja, rendered by llama.cpp's server).
 
-Why our own: the Qwen2.5-Coder models answer a tool request with a fenced ```json block holding
-``{"name": ..., "arguments": ...}``, whatever their bundled template asks for (``<tool_call>`` tags),
-so with the bundled template the server returns that block as plain text and never a tool call.
-llama.cpp learns a template's tool-call syntax from how the template renders an assistant tool call;
-this template renders calls as exactly that fenced block, so the server parses what the model writes
-into native, streamed ``tool_calls``. The rest is the models' ChatML layout (``<|im_start|>role``),
-with tool results sent back inside ``<tool_response>`` in a user turn, as the models were trained.
-The tools section also says to answer in plain text once the results suffice: without that line the
-1.5B model called the same tool again after every result (measured, greedy decoding).
-
-The tools come *before* the system prompt (the models' own templates put them after it): the tool
-list is ~1,500 of the agent's ~1,750 prompt tokens and the same in every directory and on every day,
-while the system prompt ends with the working directory and the date. So the saved prompt prefix of
-one run (``local_prefix``) still serves a run elsewhere or tomorrow for everything but those lines.
+Our own, so that the server turns the tool calls the model writes into native ``tool_calls``, and so
+that the part of the prompt that never changes comes first (the reasons are above the template).
 """
 
 from __future__ import annotations
 
+# Why our own: the Qwen2.5-Coder models answer a tool request with a fenced ```json block holding
+# ``{"name": ..., "arguments": ...}``, whatever their bundled template asks for (``<tool_call>`` tags),
+# so with the bundled template the server returns that block as plain text and never a tool call.
+# llama.cpp learns a template's tool-call syntax from how the template renders an assistant tool call;
+# this template renders calls as exactly that fenced block, so the server parses what the model writes
+# into native, streamed ``tool_calls``. The rest is the models' ChatML layout (``<|im_start|>role``),
+# with tool results sent back inside ``<tool_response>`` in a user turn, as the models were trained.
+# The tools section also says to answer in plain text once the results suffice: without that line the
+# 1.5B model called the same tool again after every result (measured, greedy decoding).
+#
+# The tools come *before* the system prompt (the models' own templates put them after it): the tool
+# list is ~1,500 of the agent's ~1,750 prompt tokens and the same in every directory and on every day,
+# while the system prompt ends with the working directory and the date. So the saved prompt prefix of
+# one run (``prefix``) still serves a run elsewhere or tomorrow for everything but those lines.
 CHAT_TEMPLATE = r"""
 {%- set first_is_system = messages and messages[0].role == 'system' -%}
 {{- '<|im_start|>system\n' -}}

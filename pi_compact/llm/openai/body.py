@@ -1,15 +1,7 @@
 """The JSON body of a chat-completions request, encoded once per message (pure).
 
-``RequestEncoder.encode(request, model_id)`` returns the body bytes the direct client sends, the same
-JSON ``json.dumps(body)`` would give for this body (keys in the order litellm sends them):
-``model``, ``messages``, ``max_tokens``, ``tools``, ``reasoning_effort``, ``stream: true``,
-``stream_options: {"include_usage": true}``. An assistant message without text carries no
-``content`` key (litellm leaves out the null).
-
-A session's context only grows between requests, so re-encoding the whole history on every call
-would cost time in proportion to the context (megabytes per call in a long tool loop). The history
-is converted incrementally (``ConvertedHistory``) and each converted message is encoded once: later
-calls reuse its bytes while the same message object is still part of the history.
+``RequestEncoder.encode(request, model_id)`` returns the bytes ``json.dumps`` would give for the body
+litellm sends, reusing the bytes of every message an earlier request already encoded.
 """
 
 from __future__ import annotations
@@ -24,7 +16,15 @@ from pi_compact.llm.protocol import ChatRequest
 
 
 class RequestEncoder:
-    """Encodes the requests of one model; safe to share between threads."""
+    """Encodes the requests of one model; safe to share between threads.
+
+    Keys in litellm's order: ``model``, ``messages``, ``max_tokens``, ``tools``, ``reasoning_effort``,
+    ``stream: true``, ``stream_options: {"include_usage": true}``; an assistant message without text
+    has no ``content`` key (litellm leaves out the null). A session's context only grows, so
+    re-encoding it all on every call would cost time in proportion to the context (megabytes per call
+    in a long tool loop): the history is converted incrementally (``ConvertedHistory``) and each
+    converted message is encoded once, while the same message object is still part of the history.
+    """
 
     def __init__(self) -> None:
         self._history = ConvertedHistory()

@@ -1,44 +1,80 @@
-"""LearningModel: a ``ChatModel`` decorator that learns a model's real window from its overflow errors.
+"""Context windows learned from providers' overflow errors: the book on disk and ``LearningModel``.
 
-When a reply fails with an overflow error stating the limit ("maximum context length is 8192 tokens",
-"prompt is too long: 210000 tokens > 200000 maximum", ...), the window is remembered for the model in
-the book and used from then on, unless the user chose the window (``--context-window`` or settings:
-theirs wins). ``report`` is told once when a learned window is learned or first used.
+When a reply fails with an overflow error that states the limit ("maximum context length is 8192
+tokens"), the window is remembered for the model and used from then on, unless the user chose the
+window (flag or settings: theirs wins). The book is one small JSON object ``{model: window}`` in the
+user cache directory, written atomically; one that cannot be read or written counts as empty.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 from pi_compact.cancel import CancelToken
-from pi_compact.learning.book import book_path, remember_window
 from pi_compact.llm.overflow import stated_window
-from pi_compact.llm.protocol import ChatModel, ChatRequest, Done, ModelInfo, StreamEvent
+from pi_compact.llm.protocol import ChatModel, ChatRequest, Done, ModelInfo, StreamEvent, WrappedModel
+from pi_compact.paths import cache_dir
+
+FILE_NAME = "learned-windows.json"
 
 
-class LearningModel:
-    """Wraps ``model``; its ``info`` carries the learned window once there is one."""
+def book_path() -> Path:
+    """Where the book lives: in pi-compact's cache directory, beside the local model's files."""
+    return cache_dir() / FILE_NAME
+
+
+def _read(path: Path) -> dict[str, int]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if type(v) is int and v > 0}
+
+
+def learned_window(model: str) -> int | None:
+    """The window learned for ``model``, if any."""
+    return _read(book_path()).get(model)
+
+
+def remember_window(model: str, window: int) -> bool:
+    """Record ``window`` for ``model``; False when it could not be written (it is then only used now)."""
+    path = book_path()
+    book = _read(path)
+    book[model] = window
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(book, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        return False
+    return True
+
+
+class LearningModel(WrappedModel):
+    """Wraps ``model``; its ``info`` carries the learned window once there is one. ``report`` is told
+    once when a window is learned or a learned one is first used."""
 
     def __init__(self, model: ChatModel, report: Callable[[str], None] | None = None) -> None:
-        self._model = model
+        super().__init__(model)
         self._report = report
         self._info: ModelInfo | None = None
         self._told = False
 
     @property
-    def inner(self) -> ChatModel:
-        """The model this one wraps (which adapter serves the requests)."""
-        return self._model
-
-    @property
     def info(self) -> ModelInfo:
-        return self._info or self._model.info
+        return self._info or self.wrapped.info
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         # Called eagerly: a problem found before sending (no API key) is raised by this call, as the
         # protocol says, not on the first ``next``.
-        events = self._model.stream(request, cancel)
+        events = self.wrapped.stream(request, cancel)
         self._tell_if_learned_before()
         return self._watch(events)
 
@@ -74,8 +110,5 @@ class LearningModel:
         if self._report is not None:
             self._report(text)
 
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._model, name)  # e.g. ``ready`` of a lazily resolved model
 
-
-__all__ = ["LearningModel"]
+__all__ = ["LearningModel", "book_path", "learned_window", "remember_window"]

@@ -1,1 +1,0 @@
-"""What the agent learns from providers across sessions (today: their real context windows)."""
