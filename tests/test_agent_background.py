@@ -22,7 +22,7 @@ from background_model import SUMMARY, ReadingModel, padded
 from model_paths import chat_model
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.agent.background import THREAD_NAME
+from pi_compact.agent.compaction.background import THREAD_NAME
 from pi_compact.agent.events import CompactionEnd, Notice, SessionEvent
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import default_tools

@@ -1,16 +1,10 @@
-"""AgentSession: one conversation with one model, its session file, and compaction at the right moments.
+"""AgentSession: one conversation with one model, its session file, and every change to that file.
 
-Checks, in pi's order and beyond it:
-- after every model reply: a context overflow (same model, reply newer than the latest compaction)
-  compacts with reason ``overflow``, leaves the failed reply out of the rebuilt live context (it stays
-  in the file) and retries once; a second overflow in the same prompt ends with an error and no
-  retry, and is not compacted again before the next prompt. A *silent* overflow (the provider answered
-  although the prompt exceeded the window) keeps its answer: compaction, no retry;
-- between tool-loop turns (beyond pi, #5512/#6879): past the threshold, compact before the next model
-  call and carry on with the task (pi would stop idle, #4274);
-- after the run and before a new prompt: threshold (or overflow left from an earlier run).
-All of them, and manual ``/compact``, go through the one ``Compactor`` pipeline. No UI imports; the
-UI reads the session through the read-only properties below.
+Compaction runs when ``triggers.decide`` says so, asked at each automatic site: before a prompt,
+after each reply (an overflow compacts and retries once; a silent overflow keeps its answer; a second
+overflow gives up and says so), between tool turns (compact, then carry on), after the run and after
+a model switch. ``/compact``, ``/tree``, ``/uncompact``, ``/pin``, ``/unpin`` and ``/name`` are methods
+here: the UI and the CLI call them and never write the store themselves. No UI imports.
 """
 
 from __future__ import annotations
@@ -20,40 +14,42 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pi_compact.agent.aftercare import after_compaction
 from pi_compact.agent.approval import ApprovalGate
-from pi_compact.agent.background import BackgroundCompaction
-from pi_compact.agent.compactor import CompactionHooks, Compactor, nothing_to_compact
-from pi_compact.agent.diagnosis import diagnose, stop_notice
+from pi_compact.agent.compaction.background import BackgroundCompaction
+from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagnose, stop_notice, window_hint
+from pi_compact.agent.compaction.live_context import LiveContext, reply_key
+from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
+from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor, nothing_to_compact
+from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason, words
+from pi_compact.agent.compaction.summarizer import Summarizer, Summarizers
+from pi_compact.agent.compaction.triggers import Point, decide
 from pi_compact.agent.events import (
     AgentEnd,
     AgentStart,
     CompactionEnd,
-    CompactionReason,
     MessageEnd,
     MessageStart,
     Notice,
     SessionEvent,
+    TreeOutcome,
+    UncompactOutcome,
 )
-from pi_compact.agent.guard import LoopGuard
-from pi_compact.agent.live_context import LiveContext, reply_key
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
-from pi_compact.agent.notices import OVERFLOW_GIVE_UP, window_hint
 from pi_compact.agent.opening import Opening, record_model
 from pi_compact.agent.request import build_request, failed_reply
-from pi_compact.agent.summary_model import Summarizer, Summarizers
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
+from pi_compact.compaction.plan import plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
-from pi_compact.compaction.threshold import fit_to_window
 from pi_compact.compaction.tokens import ContextUsage, Estimator, estimator_for
 from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.overflow import is_overflow_of
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
-from pi_compact.session.pins import PinTracker
+from pi_compact.session.pins import Pin, PinTracker, fold_pins, last_user_text, pin_fields, unpin_fields
 from pi_compact.session.store import SessionStore
+from pi_compact.session.tree import name_fields, session_name
 from pi_compact.settings import Settings
 
 
@@ -75,31 +71,25 @@ class AgentSession:
         now_ms: Callable[[], int] = now_ms,
         make_summarizer: Callable[[str, Settings], ChatModel] | None = None,
     ) -> None:
-        self._store = store
-        self._model = model
-        self._settings = settings
-        self._estimator = estimator_for(settings.compaction.token_estimator)
-        self._tools = list(tools)
-        self._system_prompt = system_prompt
-        self._cwd = cwd
+        self._store, self._model, self._tools, self._cwd = store, model, list(tools), cwd
+        self._system_prompt, self._emit, self._now, self._hooks = system_prompt, emit, now_ms, hooks
         self._auto_compact = auto_compact
-        self._hooks = hooks
-        self._emit = emit
-        self._now = now_ms
-        self._context = LiveContext(store, calibrate=settings.compaction.token_estimator == "auto")
+        self._context = LiveContext(store)
+        self._summarizers = Summarizers(make_summarizer)  # the ``compaction.model`` named by the settings
+        self.set_settings(settings)
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self._guard = LoopGuard()
-        self._background = BackgroundCompaction(self, emit)  # compaction.background: summaries made ahead
+        self._background = BackgroundCompaction(emit)  # compaction.background: summaries made ahead
         self._compactions = store.compaction_count()
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
-        self._summarizers = Summarizers(make_summarizer)  # the ``compaction.model`` named by the settings
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
     @property
     def store(self) -> SessionStore:
+        """The session file: read it here, change it through the methods below."""
         return self._store
 
     @property
@@ -108,13 +98,8 @@ class AgentSession:
 
     @property
     def settings(self) -> Settings:
-        """The settings as given (see ``fitted_settings`` for the budgets in force)."""
+        """As given (``fitted_settings``: the budgets in force)."""
         return self._settings
-
-    @property
-    def estimator(self) -> Estimator:
-        """The session's one token estimator (``compaction.tokenEstimator``; ``auto`` calibrated by usage)."""
-        return self._context.estimator(self._estimator, reply_key(self._model))
 
     @property
     def messages(self) -> Sequence[Message]:
@@ -123,7 +108,6 @@ class AgentSession:
 
     @property
     def compactions(self) -> int:
-        """Compaction entries in the file, this run's included."""
         return self._compactions
 
     @property
@@ -134,15 +118,16 @@ class AgentSession:
     def hooks(self) -> CompactionHooks | None:
         return self._hooks
 
-    def fitted_settings(self) -> Settings:
-        """The settings in force: compaction budgets fitted to the model's window (``fit_to_window``).
+    @property
+    def estimator(self) -> Estimator:
+        """The session's one token estimator (``compaction.tokenEstimator``; ``auto`` calibrated by usage)."""
+        return self._context.estimator(self._estimator, reply_key(self._model))
 
-        ``settings`` stays as given, so a model switch or a reload is fitted afresh; no threshold is
-        ever negative. A model still resolving is not waited for (the terminal reads this meanwhile).
-        """
+    def fitted_settings(self) -> Settings:
+        """The settings with budgets fitted to the model's window (a model still resolving is not waited for)."""
         if not getattr(self._model, "ready", True):
             return self._settings
-        return fit_to_window(self._settings, self._model.info.context_window)[0]
+        return plan_for_window(self._settings, self._model.info.context_window).settings
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
@@ -155,7 +140,7 @@ class AgentSession:
         self._context.reload(self._store)
 
     def close(self) -> None:
-        """Done with this session: a background summary is dropped, and other programs may write its file again."""
+        """Done: a background summary is dropped, and other programs may write the file again."""
         self._background.close()
         self._store.close()
 
@@ -163,23 +148,29 @@ class AgentSession:
 
     def compact(self, instructions: str | None = None, cancel: CancelToken | None = None,
                 reason: CompactionReason = "manual", will_retry: bool = False) -> CompactionResult | None:
-        """Compact now (``/compact``); the live context is rebuilt from the file right after."""
-        percent = self.context_usage().percent if reason == "threshold" else None
-        compactor = Compactor(self._store, self._model, self.fitted_settings(), self._emit, self._hooks,
-                              now_ms=self._now, diagnose=self.diagnose, guard=self._guard,
-                              summarizer=self.summarizer())
-        result = self._background.run(compactor, reason, instructions=instructions, cancel=cancel,
-                                      will_retry=will_retry, context_percent=percent)
+        """Compact now (``/compact``, or for ``reason``); the live context is rebuilt from the file right after."""
+        percent = self.context_usage().percent if words(reason).shows_percent else None
+        result = self._background.run(self._compactor(), self.estimator, reason, instructions=instructions,
+                                      cancel=cancel, will_retry=will_retry, context_percent=percent)
         if result is not None:
             self._compactions += 1
             self.reload_context()
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
             for warning in after_compaction(self.context_usage(), self.messages, self.estimator,
                                             self.fitted_settings().compaction, pins, self._guard,
-                                            automatic=reason != "manual", tokens_before=result.tokens_before):
+                                            automatic=words(reason).automatic, tokens_before=result.tokens_before):
                 self._emit(Notice(warning, "warning"))
         self._consult_guard()
         return result
+
+    def _consult_guard(self) -> None:
+        if self._guard.should_stop:  # said once: why automatic compaction stops
+            self._guard.stop()
+            self._emit(Notice(stop_notice(self.diagnose()), "warning"))
+
+    def _compactor(self) -> Compactor:
+        return Compactor(self._store, self._model, self.fitted_settings(), self._emit, self._hooks, now_ms=self._now,
+                         diagnose=self.diagnose, guard=self._guard, summarizer=self.summarizer())
 
     def summarizer(self) -> Summarizer | None:
         """The ``compaction.model`` that writes summaries (None: the chat model)."""
@@ -190,33 +181,28 @@ class AgentSession:
         return diagnose(self._system_prompt, self._store.branch(), self.estimator, self.fitted_settings().compaction,
                         self._model.info.context_window)
 
-    def _consult_guard(self) -> bool:
-        """False once the loop guard has stopped automatic compaction (saying why, once)."""
-        if self._guard.should_stop:
-            self._guard.stop()
-            self._emit(Notice(stop_notice(self.diagnose()), "warning"))
-        return not self._guard.stopped
-
-    def _threshold_exceeded(self, cancel: CancelToken | None = None) -> bool:
-        usage = self.context_usage()
-        self._guard.observe(len(self.messages), usage.tokens, usage.threshold)
-        return self._background.due(usage, cancel, self._auto_compact and self._consult_guard())
-
-    def _is_overflow(self, message: Mapping[str, Any]) -> bool:
-        return is_overflow_of(message, self._model.info)
+    def _due(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None,
+             given_up: bool = False) -> CompactionReason | None:
+        """Ask ``decide`` at an automatic site; the guard and the background watch the threshold, not overflows."""
+        overflowed = reply is not None and is_overflow_of(reply, self._model.info)
+        usage, ready = self.context_usage(), False
+        if not overflowed and point != "reply" and not (cancel is not None and cancel.cancelled):
+            self._guard.observe(len(self.messages), usage.tokens, usage.threshold)
+            self._consult_guard()
+            ready = self._background.tend(self._compactor(), self.estimator, usage, cancel,
+                                          self._auto_compact and not self._guard.stopped)
+        return decide(point, tokens=usage.tokens, context_window=usage.context_window,
+                      budgets=self.fitted_settings().compaction, auto=self._auto_compact,
+                      guard_stopped=self._guard.stopped, overflowed=overflowed, overflow_given_up=given_up,
+                      summary_ready=ready, cancelled=cancel is not None and cancel.cancelled)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
-        """pi's pre-prompt check: compact if the last fresh reply overflowed or the threshold is passed.
-
-        An overflow the previous run already gave up on is not compacted again: one compact-and-retry
-        per overflow, and the user was told.
-        """
+        """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
         last = self._context.last_fresh_reply()
-        if last is not None and self._auto_compact and self._is_overflow(last) and last != self._gave_up_on:
-            if self.compact(cancel=cancel, reason="overflow") is not None:
-                self._context.drop_failed_reply(last)
-        elif self._threshold_exceeded(cancel):
-            self.compact(cancel=cancel, reason="threshold")
+        reason = self._due("before_prompt", cancel, last, given_up=last is not None and last == self._gave_up_on)
+        if reason is not None and self.compact(cancel=cancel, reason=reason) is not None \
+                and reason == "overflow" and last is not None:
+            self._context.drop_failed_reply(last)
 
     # ---- prompting -----------------------------------------------------------------------------
 
@@ -239,30 +225,32 @@ class AgentSession:
         self.add_message(user)
         try:
             final = self._run(token)
-        except SessionError as exc:
-            # A write failed (the store has said so in one sentence): recording that as a failed reply
-            # would be one more write to the same file.
+        except SessionError as exc:  # a write failed: recording a failed reply would write again
             self._emit(AgentEnd(str(exc)))
             raise
         except PiCompactError as exc:
-            # Raised before a request was sent (e.g. no API key, unknown window): record it as pi records
-            # a failed reply, so the transcript stays well-formed and a retry does not stack prompts.
+            # Raised before a request was sent (no API key, unknown window): recorded as pi records a
+            # failed reply, so the transcript stays well-formed and a retry does not stack prompts.
             final = failed_reply(str(exc), self._now())
             self._emit(MessageStart("assistant"))
             self._emit(MessageEnd(final))
             self.add_message(final)
         error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
         self._emit(AgentEnd(str(error) if error else None))
-        # An error reply is checked too (pi #1834: the estimate keeps compaction possible when a provider
-        # keeps failing); an overflow was already handled inside the run.
-        # A cancel stops the whole turn: no compaction starts after it (the token stays cancelled).
-        if final is not None and final.get("stopReason") != "aborted" and not token.cancelled \
-                and not self._is_overflow(final) and self._threshold_exceeded(token):
-            self.compact(cancel=token, reason="threshold")
+        # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
+        if final is not None and final.get("stopReason") != "aborted":
+            self._compact_if("after_run", token, final)
         return final
 
+    def _compact_if(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None) -> bool:
+        reason = self._due(point, cancel, reply)
+        if reason is None:
+            return False
+        self.compact(cancel=cancel, reason=reason)
+        return True
+
     def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
-        overflow_retried = False
+        retried = False
         while True:  # as long as the model calls tools (no cap, as in pi: Ctrl-C stops it)
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
             reply = stream_reply(self._model, build_request(self._system_prompt, self.messages, self._tools, pins),
@@ -271,35 +259,75 @@ class AgentSession:
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:
                 return reply
-            if self._is_overflow(reply) and self._auto_compact:
-                if stop == "stop":
-                    # A silent overflow (the provider answered past its window): the answer is good, so
-                    # keep it and compact for the next prompt; retrying would throw it away (pi 0.80.2).
+            overflowed = is_overflow_of(reply, self._model.info)
+            if self._due("reply", cancel, reply, given_up=retried and stop != "stop") == "overflow":
+                if stop == "stop":  # a silent overflow: the answer is good, keep it (pi 0.80.2)
                     self.compact(cancel=cancel, reason="overflow")
                     return reply
-                if overflow_retried:
-                    self._gave_up_on = reply
-                    self._emit(CompactionEnd("overflow", None, error_message=OVERFLOW_GIVE_UP))
-                    return reply
-                overflow_retried = True
+                retried = True
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
-                    budgets = self.fitted_settings().compaction
-                    if not cancel.cancelled and nothing_to_compact(self._store.branch_tail(), budgets):
+                    if not cancel.cancelled and nothing_to_compact(self._store.branch_tail(),
+                                                                   self.fitted_settings().compaction):
                         self._emit(Notice(window_hint(self._model.info), "warning"))
                     return reply
                 self._context.drop_failed_reply(reply)
                 continue
-            if stop == "error" or not tool_calls(reply):
+            if retried and overflowed:  # its one retry overflowed too
+                self._gave_up_on = reply
+                self._emit(CompactionEnd("overflow", None, error_message=OVERFLOW_GIVE_UP))
+                return reply
+            if stop == "error" or not tool_calls(reply) or (overflowed and self._auto_compact):
                 return reply
             approve = self.approval.allows if self.approval is not None else None
             if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self.add_message,
                                   approve):
                 return reply
-            if self._threshold_exceeded(cancel):
-                # Beyond pi: compact between tool turns, then continue the task with summary + tail.
-                self.compact(cancel=cancel, reason="threshold")
-                if cancel.cancelled:
-                    return reply
+            # Beyond pi: compact between tool turns, then carry on with the summary and the tail.
+            if self._compact_if("tool_turn", cancel) and cancel.cancelled:
+                return reply
+
+    # ---- the tree, pins and the name: one appended entry each ------------------------------------
+
+    def navigate(self, target_id: str, *, summarize: bool = False, instructions: str | None = None,
+                 cancel: CancelToken | None = None) -> TreeOutcome | None:
+        """``/tree``: move the leaf to ``target_id``, optionally summarizing the branch left (see ``Navigator``)."""
+        hooks = self._hooks if isinstance(self._hooks, TreeHooks) else None
+        navigator = Navigator(self._store, self._model if summarize else None, self.fitted_settings(), self._emit,
+                              hooks, self._now, self.summarizer())
+        outcome = navigator.navigate(target_id, summarize=summarize, instructions=instructions, cancel=cancel)
+        if outcome is not None:
+            self.reload_context()
+        return outcome
+
+    def uncompact(self, *, force: bool = False) -> UncompactOutcome:
+        """``/uncompact``: undo the branch's latest compaction; raises ``CompactionError`` to refuse."""
+        try:
+            window: int | None = self._model.info.context_window
+        except PiCompactError:
+            window = None  # no usable model: only ``force`` restores it, unchecked
+        outcome = uncompact_store(self._store, self.fitted_settings(), force=force, context_window=window,
+                                  now_ms=self._now)
+        self.reload_context()
+        return outcome
+
+    def pin(self, text: str = "") -> tuple[Pin, ...] | None:
+        """Pin ``text`` (empty: the user's last message); the branch's pins then, None with nothing to pin."""
+        source = None
+        if not text:
+            last = last_user_text(self._store.branch())
+            if last is None:
+                return None
+            source, text = last
+        self._store.append(pin_fields(text, source), self._now())
+        return fold_pins(self._store.branch())
+
+    def unpin(self, pin: Pin) -> None:
+        self._store.append(unpin_fields(pin), self._now())
+
+    def rename(self, name: str) -> str | None:
+        """``/name``: the session's name from now on (empty clears it); returns it as stored."""
+        self._store.append(name_fields(name), self._now())
+        return session_name(self._store.entries)
 
     # ---- settings ------------------------------------------------------------------------------
 
@@ -308,8 +336,7 @@ class AgentSession:
         self._opening.record(self._model)  # a new session records the model it started with first, as pi does
         self._model = model
         record_model(self._store, model.info, self._now())
-        if self._threshold_exceeded(cancel):
-            self.compact(cancel=cancel, reason="threshold")
+        self._compact_if("model_switch", cancel)
 
     def set_settings(self, settings: Settings) -> None:
         self._settings = settings
@@ -323,5 +350,7 @@ class AgentSession:
         self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
 
 
-# Named here too, for code that imported them from this module.
-__all__ = ["OVERFLOW_GIVE_UP", "AgentSession", "ContextUsage", "failed_reply", "window_hint"]
+def uncompact_store(store: SessionStore, settings: Settings, *, force: bool = False, context_window: int | None = None,
+                    now_ms: Callable[[], int] = now_ms) -> UncompactOutcome:
+    """``/uncompact`` on a session file with no session running (``pi-compact uncompact``)."""
+    return Navigator(store, None, settings, now_ms=now_ms).uncompact(force=force, context_window=context_window)

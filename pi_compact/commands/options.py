@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_compact.compaction.threshold import fit_to_window
+from pi_compact.compaction.plan import plan_for_window
 from pi_compact.settings import Settings
 
 
@@ -40,9 +40,9 @@ def fitted_settings(
     settings: Settings, window: int, model: str | None, sources: Mapping[str, str] | None
 ) -> Settings:
     """The settings with budgets that fit ``window``; says which values were replaced, and why."""
-    fitted, warnings = fit_to_window(settings, window, model=model, sources=sources)
-    warn(warnings)
-    return fitted
+    fitted = plan_for_window(settings, window, model=model, sources=sources)
+    warn(fitted.warnings)
+    return fitted.settings
 
 
 __all__ = ["CompactOptions", "fitted_settings", "warn"]

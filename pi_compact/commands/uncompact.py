@@ -38,7 +38,7 @@ def uncompact_file(
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
         if not session.is_file():
             raise UsageError(f"Session file {session} does not exist.")
-        from pi_compact.agent.navigator import Navigator
+        from pi_compact.agent.session import uncompact_store
         from pi_compact.commands.compact import fitted_settings
         from pi_compact.session.store import SessionStore
         from pi_compact.settings_files import load_settings
@@ -55,7 +55,7 @@ def uncompact_file(
         try:
             for warning in store.warnings:
                 sys.stderr.write(f"warning: {warning}\n")
-            outcome = Navigator(store, None, settings).uncompact(force=force, context_window=window)
+            outcome = uncompact_store(store, settings, force=force, context_window=window)
         finally:
             store.close()
     except (UsageError, SessionError) as exc:
