@@ -16,12 +16,12 @@ from typing import Any
 
 from pi_compact.agent.approval import ApprovalGate
 from pi_compact.agent.compaction.background import BackgroundCompaction
-from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagnose, stop_notice, window_hint
-from pi_compact.agent.compaction.live_context import LiveContext, reply_key
+from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagnose, stop_notice
+from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
-from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor, nothing_to_compact
+from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
 from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason, words
-from pi_compact.agent.compaction.summarizer import Summarizer, Summarizers
+from pi_compact.agent.compaction.summarizer import Summarizers
 from pi_compact.agent.compaction.triggers import Point, decide
 from pi_compact.agent.events import (
     AgentEnd,
@@ -42,7 +42,7 @@ from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
-from pi_compact.compaction.tokens import ContextUsage, Estimator, estimator_for
+from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.overflow import is_overflow_of
 from pi_compact.llm.protocol import ChatModel
@@ -74,9 +74,9 @@ class AgentSession:
         self._store, self._model, self._tools, self._cwd = store, model, list(tools), cwd
         self._system_prompt, self._emit, self._now, self._hooks = system_prompt, emit, now_ms, hooks
         self._auto_compact = auto_compact
-        self._context = LiveContext(store)
+        self._settings = settings
+        self._context = LiveContext(store, settings.compaction.token_estimator)
         self._summarizers = Summarizers(make_summarizer)  # the ``compaction.model`` named by the settings
-        self.set_settings(settings)
         self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
         self._guard = LoopGuard()
         self._background = BackgroundCompaction(emit)  # compaction.background: summaries made ahead
@@ -115,13 +115,9 @@ class AgentSession:
         return self._auto_compact
 
     @property
-    def hooks(self) -> CompactionHooks | None:
-        return self._hooks
-
-    @property
     def estimator(self) -> Estimator:
         """The session's one token estimator (``compaction.tokenEstimator``; ``auto`` calibrated by usage)."""
-        return self._context.estimator(self._estimator, reply_key(self._model))
+        return self._context.estimator_of(self._model)
 
     def fitted_settings(self) -> Settings:
         """The settings with budgets fitted to the model's window (a model still resolving is not waited for)."""
@@ -131,9 +127,7 @@ class AgentSession:
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
-        window = self._model.info.context_window
-        threshold = window - self.fitted_settings().compaction.reserve_tokens
-        return self._context.usage(self._estimator, window, threshold, reply_key(self._model))
+        return self._context.usage_for(self._model, self.fitted_settings().compaction.reserve_tokens)
 
     def reload_context(self) -> None:
         """Rebuild the live context from the session file (after anything that changed the branch)."""
@@ -166,18 +160,14 @@ class AgentSession:
     def _consult_guard(self) -> None:
         if self._guard.should_stop:  # said once: why automatic compaction stops
             self._guard.stop()
-            self._emit(Notice(stop_notice(self.diagnose()), "warning"))
+            self._emit(Notice(stop_notice(self._diagnose()), "warning"))
 
     def _compactor(self) -> Compactor:
         return Compactor(self._store, self._model, self.fitted_settings(), self._emit, self._hooks, now_ms=self._now,
-                         diagnose=self.diagnose, guard=self._guard, summarizer=self.summarizer())
+                         diagnose=self._diagnose, guard=self._guard,
+                         summarizer=self._summarizers.for_settings(self._settings))
 
-    def summarizer(self) -> Summarizer | None:
-        """The ``compaction.model`` that writes summaries (None: the chat model)."""
-        return self._summarizers.for_settings(self._settings)
-
-    def diagnose(self) -> str:
-        """The biggest consumers of the context, named with sizes, and what to do (the loop guard's words)."""
+    def _diagnose(self) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self.estimator, self.fitted_settings().compaction,
                         self._model.info.context_window)
 
@@ -195,6 +185,13 @@ class AgentSession:
                       budgets=self.fitted_settings().compaction, auto=self._auto_compact,
                       guard_stopped=self._guard.stopped, overflowed=overflowed, overflow_given_up=given_up,
                       summary_ready=ready, cancelled=cancel is not None and cancel.cancelled)
+
+    def _auto(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None) -> bool:
+        """Compact at an automatic site when ``decide`` says so; False when it did not."""
+        reason = self._due(point, cancel, reply)
+        if reason is not None:
+            self.compact(cancel=cancel, reason=reason)
+        return reason is not None
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
@@ -239,15 +236,8 @@ class AgentSession:
         self._emit(AgentEnd(str(error) if error else None))
         # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
         if final is not None and final.get("stopReason") != "aborted":
-            self._compact_if("after_run", token, final)
+            self._auto("after_run", token, final)
         return final
-
-    def _compact_if(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None) -> bool:
-        reason = self._due(point, cancel, reply)
-        if reason is None:
-            return False
-        self.compact(cancel=cancel, reason=reason)
-        return True
 
     def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
         retried = False
@@ -266,9 +256,6 @@ class AgentSession:
                     return reply
                 retried = True
                 if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
-                    if not cancel.cancelled and nothing_to_compact(self._store.branch_tail(),
-                                                                   self.fitted_settings().compaction):
-                        self._emit(Notice(window_hint(self._model.info), "warning"))
                     return reply
                 self._context.drop_failed_reply(reply)
                 continue
@@ -283,7 +270,7 @@ class AgentSession:
                                   approve):
                 return reply
             # Beyond pi: compact between tool turns, then carry on with the summary and the tail.
-            if self._compact_if("tool_turn", cancel) and cancel.cancelled:
+            if self._auto("tool_turn", cancel) and cancel.cancelled:
                 return reply
 
     # ---- the tree, pins and the name: one appended entry each ------------------------------------
@@ -293,7 +280,7 @@ class AgentSession:
         """``/tree``: move the leaf to ``target_id``, optionally summarizing the branch left (see ``Navigator``)."""
         hooks = self._hooks if isinstance(self._hooks, TreeHooks) else None
         navigator = Navigator(self._store, self._model if summarize else None, self.fitted_settings(), self._emit,
-                              hooks, self._now, self.summarizer())
+                              hooks, self._now, self._summarizers.for_settings(self._settings))
         outcome = navigator.navigate(target_id, summarize=summarize, instructions=instructions, cancel=cancel)
         if outcome is not None:
             self.reload_context()
@@ -301,12 +288,7 @@ class AgentSession:
 
     def uncompact(self, *, force: bool = False) -> UncompactOutcome:
         """``/uncompact``: undo the branch's latest compaction; raises ``CompactionError`` to refuse."""
-        try:
-            window: int | None = self._model.info.context_window
-        except PiCompactError:
-            window = None  # no usable model: only ``force`` restores it, unchecked
-        outcome = uncompact_store(self._store, self.fitted_settings(), force=force, context_window=window,
-                                  now_ms=self._now)
+        outcome = Navigator(self._store, self._model, self.fitted_settings(), now_ms=self._now).uncompact(force=force)
         self.reload_context()
         return outcome
 
@@ -336,13 +318,12 @@ class AgentSession:
         self._opening.record(self._model)  # a new session records the model it started with first, as pi does
         self._model = model
         record_model(self._store, model.info, self._now())
-        self._compact_if("model_switch", cancel)
+        self._auto("model_switch", cancel)
 
     def set_settings(self, settings: Settings) -> None:
         self._settings = settings
         self._summarizers.forget()
-        self._estimator = estimator_for(settings.compaction.token_estimator)
-        self._context.calibrate = settings.compaction.token_estimator == "auto"
+        self._context.configure(settings.compaction.token_estimator)
 
     def set_auto_compaction(self, enabled: bool) -> None:
         self._auto_compact = enabled

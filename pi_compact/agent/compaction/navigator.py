@@ -197,8 +197,7 @@ class Navigator:
         compaction = self.settings.compaction
         restored = project_path(plan.restored_path).messages
         tokens = estimate_context_tokens(restored, estimator_for(compaction.token_estimator)).tokens
-        window = context_window if context_window is not None else (self.model.info.context_window
-                                                                    if self.model is not None else None)
+        window = context_window if context_window is not None else _window_of(self.model)
         threshold = window - compaction.reserve_tokens if window else None
         if not force and plan.left_behind:
             raise CompactionError(
@@ -214,6 +213,14 @@ class Navigator:
             )
         self._append_at(plan.position, uncompact_fields(plan))
         return UncompactOutcome(plan.compaction_id, plan.position, tokens, window, threshold, plan.left_behind)
+
+
+def _window_of(model: ChatModel | None) -> int | None:
+    """The model's window; None without a usable model (then only ``force`` restores, unchecked)."""
+    try:
+        return model.info.context_window if model is not None else None
+    except PiCompactError:
+        return None
 
 
 __all__ = ["BeforeTreeEvent", "Navigator", "TreeDecision", "TreeHooks"]

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pi_compact.agent.compaction.guard import LoopGuard
+from pi_compact.agent.compaction.guard import LoopGuard, window_hint
 from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, words
 from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
-from pi_compact.agent.events import CompactionEnd, CompactionStart, Retry, SessionEvent
+from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
@@ -186,6 +186,8 @@ class Compactor:
             # still counts it: past the threshold with nothing to compact, compaction cannot help.
             if skip == "too_small" and self.guard is not None:
                 self.guard.futile()
+            if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
+                self.emit(Notice(window_hint(self.model.info), "warning"))
             return None
         self.emit(CompactionStart(reason, context_percent))
         if skip is not None or plan is None:
