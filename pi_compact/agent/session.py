@@ -15,21 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from pi_compact.agent.approval import ApprovalGate
-from pi_compact.agent.compaction.background import BackgroundCompaction
-from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagnose, stop_notice
 from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
-from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
-from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason, words
-from pi_compact.agent.compaction.summarizer import Summarizers
-from pi_compact.agent.compaction.triggers import Point, decide
+from pi_compact.agent.compaction.pipeline import CompactionHooks
+from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason
+from pi_compact.agent.compaction.triggers import Compactions, Point
 from pi_compact.agent.events import (
     AgentEnd,
     AgentStart,
     CompactionEnd,
     MessageEnd,
     MessageStart,
-    Notice,
     SessionEvent,
     TreeOutcome,
     UncompactOutcome,
@@ -76,13 +72,10 @@ class AgentSession:
         self._auto_compact = auto_compact
         self._settings = settings
         self._context = LiveContext(store, settings.compaction.token_estimator)
-        self._summarizers = Summarizers(make_summarizer)  # the ``compaction.model`` named by the settings
-        self._gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
-        self._guard = LoopGuard()
-        self._background = BackgroundCompaction(emit)  # compaction.background: summaries made ahead
-        self._compactions = store.compaction_count()
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
+        self._compactions = Compactions(store, self._context, self._pins, emit, hooks=hooks, now_ms=now_ms,
+                                        system_prompt=system_prompt, make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
 
     # ---- what the UI reads -----------------------------------------------------------------------
@@ -108,7 +101,7 @@ class AgentSession:
 
     @property
     def compactions(self) -> int:
-        return self._compactions
+        return self._compactions.count
 
     @property
     def auto_compact(self) -> bool:
@@ -135,7 +128,7 @@ class AgentSession:
 
     def close(self) -> None:
         """Done: a background summary is dropped, and other programs may write the file again."""
-        self._background.close()
+        self._compactions.background.close()
         self._store.close()
 
     # ---- compaction ----------------------------------------------------------------------------
@@ -143,48 +136,13 @@ class AgentSession:
     def compact(self, instructions: str | None = None, cancel: CancelToken | None = None,
                 reason: CompactionReason = "manual", will_retry: bool = False) -> CompactionResult | None:
         """Compact now (``/compact``, or for ``reason``); the live context is rebuilt from the file right after."""
-        percent = self.context_usage().percent if words(reason).shows_percent else None
-        result = self._background.run(self._compactor(), self.estimator, reason, instructions=instructions,
-                                      cancel=cancel, will_retry=will_retry, context_percent=percent)
-        if result is not None:
-            self._compactions += 1
-            self.reload_context()
-            pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
-            for warning in after_compaction(self.context_usage(), self.messages, self.estimator,
-                                            self.fitted_settings().compaction, pins, self._guard,
-                                            automatic=words(reason).automatic, tokens_before=result.tokens_before):
-                self._emit(Notice(warning, "warning"))
-        self._consult_guard()
-        return result
-
-    def _consult_guard(self) -> None:
-        if self._guard.should_stop:  # said once: why automatic compaction stops
-            self._guard.stop()
-            self._emit(Notice(stop_notice(self._diagnose()), "warning"))
-
-    def _compactor(self) -> Compactor:
-        return Compactor(self._store, self._model, self.fitted_settings(), self._emit, self._hooks, now_ms=self._now,
-                         diagnose=self._diagnose, guard=self._guard,
-                         summarizer=self._summarizers.for_settings(self._settings))
-
-    def _diagnose(self) -> str:
-        return diagnose(self._system_prompt, self._store.branch(), self.estimator, self.fitted_settings().compaction,
-                        self._model.info.context_window)
+        return self._compactions.run(self._model, self.fitted_settings(), reason, instructions=instructions,
+                                     cancel=cancel, will_retry=will_retry)
 
     def _due(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None,
              given_up: bool = False) -> CompactionReason | None:
-        """Ask ``decide`` at an automatic site; the guard and the background watch the threshold, not overflows."""
-        overflowed = reply is not None and is_overflow_of(reply, self._model.info)
-        usage, ready = self.context_usage(), False
-        if not overflowed and point != "reply" and not (cancel is not None and cancel.cancelled):
-            self._guard.observe(len(self.messages), usage.tokens, usage.threshold)
-            self._consult_guard()
-            ready = self._background.tend(self._compactor(), self.estimator, usage, cancel,
-                                          self._auto_compact and not self._guard.stopped)
-        return decide(point, tokens=usage.tokens, context_window=usage.context_window,
-                      budgets=self.fitted_settings().compaction, auto=self._auto_compact,
-                      guard_stopped=self._guard.stopped, overflowed=overflowed, overflow_given_up=given_up,
-                      summary_ready=ready, cancelled=cancel is not None and cancel.cancelled)
+        return self._compactions.due(point, self._model, self.fitted_settings(), auto=self._auto_compact,
+                                     cancel=cancel, reply=reply, given_up=given_up)
 
     def _auto(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None) -> bool:
         """Compact at an automatic site when ``decide`` says so; False when it did not."""
@@ -196,7 +154,8 @@ class AgentSession:
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
         last = self._context.last_fresh_reply()
-        reason = self._due("before_prompt", cancel, last, given_up=last is not None and last == self._gave_up_on)
+        given_up = last is not None and last == self._compactions.gave_up_on
+        reason = self._due("before_prompt", cancel, last, given_up)
         if reason is not None and self.compact(cancel=cancel, reason=reason) is not None \
                 and reason == "overflow" and last is not None:
             self._context.drop_failed_reply(last)
@@ -260,7 +219,7 @@ class AgentSession:
                 self._context.drop_failed_reply(reply)
                 continue
             if retried and overflowed:  # its one retry overflowed too
-                self._gave_up_on = reply
+                self._compactions.gave_up_on = reply
                 self._emit(CompactionEnd("overflow", None, error_message=OVERFLOW_GIVE_UP))
                 return reply
             if stop == "error" or not tool_calls(reply) or (overflowed and self._auto_compact):
@@ -280,7 +239,7 @@ class AgentSession:
         """``/tree``: move the leaf to ``target_id``, optionally summarizing the branch left (see ``Navigator``)."""
         hooks = self._hooks if isinstance(self._hooks, TreeHooks) else None
         navigator = Navigator(self._store, self._model if summarize else None, self.fitted_settings(), self._emit,
-                              hooks, self._now, self._summarizers.for_settings(self._settings))
+                              hooks, self._now, self._compactions.summarizers.for_settings(self._settings))
         outcome = navigator.navigate(target_id, summarize=summarize, instructions=instructions, cancel=cancel)
         if outcome is not None:
             self.reload_context()
@@ -322,12 +281,12 @@ class AgentSession:
 
     def set_settings(self, settings: Settings) -> None:
         self._settings = settings
-        self._summarizers.forget()
+        self._compactions.summarizers.forget()
         self._context.configure(settings.compaction.token_estimator)
 
     def set_auto_compaction(self, enabled: bool) -> None:
         self._auto_compact = enabled
-        self._guard.reset()
+        self._compactions.guard.reset()
         self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
 
 
