@@ -18,12 +18,11 @@ from pi_compact.agent.approval import ApprovalGate
 from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
 from pi_compact.agent.compaction.pipeline import CompactionHooks
-from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason
+from pi_compact.agent.compaction.reasons import CompactionReason
 from pi_compact.agent.compaction.triggers import Compactions, Point
 from pi_compact.agent.events import (
     AgentEnd,
     AgentStart,
-    CompactionEnd,
     MessageEnd,
     MessageStart,
     SessionEvent,
@@ -40,7 +39,6 @@ from pi_compact.compaction.plan import plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.errors import PiCompactError, SessionError
-from pi_compact.llm.overflow import is_overflow_of
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.pins import Pin, PinTracker, fold_pins, last_user_text, pin_fields, unpin_fields
@@ -139,26 +137,13 @@ class AgentSession:
         return self._compactions.run(self._model, self.fitted_settings(), reason, instructions=instructions,
                                      cancel=cancel, will_retry=will_retry)
 
-    def _due(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None,
-             given_up: bool = False) -> CompactionReason | None:
-        return self._compactions.due(point, self._model, self.fitted_settings(), auto=self._auto_compact,
-                                     cancel=cancel, reply=reply, given_up=given_up)
-
     def _auto(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None) -> bool:
-        """Compact at an automatic site when ``decide`` says so; False when it did not."""
-        reason = self._due(point, cancel, reply)
-        if reason is not None:
-            self.compact(cancel=cancel, reason=reason)
-        return reason is not None
+        return self._compactions.auto(point, self._model, self.fitted_settings(), auto=self._auto_compact,
+                                      cancel=cancel, reply=reply)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
-        last = self._context.last_fresh_reply()
-        given_up = last is not None and last == self._compactions.gave_up_on
-        reason = self._due("before_prompt", cancel, last, given_up)
-        if reason is not None and self.compact(cancel=cancel, reason=reason) is not None \
-                and reason == "overflow" and last is not None:
-            self._context.drop_failed_reply(last)
+        self._compactions.before_prompt(self._model, self.fitted_settings(), auto=self._auto_compact, cancel=cancel)
 
     # ---- prompting -----------------------------------------------------------------------------
 
@@ -208,21 +193,12 @@ class AgentSession:
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:
                 return reply
-            overflowed = is_overflow_of(reply, self._model.info)
-            if self._due("reply", cancel, reply, given_up=retried and stop != "stop") == "overflow":
-                if stop == "stop":  # a silent overflow: the answer is good, keep it (pi 0.80.2)
-                    self.compact(cancel=cancel, reason="overflow")
-                    return reply
+            overflow = self._compactions.after_reply(self._model, self.fitted_settings(), reply,
+                                                     auto=self._auto_compact, cancel=cancel, retried=retried)
+            if overflow == "retry":  # compacted: ask again, once
                 retried = True
-                if self.compact(cancel=cancel, reason="overflow", will_retry=True) is None:
-                    return reply
-                self._context.drop_failed_reply(reply)
                 continue
-            if retried and overflowed:  # its one retry overflowed too
-                self._compactions.gave_up_on = reply
-                self._emit(CompactionEnd("overflow", None, error_message=OVERFLOW_GIVE_UP))
-                return reply
-            if stop == "error" or not tool_calls(reply) or (overflowed and self._auto_compact):
+            if overflow == "done" or stop == "error" or not tool_calls(reply):
                 return reply
             approve = self.approval.allows if self.approval is not None else None
             if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self.add_message,

@@ -16,9 +16,9 @@ from pi_compact.agent.compaction.background import BackgroundCompaction
 from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagnose, stop_notice
 from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
-from pi_compact.agent.compaction.reasons import CompactionReason, words
+from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason, words
 from pi_compact.agent.compaction.summarizer import Summarizers
-from pi_compact.agent.events import Notice, SessionEvent
+from pi_compact.agent.events import CompactionEnd, Notice, SessionEvent
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.threshold import should_compact
@@ -110,6 +110,42 @@ class Compactions:
                 self._emit(Notice(warning, "warning"))
         self._consult_guard(model, settings)
         return result
+
+    def auto(self, point: Point, model: ChatModel, settings: Settings, *, auto: bool, cancel: CancelToken | None,
+             reply: Mapping[str, Any] | None = None) -> bool:
+        """Compact at an automatic site when ``decide`` says so; False when it did not."""
+        reason = self.due(point, model, settings, auto=auto, cancel=cancel, reply=reply)
+        if reason is not None:
+            self.run(model, settings, reason, cancel=cancel)
+        return reason is not None
+
+    def before_prompt(self, model: ChatModel, settings: Settings, *, auto: bool, cancel: CancelToken | None) -> None:
+        """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
+        last = self._context.last_fresh_reply()
+        given_up = last is not None and last == self.gave_up_on
+        reason = self.due("before_prompt", model, settings, auto=auto, cancel=cancel, reply=last, given_up=given_up)
+        if reason is not None and self.run(model, settings, reason, cancel=cancel) is not None \
+                and reason == "overflow" and last is not None:
+            self._context.drop_failed_reply(last)
+
+    def after_reply(self, model: ChatModel, settings: Settings, reply: Mapping[str, Any], *, auto: bool,
+                    cancel: CancelToken, retried: bool) -> Literal["retry", "done"] | None:
+        """After a model reply: an overflow compacts, then ``retry`` once (the failed reply left out of the
+        live context); a silent one keeps its answer (``done``, pi 0.80.2); an overflow right after its
+        retry gives up and says so (``done``). None: no overflow to act on."""
+        silent = reply.get("stopReason") == "stop"
+        overflowed = is_overflow_of(reply, model.info)
+        if self.due("reply", model, settings, auto=auto, cancel=cancel, reply=reply,
+                    given_up=retried and not silent) == "overflow":
+            if self.run(model, settings, "overflow", cancel=cancel, will_retry=not silent) is None or silent:
+                return "done"
+            self._context.drop_failed_reply(reply)
+            return "retry"
+        if retried and overflowed:
+            self.gave_up_on = reply
+            self._emit(CompactionEnd("overflow", None, error_message=OVERFLOW_GIVE_UP))
+            return "done"
+        return "done" if overflowed and auto else None
 
     def due(self, point: Point, model: ChatModel, settings: Settings, *, auto: bool, cancel: CancelToken | None,
             reply: Mapping[str, Any] | None = None, given_up: bool = False) -> CompactionReason | None:
