@@ -16,7 +16,7 @@ from typing import Any
 
 from pi_compact.agent.approval import ApprovalGate
 from pi_compact.agent.compaction.live_context import LiveContext
-from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
+from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
 from pi_compact.agent.compaction.triggers import Compactions, Point
@@ -41,7 +41,7 @@ from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
-from pi_compact.session.pins import Pin, PinTracker, fold_pins, last_user_text, pin_fields, unpin_fields
+from pi_compact.session.pins import Pin, PinTracker, fold_pins, pin_for, unpin_fields
 from pi_compact.session.store import SessionStore
 from pi_compact.session.tree import name_fields, session_name
 from pi_compact.settings import Settings
@@ -66,14 +66,14 @@ class AgentSession:
         make_summarizer: Callable[[str, Settings], ChatModel] | None = None,
     ) -> None:
         self._store, self._model, self._tools, self._cwd = store, model, list(tools), cwd
-        self._system_prompt, self._emit, self._now, self._hooks = system_prompt, emit, now_ms, hooks
-        self._auto_compact = auto_compact
+        self._system_prompt, self._emit, self._now = system_prompt, emit, now_ms
         self._settings = settings
         self._context = LiveContext(store, settings.compaction.token_estimator)
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
         self._compactions = Compactions(store, self._context, self._pins, emit, hooks=hooks, now_ms=now_ms,
-                                        system_prompt=system_prompt, make_summarizer=make_summarizer)
+                                        system_prompt=system_prompt, enabled=auto_compact,
+                                        make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
 
     # ---- what the UI reads -----------------------------------------------------------------------
@@ -103,7 +103,7 @@ class AgentSession:
 
     @property
     def auto_compact(self) -> bool:
-        return self._auto_compact
+        return self._compactions.enabled
 
     @property
     def estimator(self) -> Estimator:
@@ -138,12 +138,11 @@ class AgentSession:
                                      cancel=cancel, will_retry=will_retry)
 
     def _auto(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None) -> bool:
-        return self._compactions.auto(point, self._model, self.fitted_settings(), auto=self._auto_compact,
-                                      cancel=cancel, reply=reply)
+        return self._compactions.compact_if_due(point, self._model, self.fitted_settings(), cancel, reply)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
-        self._compactions.before_prompt(self._model, self.fitted_settings(), auto=self._auto_compact, cancel=cancel)
+        self._compactions.before_prompt(self._model, self.fitted_settings(), cancel)
 
     # ---- prompting -----------------------------------------------------------------------------
 
@@ -193,8 +192,7 @@ class AgentSession:
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:
                 return reply
-            overflow = self._compactions.after_reply(self._model, self.fitted_settings(), reply,
-                                                     auto=self._auto_compact, cancel=cancel, retried=retried)
+            overflow = self._compactions.after_reply(self._model, self.fitted_settings(), reply, cancel, retried)
             if overflow == "retry":  # compacted: ask again, once
                 retried = True
                 continue
@@ -213,9 +211,7 @@ class AgentSession:
     def navigate(self, target_id: str, *, summarize: bool = False, instructions: str | None = None,
                  cancel: CancelToken | None = None) -> TreeOutcome | None:
         """``/tree``: move the leaf to ``target_id``, optionally summarizing the branch left (see ``Navigator``)."""
-        hooks = self._hooks if isinstance(self._hooks, TreeHooks) else None
-        navigator = Navigator(self._store, self._model if summarize else None, self.fitted_settings(), self._emit,
-                              hooks, self._now, self._compactions.summarizers.for_settings(self._settings))
+        navigator = self._compactions.navigator(self._model if summarize else None, self.fitted_settings())
         outcome = navigator.navigate(target_id, summarize=summarize, instructions=instructions, cancel=cancel)
         if outcome is not None:
             self.reload_context()
@@ -223,19 +219,16 @@ class AgentSession:
 
     def uncompact(self, *, force: bool = False) -> UncompactOutcome:
         """``/uncompact``: undo the branch's latest compaction; raises ``CompactionError`` to refuse."""
-        outcome = Navigator(self._store, self._model, self.fitted_settings(), now_ms=self._now).uncompact(force=force)
+        outcome = self._compactions.navigator(self._model, self.fitted_settings()).uncompact(force=force)
         self.reload_context()
         return outcome
 
     def pin(self, text: str = "") -> tuple[Pin, ...] | None:
         """Pin ``text`` (empty: the user's last message); the branch's pins then, None with nothing to pin."""
-        source = None
-        if not text:
-            last = last_user_text(self._store.branch())
-            if last is None:
-                return None
-            source, text = last
-        self._store.append(pin_fields(text, source), self._now())
+        fields = pin_for(self._store.branch(), text)
+        if fields is None:
+            return None
+        self._store.append(fields, self._now())
         return fold_pins(self._store.branch())
 
     def unpin(self, pin: Pin) -> None:
@@ -261,8 +254,7 @@ class AgentSession:
         self._context.configure(settings.compaction.token_estimator)
 
     def set_auto_compaction(self, enabled: bool) -> None:
-        self._auto_compact = enabled
-        self._compactions.guard.reset()
+        self._compactions.switch(enabled)
         self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pi_compact.agent.compaction.background import BackgroundCompaction
 from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagnose, stop_notice
 from pi_compact.agent.compaction.live_context import LiveContext
+from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
 from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
 from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason, words
 from pi_compact.agent.compaction.summarizer import Summarizers
@@ -81,11 +82,12 @@ class Compactions:
 
     def __init__(
         self, store: SessionStore, context: LiveContext, pins: PinTracker, emit: Callable[[SessionEvent], None], *,
-        hooks: CompactionHooks | None, now_ms: Callable[[], int], system_prompt: str,
+        hooks: CompactionHooks | None, now_ms: Callable[[], int], system_prompt: str, enabled: bool,
         make_summarizer: Callable[[str, Settings], ChatModel] | None,
     ) -> None:
         self._store, self._context, self._pins, self._emit = store, context, pins, emit
         self._hooks, self._now, self._system_prompt = hooks, now_ms, system_prompt
+        self.enabled = enabled  # automatic compaction (``/autocompact``, ``--no-auto-compact``)
         self.count = store.compaction_count()  # compaction entries in the file, this run's included
         self.guard = LoopGuard()
         self.background = BackgroundCompaction(emit)  # compaction.background: summaries made ahead
@@ -111,32 +113,32 @@ class Compactions:
         self._consult_guard(model, settings)
         return result
 
-    def auto(self, point: Point, model: ChatModel, settings: Settings, *, auto: bool, cancel: CancelToken | None,
-             reply: Mapping[str, Any] | None = None) -> bool:
+    def compact_if_due(self, point: Point, model: ChatModel, settings: Settings, cancel: CancelToken | None,
+                       reply: Mapping[str, Any] | None = None) -> bool:
         """Compact at an automatic site when ``decide`` says so; False when it did not."""
-        reason = self.due(point, model, settings, auto=auto, cancel=cancel, reply=reply)
+        reason = self.due(point, model, settings, cancel=cancel, reply=reply)
         if reason is not None:
             self.run(model, settings, reason, cancel=cancel)
         return reason is not None
 
-    def before_prompt(self, model: ChatModel, settings: Settings, *, auto: bool, cancel: CancelToken | None) -> None:
+    def before_prompt(self, model: ChatModel, settings: Settings, cancel: CancelToken | None) -> None:
         """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
         last = self._context.last_fresh_reply()
         given_up = last is not None and last == self.gave_up_on
-        reason = self.due("before_prompt", model, settings, auto=auto, cancel=cancel, reply=last, given_up=given_up)
+        reason = self.due("before_prompt", model, settings, cancel=cancel, reply=last, given_up=given_up)
         if reason is not None and self.run(model, settings, reason, cancel=cancel) is not None \
                 and reason == "overflow" and last is not None:
             self._context.drop_failed_reply(last)
 
-    def after_reply(self, model: ChatModel, settings: Settings, reply: Mapping[str, Any], *, auto: bool,
-                    cancel: CancelToken, retried: bool) -> Literal["retry", "done"] | None:
+    def after_reply(self, model: ChatModel, settings: Settings, reply: Mapping[str, Any], cancel: CancelToken,
+                    retried: bool) -> Literal["retry", "done"] | None:
         """After a model reply: an overflow compacts, then ``retry`` once (the failed reply left out of the
         live context); a silent one keeps its answer (``done``, pi 0.80.2); an overflow right after its
         retry gives up and says so (``done``). None: no overflow to act on."""
         silent = reply.get("stopReason") == "stop"
         overflowed = is_overflow_of(reply, model.info)
-        if self.due("reply", model, settings, auto=auto, cancel=cancel, reply=reply,
-                    given_up=retried and not silent) == "overflow":
+        given_up = retried and not silent
+        if self.due("reply", model, settings, cancel=cancel, reply=reply, given_up=given_up) == "overflow":
             if self.run(model, settings, "overflow", cancel=cancel, will_retry=not silent) is None or silent:
                 return "done"
             self._context.drop_failed_reply(reply)
@@ -145,9 +147,9 @@ class Compactions:
             self.gave_up_on = reply
             self._emit(CompactionEnd("overflow", None, error_message=OVERFLOW_GIVE_UP))
             return "done"
-        return "done" if overflowed and auto else None
+        return "done" if overflowed and self.enabled else None
 
-    def due(self, point: Point, model: ChatModel, settings: Settings, *, auto: bool, cancel: CancelToken | None,
+    def due(self, point: Point, model: ChatModel, settings: Settings, *, cancel: CancelToken | None,
             reply: Mapping[str, Any] | None = None, given_up: bool = False) -> CompactionReason | None:
         """Measure at an automatic site and ask ``decide``; the guard and the background watch the
         threshold, not overflows."""
@@ -158,10 +160,21 @@ class Compactions:
             self.guard.observe(len(self._context.messages), usage.tokens, usage.threshold)
             self._consult_guard(model, settings)
             ready = self.background.tend(self._compactor(model, settings), self._context.estimator_of(model), usage,
-                                         cancel, auto and not self.guard.stopped)
+                                         cancel, self.enabled and not self.guard.stopped)
         return decide(point, tokens=usage.tokens, context_window=usage.context_window, budgets=settings.compaction,
-                      auto=auto, guard_stopped=self.guard.stopped, overflowed=overflowed, overflow_given_up=given_up,
-                      summary_ready=ready, cancelled=cancelled)
+                      auto=self.enabled, guard_stopped=self.guard.stopped, overflowed=overflowed,
+                      overflow_given_up=given_up, summary_ready=ready, cancelled=cancelled)
+
+    def navigator(self, model: ChatModel | None, settings: Settings) -> Navigator:
+        """Tree moves and ``/uncompact`` of this session (``model`` None: no branch summaries)."""
+        hooks = self._hooks if isinstance(self._hooks, TreeHooks) else None
+        return Navigator(self._store, model, settings, self._emit, hooks, self._now,
+                         self.summarizers.for_settings(settings))
+
+    def switch(self, enabled: bool) -> None:
+        """``/autocompact on|off``: turning it on gives the loop guard a fresh start."""
+        self.enabled = enabled
+        self.guard.reset()
 
     def _compactor(self, model: ChatModel, settings: Settings) -> Compactor:
         return Compactor(self._store, model, settings, self._emit, self._hooks, now_ms=self._now, guard=self.guard,
