@@ -1,15 +1,14 @@
 """AgentSession: one conversation with one model, its session file, and every change to that file.
 
-Compaction runs when ``triggers.decide`` says so, asked at each automatic site: before a prompt,
-after each reply (an overflow compacts and retries once; a silent overflow keeps its answer; a second
-overflow gives up and says so), between tool turns (compact, then carry on), after the run and after
-a model switch. ``/compact``, ``/tree``, ``/uncompact``, ``/pin``, ``/unpin`` and ``/name`` are methods
-here: the UI and the CLI call them and never write the store themselves. No UI imports.
+Compaction is asked for at each site (before a prompt; after each reply: an overflow compacts and
+retries once, a silent one keeps its answer; between tool turns; after the run and a model switch)
+and decided by ``triggers.decide``. ``/compact``, ``/tree``, ``/uncompact``, ``/pin``, ``/unpin`` and
+``/name`` are methods: the UI and the CLI never write the store themselves. No UI imports.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
-from pi_compact.agent.compaction.triggers import Compactions, Point
+from pi_compact.agent.compaction.triggers import Compactions
 from pi_compact.agent.events import (
     AgentEnd,
     AgentStart,
@@ -129,7 +128,7 @@ class AgentSession:
         self._compactions.background.close()
         self._store.close()
 
-    # ---- compaction ----------------------------------------------------------------------------
+    # ---- compaction and prompting ---------------------------------------------------------------
 
     def compact(self, instructions: str | None = None, cancel: CancelToken | None = None,
                 reason: CompactionReason = "manual", will_retry: bool = False) -> CompactionResult | None:
@@ -137,19 +136,20 @@ class AgentSession:
         return self._compactions.run(self._model, self.fitted_settings(), reason, instructions=instructions,
                                      cancel=cancel, will_retry=will_retry)
 
-    def _auto(self, point: Point, cancel: CancelToken | None, reply: Mapping[str, Any] | None = None) -> bool:
-        return self._compactions.compact_if_due(point, self._model, self.fitted_settings(), cancel, reply)
-
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
         self._compactions.before_prompt(self._model, self.fitted_settings(), cancel)
-
-    # ---- prompting -----------------------------------------------------------------------------
 
     def add_message(self, message: Message) -> None:
         """Record ``message`` in the file and the live context (also one made outside a turn: ``!cmd``)."""
         self._store.append_message(message, self._now())
         self._context.messages.append(message)
+
+    def _report(self, message: dict[str, Any]) -> None:
+        self._emit(MessageStart(str(message["role"])))
+        self._emit(MessageEnd(message))
+        self._opening.record(self._model)  # a new session's opening entries come first (once)
+        self.add_message(message)
 
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Run one user prompt to completion; returns the final assistant message."""
@@ -158,11 +158,7 @@ class AgentSession:
         if token.cancelled:
             return None
         self._emit(AgentStart())
-        user = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()}
-        self._emit(MessageStart("user"))
-        self._emit(MessageEnd(user))
-        self._opening.record(self._model)
-        self.add_message(user)
+        self._report({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()})
         try:
             final = self._run(token)
         except SessionError as exc:  # a write failed: recording a failed reply would write again
@@ -172,14 +168,12 @@ class AgentSession:
             # Raised before a request was sent (no API key, unknown window): recorded as pi records a
             # failed reply, so the transcript stays well-formed and a retry does not stack prompts.
             final = failed_reply(str(exc), self._now())
-            self._emit(MessageStart("assistant"))
-            self._emit(MessageEnd(final))
-            self.add_message(final)
+            self._report(final)
         error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
         self._emit(AgentEnd(str(error) if error else None))
         # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
         if final is not None and final.get("stopReason") != "aborted":
-            self._auto("after_run", token, final)
+            self._compactions.compact_if_due("after_run", self._model, self.fitted_settings(), token, final)
         return final
 
     def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
@@ -203,7 +197,8 @@ class AgentSession:
                                   approve):
                 return reply
             # Beyond pi: compact between tool turns, then carry on with the summary and the tail.
-            if self._auto("tool_turn", cancel) and cancel.cancelled:
+            compacted = self._compactions.compact_if_due("tool_turn", self._model, self.fitted_settings(), cancel)
+            if compacted and cancel.cancelled:
                 return reply
 
     # ---- the tree, pins and the name: one appended entry each ------------------------------------
@@ -246,11 +241,11 @@ class AgentSession:
         self._opening.record(self._model)  # a new session records the model it started with first, as pi does
         self._model = model
         record_model(self._store, model.info, self._now())
-        self._auto("model_switch", cancel)
+        self._compactions.compact_if_due("model_switch", self._model, self.fitted_settings(), cancel)
 
     def set_settings(self, settings: Settings) -> None:
         self._settings = settings
-        self._compactions.summarizers.forget()
+        self._compactions.summarizers.forget()  # their ``models`` entries may have changed
         self._context.configure(settings.compaction.token_estimator)
 
     def set_auto_compaction(self, enabled: bool) -> None:
