@@ -36,6 +36,20 @@ def warn(warnings: Sequence[str]) -> None:
         sys.stderr.write(f"warning: {warning}\n")
 
 
+def window_for(context_window: int | None, model: str | None, settings: Settings, *, api_base: str | None = None,
+               api_key: str | None = None) -> int | None:
+    """The window a command checks against: ``--context-window``, else the model's (``--model`` or the
+    default); None when neither names one."""
+    if context_window is not None:
+        return context_window
+    if model is None and settings.default_model is None:
+        return None
+    from pi_compact.llm.resolve import resolve_model
+
+    return resolve_model(model, api_base=api_base, api_key=api_key, context_window=None,
+                         settings=settings).context_window
+
+
 def fitted_settings(
     settings: Settings, window: int, model: str | None, sources: Mapping[str, str] | None
 ) -> Settings:
@@ -45,4 +59,4 @@ def fitted_settings(
     return fitted.settings
 
 
-__all__ = ["CompactOptions", "fitted_settings", "warn"]
+__all__ = ["CompactOptions", "fitted_settings", "warn", "window_for"]
