@@ -1,14 +1,9 @@
-"""The live context: the messages the next request carries, which of them count as fresh, and the
-calibration their replies give.
+"""The live context: the messages the next request carries, which of them are fresh, and how full they are.
 
-It is rebuilt from the session file at start and after every compaction, then grows as the turn
-goes. The summary and the kept tail carry usage from before the latest compaction, which measured
-a context that no longer exists (pi #1860): messages before ``fresh_from`` are estimated, never
-anchored on. Messages written after it (a resumed session) are fresh and must be checked.
-
-With ``calibrate`` (the ``auto`` estimator) every estimate is scaled by the factor the context's
-replies give (``compaction/calibration.py``). The kept tail's replies still count after a compaction:
-the usage between two of them measured real messages, so the factor survives a compaction.
+Rebuilt from the file at start and after every compaction, it grows as the turn goes. Usage recorded
+before the latest compaction measured a context that no longer exists (pi #1860), so only messages
+from ``fresh_from`` on anchor the count; with the ``auto`` estimator every estimate is scaled by what
+the replies measured (``compaction/calibration.py``), a factor that survives a compaction.
 """
 
 from __future__ import annotations
