@@ -289,8 +289,9 @@ def cancelled_text(end: CompactionEnd | None) -> str:
     """The line print mode ends with when the user cancelled after the model had replied."""
     if end is None:
         return "cancelled."
-    what = {"threshold": "Auto-compaction", "overflow": "Context overflow recovery"}.get(end.reason, "Compaction")
-    return f"{what} cancelled; nothing was written."
+    from pi_compact.agent.compaction.reasons import words
+
+    return words(end.reason).cancelled
 
 
 def run_print_mode(

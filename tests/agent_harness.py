@@ -22,7 +22,7 @@ from typing import Any
 
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.agent.compactor import CompactionHooks
+from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.events import CompactionEnd, CompactionStart, SessionEvent
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import Tool, default_tools

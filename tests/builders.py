@@ -392,7 +392,7 @@ def run_compaction(
     hooks: Any = None,
 ) -> Any:
     """Open the session file and run the one compaction pipeline on it; returns the result or None."""
-    from pi_compact.agent.compactor import Compactor
+    from pi_compact.agent.compaction.pipeline import Compactor
     from pi_compact.session.store import SessionStore
 
     store = SessionStore.open(path, str(path.parent), 0)

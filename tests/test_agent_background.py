@@ -22,7 +22,8 @@ from background_model import SUMMARY, ReadingModel, padded
 from model_paths import chat_model
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.agent.background import THREAD_NAME
+from pi_compact.agent.compaction.background import THREAD_NAME
+from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.events import CompactionEnd, Notice, SessionEvent
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import default_tools
@@ -322,7 +323,8 @@ def test_the_kept_tail_is_sized_with_the_sessions_own_estimator(
 ) -> None:
     # A calibration that says this provider counts 8× our estimate: the ~1,200-token tail would then be
     # ~9,600 tokens, past the soft threshold (7,360) by itself, so summarizing ahead cannot help.
-    monkeypatch.setattr(AgentSession, "estimator", property(lambda self: lambda m: 8 * estimate_tokens_chars4(m)))
+    # The session's estimator is its live context's (``AgentSession.estimator`` reads it there).
+    monkeypatch.setattr(LiveContext, "estimator_of", lambda self, model: lambda m: 8 * estimate_tokens_chars4(m))
     run = open_run(tmp_path)
     for number in range(1, SOFT_AT + 1):
         run.turn(number)

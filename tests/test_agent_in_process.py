@@ -26,8 +26,8 @@ from agent_harness import (
     summary_leads,
 )
 
+from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP
 from pi_compact.agent.events import CompactionEnd
-from pi_compact.agent.session import OVERFLOW_GIVE_UP
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.tokens import estimate_tokens_auto, estimate_tokens_chars4
 from pi_compact.errors import AuthError

@@ -26,8 +26,8 @@ from scripted_server import (
     rate_limit_reply,
 )
 
+from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP
 from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry
-from pi_compact.agent.session import OVERFLOW_GIVE_UP
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.session.store import SessionStore
 

@@ -31,7 +31,7 @@ from builders import (
 )
 from scripted_server import Reply, ScriptedServer, server_error_reply
 
-from pi_compact.agent.compactor import BeforeCompactEvent, HookDecision
+from pi_compact.agent.compaction.pipeline import BeforeCompactEvent, HookDecision
 from pi_compact.agent.events import CompactionEnd, CompactionStart, SessionEvent
 from pi_compact.compaction.prompts import HISTORY_HEADINGS
 from pi_compact.compaction.summarize import CompactionResult
@@ -347,7 +347,7 @@ def test_compact_fits_a_keep_that_cannot_fit_the_window_and_compacts(
 def test_compact_command_plans_the_compaction_once(
     scripted_server: ScriptedServer, session: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pi_compact.agent import compactor
+    from pi_compact.agent.compaction import pipeline as compactor
     from pi_compact.commands import compact_run
     from pi_compact.commands.compact import CompactOptions, run_compact
 

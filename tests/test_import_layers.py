@@ -267,3 +267,59 @@ def test_the_adapter_rule_catches_one_adapter_importing_another(tmp_path: Path) 
         (tmp_path / name).write_text(text)
     found = violations(import_graph(tmp_path / "pi_compact"))
     assert _described(found) == ["pi_compact.llm.local.model imports pi_compact.llm.openai.client (line 1)"]
+
+
+# ---- compaction and session changes have one address -----------------------------------------------
+
+SHELL = ("pi_compact.ui", "pi_compact.cli", "pi_compact.app", "pi_compact.commands")  # pi_compact.cli covers cli/
+
+
+def test_the_ui_and_the_cli_never_build_a_navigator() -> None:
+    """Tree moves and uncompact go through ``AgentSession`` (or ``agent.session.uncompact_store``)."""
+    rules = [(shell, ("pi_compact.agent.compaction.navigator",), "call AgentSession.navigate / uncompact")
+             for shell in SHELL]
+    assert _described(violations(import_graph(PACKAGE), rules)) == []
+
+
+def _store_appends(path: Path) -> list[str]:
+    """``….store.append(…)``, ``store.append_message(…)`` and the like: an append on something named a store."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr.startswith("append") and "store" in ast.unparse(node.func.value).lower():
+            found.append(f"{ast.unparse(node.func)} (line {node.lineno})")
+    return found
+
+
+def test_the_ui_and_the_cli_never_append_to_the_store() -> None:
+    """``/pin``, ``/unpin``, ``/name``, ``/tree``, ``/uncompact`` write through the session's methods."""
+    found = {name: _store_appends(path) for name, path in module_names(PACKAGE).items()
+             if any(_within(name, shell) for shell in SHELL)}
+    assert {name: calls for name, calls in found.items() if calls} == {}
+
+
+def test_the_store_append_check_sees_an_append(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f(state):\n    state.session.store.append({}, 0)\n    rows.append(1)\n")
+    assert _store_appends(sample) == ["state.session.store.append (line 2)"]
+
+
+# The compaction core's orchestrated parts: only agent/compaction/ drives them.
+ORCHESTRATED = ("pi_compact.compaction.summarize", "pi_compact.compaction.ahead",
+                "pi_compact.compaction.branch_summary", "pi_compact.compaction.calibration",
+                "pi_compact.compaction.preview")
+
+
+def test_agent_holds_no_compaction_orchestration_outside_agent_compaction() -> None:
+    """Outside ``agent/compaction/`` the agent may read a result type, never run a summary or a plan ahead."""
+    edges = [e for e in import_graph(PACKAGE) if _within(e.source, "pi_compact.agent")
+             and not _within(e.source, "pi_compact.agent.compaction") and e.target in ORCHESTRATED
+             and not (e.target == "pi_compact.compaction.summarize" and e.source in _RESULT_READERS)]
+    assert _described(edges) == []
+    top = {name.rsplit(".", 1)[1] for name in module_names(PACKAGE)
+           if name.count(".") == 2 and name.startswith("pi_compact.agent.")}
+    assert top == {"approval", "compaction", "events", "extensions", "loop", "opening", "request", "session",
+                   "system_prompt", "tools"}
+
+
+_RESULT_READERS = ("pi_compact.agent.session", "pi_compact.agent.extensions")  # CompactionResult, a value

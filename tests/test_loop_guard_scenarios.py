@@ -23,8 +23,8 @@ from agent_harness import (
 )
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
+from pi_compact.agent.compaction.guard import LoopGuard
 from pi_compact.agent.events import CompactionEnd, Notice
-from pi_compact.agent.guard import LoopGuard
 from pi_compact.agent.system_prompt import build_system_prompt
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
 

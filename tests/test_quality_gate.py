@@ -21,7 +21,7 @@ from builders import (
 )
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.agent.compactor import Compactor
+from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import CompactionEnd, SessionEvent
 from pi_compact.compaction.quality import (
     CARRIED_MARK,

@@ -14,10 +14,10 @@ from pi_session import pi_view
 from rich.console import Console
 from test_ui_slash import SETTINGS, FakeModel, chat, make_state, squeeze
 
-from pi_compact.agent.extensions import load_extensions
-from pi_compact.agent.navigator import Navigator, TreeDecision, TreeEnd, TreeEvent, TreeStart
-from pi_compact.agent.summary_model import Summarizer
-from pi_compact.agent.tree_hooks import ExtensionTreeHooks
+from pi_compact.agent.compaction.navigator import Navigator, TreeDecision
+from pi_compact.agent.compaction.summarizer import Summarizer
+from pi_compact.agent.events import SessionEvent, TreeEnd, TreeStart
+from pi_compact.agent.extensions import ExtensionHooks, load_extensions
 from pi_compact.compaction.branch_summary import NO_CONTENT, PREAMBLE, prepare_branch
 from pi_compact.compaction.tokens import estimate_tokens_chars4
 from pi_compact.errors import ModelError
@@ -127,7 +127,7 @@ def test_a_cancelled_branch_summary_writes_nothing_and_keeps_the_leaf(project: P
     state, _, _ = three_turns(project)
     store = state.session.store
     before, leaf = (project / "s.jsonl").read_bytes(), store.leaf_id
-    events: list[TreeEvent] = []
+    events: list[SessionEvent] = []
     token = CancelToken()
     token.cancel()
     target = next(e["id"] for e in store.entries if e.get("message", {}).get("role") == "user")
@@ -225,7 +225,7 @@ def test_an_extension_file_can_cancel_a_move(project: Path, tmp_path: Path) -> N
     extension = tmp_path / "no_tree.py"
     extension.write_text("def session_before_tree(event):\n    return {'cancel': True}\n")
     reports: list[str] = []
-    hooks = ExtensionTreeHooks(load_extensions([extension], reports.append), reports.append)
+    hooks = ExtensionHooks(load_extensions([extension], reports.append), reports.append)
     state, _, model = three_turns(project)
     target = next(e["id"] for e in state.session.store.entries if e.get("type") == "message")
     assert Navigator(state.session.store, model, state.session.settings, hooks=hooks).navigate(target) is None

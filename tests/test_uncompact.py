@@ -14,7 +14,7 @@ from agent_harness import WINDOW, Harness, make_harness, padded, summary_reply, 
 from pi_session import pi_view
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.agent.navigator import Navigator
+from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.errors import CompactionError
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from pi_compact.agent.compaction.reasons import CompactionReason
+
 if TYPE_CHECKING:  # a Literal only: the events stay importable without the compaction package
     from pi_compact.compaction.plan import SkipReason
-
-CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
 @dataclass(frozen=True)
@@ -109,9 +109,56 @@ class Notice:
     type: Literal["notice"] = "notice"
 
 
+@dataclass(frozen=True)
+class TreeOutcome:
+    """Where a move left the session."""
+
+    old_leaf: str | None
+    position: str | None  # where the branch now continues from (the summary or marker hangs here)
+    leaf: str | None  # the new leaf: the summary or marker entry just written
+    summary: str | None = None
+    source: str | None = None  # "model", "fallback" or "extension" when summarized
+    summarized: int = 0  # entries of the branch left behind
+    resend_text: str | None = None  # the user message moved to, to send again or rewrite
+    details: dict[str, Any] | None = field(default=None, hash=False)
+
+
+@dataclass(frozen=True)
+class TreeStart:
+    target_id: str
+    summarize: bool
+    type: Literal["tree_start"] = "tree_start"
+
+
+@dataclass(frozen=True)
+class TreeEnd:
+    """Exactly one per ``TreeStart``; ``outcome`` is None when nothing was written."""
+
+    outcome: TreeOutcome | None = None
+    aborted: bool = False
+    error_message: str | None = None
+    type: Literal["tree_end"] = "tree_end"
+
+
+@dataclass(frozen=True)
+class UncompactOutcome:
+    """An undone compaction: which one, the restored context's size, and what that means."""
+
+    compaction_id: str
+    position: str | None
+    tokens: int  # the restored context, as estimated (last usage + what follows)
+    context_window: int | None
+    threshold: int | None
+    left_behind: int
+
+    @property
+    def over_threshold(self) -> bool:
+        return self.threshold is not None and self.tokens > self.threshold
+
+
 SessionEvent = (
     AgentStart | AgentEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionEnd
-    | CompactionStart | CompactionEnd | Retry | Notice
+    | CompactionStart | CompactionEnd | Retry | Notice | TreeStart | TreeEnd
 )
 
 

@@ -1,7 +1,8 @@
-"""Python extensions that hook into compaction (pi's session_before_compact / session_compact).
+"""Python extensions that hook into compaction and tree moves (pi's session_before_compact /
+session_compact / session_before_tree).
 
 An extension is a ``.py`` file in ``~/.pi/agent/extensions/``, ``.pi/extensions/`` or given with
-``--extension FILE``. It may define either or both functions:
+``--extension FILE``. It may define any of these functions:
 
     def session_before_compact(event):   # event: BeforeCompactEvent (reason, plan, instructions...)
         return None                        # default compaction
@@ -11,6 +12,12 @@ An extension is a ``.py`` file in ``~/.pi/agent/extensions/``, ``.pi/extensions/
 
     def session_compact(event):          # event: {"compactionEntry": entry, "fromExtension": bool}
         ...
+
+    def session_before_tree(event):      # event: BeforeTreeEvent (a /tree move)
+        return None                        # move as the user asked
+        return {"cancel": True}            # no move
+        return {"summary": {"summary": "...", "details": {...}}}   # used if the user asked for one
+        return {"customInstructions": "...", "replaceInstructions": True}
 
 Handlers run in load order; the last non-None answer wins and a cancel stops at once (pi's rule).
 A handler that raises is reported and skipped, so default compaction goes on.
@@ -25,7 +32,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, TypeVar
 
-from pi_compact.agent.compactor import BeforeCompactEvent, HookDecision
+from pi_compact.agent.compaction.navigator import BeforeTreeEvent, TreeDecision
+from pi_compact.agent.compaction.pipeline import BeforeCompactEvent, HookDecision
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.session.entries import Entry
 
@@ -92,6 +100,27 @@ def _decision(answer: Any, event: BeforeCompactEvent) -> HookDecision | None:
     ))
 
 
+def _tree_decision(answer: Any) -> TreeDecision | None:
+    if answer is None or isinstance(answer, TreeDecision):
+        return answer
+    if not isinstance(answer, Mapping):
+        raise TypeError(f"expected None, a dict or TreeDecision, got {type(answer).__name__}")
+    if answer.get("cancel"):
+        return TreeDecision(cancel=True)
+    summary = answer.get("summary")
+    text: str | None = None
+    details: dict[str, Any] | None = None
+    if isinstance(summary, Mapping):
+        text = summary.get("summary") if isinstance(summary.get("summary"), str) else None
+        details = dict(summary["details"]) if isinstance(summary.get("details"), Mapping) else None
+    instructions = answer.get("customInstructions")
+    replace = answer.get("replaceInstructions")
+    return TreeDecision(
+        summary=text or None, details=details,
+        instructions=instructions if isinstance(instructions, str) else None,
+        replace_instructions=replace if isinstance(replace, bool) else None,
+    )
+
 
 class _Decision(Protocol):
     @property
@@ -124,9 +153,10 @@ def ask_extensions(
                 return answer
     return decision
 
+
 @dataclass
 class ExtensionHooks:
-    """CompactionHooks backed by loaded extension modules."""
+    """CompactionHooks and TreeHooks backed by loaded extension modules."""
 
     extensions: list[Extension]
     report: Report
@@ -135,6 +165,10 @@ class ExtensionHooks:
     def before_compact(self, event: BeforeCompactEvent) -> HookDecision | None:
         return ask_extensions(self.extensions, "session_before_compact",
                               lambda handler: _decision(handler(event), event), self.report, "using default compaction")
+
+    def before_tree(self, event: BeforeTreeEvent) -> TreeDecision | None:
+        return ask_extensions(self.extensions, "session_before_tree", lambda handler: _tree_decision(handler(event)),
+                              self.report, "moving as asked")
 
     def after_compact(self, entry: Entry, from_extension: bool) -> None:
         for extension in self.extensions:

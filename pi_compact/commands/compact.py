@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pi_compact.clock import now_ms
-from pi_compact.commands.options import CompactOptions, fitted_settings, warn
+from pi_compact.commands.options import CompactOptions, fitted_settings, warn, window_for
 from pi_compact.compaction.digest import digest_entry, digest_estimator
 from pi_compact.compaction.preview import dry_run
 from pi_compact.compaction.tokens import Estimator, estimator_for
@@ -57,16 +57,11 @@ def _lean_dry_run(options: CompactOptions, settings: Settings, sources: Mapping[
 
 
 def _window(options: CompactOptions, settings: Settings) -> int:
-    if options.context_window is not None:
-        return options.context_window
-    if options.model is None and settings.default_model is None:
+    window = window_for(options.context_window, options.model, settings, api_base=options.api_base,
+                        api_key=options.api_key)
+    if window is None:
         raise UsageError("Pass --context-window N (or --model M, to take the window from the model's info).")
-    from pi_compact.llm.resolve import resolve_model
-
-    info = resolve_model(
-        options.model, api_base=options.api_base, api_key=options.api_key, context_window=None, settings=settings
-    )
-    return info.context_window
+    return window
 
 
 def _dry_run(

@@ -15,23 +15,18 @@ from collections.abc import Mapping
 from rich.console import Console
 from rich.text import Text
 
-from pi_compact.agent.compactor import Compactor
+from pi_compact.agent.compaction.pipeline import Compactor
+from pi_compact.agent.compaction.reasons import SKIP_TEXT
+from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
-from pi_compact.agent.summary_model import Summarizer
 from pi_compact.cancel import CancelToken
 from pi_compact.commands.options import CompactOptions, fitted_settings
-from pi_compact.compaction.plan import SkipReason, prepare_compaction, skip_reason
+from pi_compact.compaction.plan import prepare_compaction, skip_reason
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
 
 EXIT_FALLBACK = 3
-# How the command says there is nothing to compact, before loading the model.
-NOTHING_TO_COMPACT: dict[SkipReason, str] = {
-    "no_messages": "the session has no messages",
-    "already_compacted": "the session already ends with a compaction",
-    "too_small": "everything fits in the kept recent messages",
-}
 
 
 def compact_file(
@@ -49,8 +44,7 @@ def compact_file(
     skip = skip_reason(branch, plan)
     if skip is not None:
         # Answer at once: no need to load the model (litellm) to say there is nothing to do.
-        Console().print(Text(f"Nothing to compact: {NOTHING_TO_COMPACT[skip]}. The file was not changed.",
-                             style="yellow"))
+        Console().print(Text(f"{SKIP_TEXT[skip]} The file was not changed.", style="yellow"))
         return 0
     info = resolve_model(options.model, api_base=options.api_base, api_key=options.api_key,
                          context_window=options.context_window, settings=settings)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_compact.compaction.threshold import fit_to_window
+from pi_compact.compaction.plan import plan_for_window
 from pi_compact.settings import Settings
 
 
@@ -36,13 +36,27 @@ def warn(warnings: Sequence[str]) -> None:
         sys.stderr.write(f"warning: {warning}\n")
 
 
+def window_for(context_window: int | None, model: str | None, settings: Settings, *, api_base: str | None = None,
+               api_key: str | None = None) -> int | None:
+    """The window a command checks against: ``--context-window``, else the model's (``--model`` or the
+    default); None when neither names one."""
+    if context_window is not None:
+        return context_window
+    if model is None and settings.default_model is None:
+        return None
+    from pi_compact.llm.resolve import resolve_model
+
+    return resolve_model(model, api_base=api_base, api_key=api_key, context_window=None,
+                         settings=settings).context_window
+
+
 def fitted_settings(
     settings: Settings, window: int, model: str | None, sources: Mapping[str, str] | None
 ) -> Settings:
     """The settings with budgets that fit ``window``; says which values were replaced, and why."""
-    fitted, warnings = fit_to_window(settings, window, model=model, sources=sources)
-    warn(warnings)
-    return fitted
+    fitted = plan_for_window(settings, window, model=model, sources=sources)
+    warn(fitted.warnings)
+    return fitted.settings
 
 
-__all__ = ["CompactOptions", "fitted_settings", "warn"]
+__all__ = ["CompactOptions", "fitted_settings", "warn", "window_for"]

@@ -14,19 +14,8 @@ from pathlib import Path
 
 from pi_compact.clock import now_ms
 from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError
-from pi_compact.settings import Settings
 
 EXIT_USAGE = 2
-
-
-def _window(context_window: int | None, model: str | None, settings: Settings) -> int | None:
-    if context_window is not None:
-        return context_window
-    if model is None and settings.default_model is None:
-        return None
-    from pi_compact.llm.resolve import resolve_model
-
-    return resolve_model(model, api_base=None, api_key=None, context_window=None, settings=settings).context_window
 
 
 def uncompact_file(
@@ -38,15 +27,15 @@ def uncompact_file(
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
         if not session.is_file():
             raise UsageError(f"Session file {session} does not exist.")
-        from pi_compact.agent.navigator import Navigator
-        from pi_compact.commands.compact import fitted_settings
+        from pi_compact.agent.session import uncompact_store
+        from pi_compact.commands.options import fitted_settings, window_for
         from pi_compact.session.store import SessionStore
         from pi_compact.settings_files import load_settings
 
         loaded = load_settings(Path.cwd(), {})
         for warning in loaded.warnings:
             sys.stderr.write(f"warning: {warning}\n")
-        window = _window(context_window, model, loaded.settings)
+        window = window_for(context_window, model, loaded.settings)
         if window is None and not force:
             raise UsageError("Pass --context-window N (or --model M) so the restored context can be checked "
                              "against the window, or --force to restore it unchecked.")
@@ -55,7 +44,7 @@ def uncompact_file(
         try:
             for warning in store.warnings:
                 sys.stderr.write(f"warning: {warning}\n")
-            outcome = Navigator(store, None, settings).uncompact(force=force, context_window=window)
+            outcome = uncompact_store(store, settings, force=force, context_window=window)
         finally:
             store.close()
     except (UsageError, SessionError) as exc:

@@ -14,11 +14,12 @@ from typing import Any, Literal
 
 from pi_compact.compaction.cut import find_cut_point
 from pi_compact.compaction.fileops import FileOps, file_lists
+from pi_compact.compaction.threshold import fit_to_window
 from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for
 from pi_compact.messages import Message
 from pi_compact.session.context import SessionContext, project_path
 from pi_compact.session.entries import message_of_entry
-from pi_compact.settings import CompactionSettings
+from pi_compact.settings import CompactionSettings, Settings
 
 SkipReason = Literal["no_messages", "already_compacted", "too_small", "no_gain", "loop_guard"]
 """Why a compaction wrote nothing without failing: an empty branch, a branch that ends with a compaction
@@ -139,3 +140,29 @@ def prepare_compaction(
         modified_files=tuple(modified_files),
         kept_messages=tuple(kept),
     )
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """Settings fitted to one context window, the warnings fitting gave, and the plans they make."""
+
+    settings: Settings
+    window: int
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def threshold(self) -> int:
+        return self.window - self.settings.compaction.reserve_tokens
+
+    def plan(self, branch: Sequence[Mapping[str, Any]]) -> CompactionPlan | None:
+        """What a compaction of ``branch`` would summarize and keep with these budgets."""
+        return prepare_compaction(branch, self.settings.compaction)
+
+
+def plan_for_window(
+    settings: Settings, window: int, *, model: str | None = None, sources: Mapping[str, str] | None = None,
+) -> WindowPlan:
+    """Fit ``settings`` to ``window`` (0 = unknown: as given), ready to plan with: the one way from
+    settings and a window to a plan (the session, ``compact``, its dry run and ``uncompact``)."""
+    fitted, warnings = fit_to_window(settings, window, model=model, sources=sources)
+    return WindowPlan(fitted, window, tuple(warnings))

@@ -118,6 +118,15 @@ def last_user_text(path: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
     return None
 
 
+def pin_for(path: Sequence[Mapping[str, Any]], text: str) -> dict[str, Any] | None:
+    """The entry ``/pin`` writes: a pin of ``text``, or without text of the user's last message on
+    ``path`` (None: there is none yet)."""
+    if text:
+        return pin_fields(text)
+    last = last_user_text(path)
+    return pin_fields(last[1], last[0]) if last is not None else None
+
+
 def pinned_block(pins: Sequence[Pin]) -> str:
     """The block the model receives after the system prompt ("" without pins)."""
     if not pins:

@@ -18,7 +18,7 @@ class CompactionSettings:
     """pi's ``compaction.*`` keys plus ours (``tokenEstimator``, ``retainTail``, ``recallMaxTokens``,
     ``pinBudget``: None means 15 % of the model's window; ``model``: the litellm model string that
     writes summaries, None meaning the chat model; ``background`` and ``softThresholdPercent``:
-    summarize ahead, from that share of the threshold on, see ``agent.background``)."""
+    summarize ahead, from that share of the threshold on, see ``agent.compaction.background``)."""
 
     enabled: bool = True
     reserve_tokens: int = 16384

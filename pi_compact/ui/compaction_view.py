@@ -13,7 +13,8 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from pi_compact.agent.events import CompactionEnd, CompactionReason
+from pi_compact.agent.compaction.reasons import CompactionReason, words
+from pi_compact.agent.events import CompactionEnd
 from pi_compact.ui.renderer_text import clean
 from pi_compact.usage import cost_text, usage_count, usage_tokens
 
@@ -24,13 +25,7 @@ def spinner_text(
     reason: CompactionReason, context_percent: float | None, elapsed_s: float, retry: str | None = None
 ) -> str:
     """The live status line while a compaction runs; ``retry`` is a ``retry_label`` while one is pending."""
-    if reason == "manual":
-        label = "Compacting context…"
-    elif reason == "threshold":
-        pct = f"{context_percent:.0f}" if context_percent is not None else "?"
-        label = f"Auto-compacting (context {pct}% full)…"
-    else:
-        label = "Context overflow — compacting and retrying…"
+    label = words(reason).label(context_percent)
     if retry:
         label = f"{label} {retry}"
     return f"{label} {elapsed_s:.0f}s ({CANCEL_HINT})"
@@ -61,9 +56,7 @@ def _advice(event: CompactionEnd, message: str) -> str:
         return ""
     if "api key" in lowered or "environment variable" in lowered:
         return ""  # the message already says which variable to set
-    if event.reason == "overflow":
-        return "Try /compact with instructions, /new, or a model with a larger window."
-    return "Check the model settings (/model, /settings) and run /compact again."
+    return words(event.reason).advice
 
 
 def end_renderable(event: CompactionEnd, duration_s: float, *, in_repl: bool = True) -> RenderableType:

@@ -40,10 +40,13 @@ from pi_compact.agent.events import (
     SessionEvent,
     ToolExecutionEnd,
     ToolExecutionStart,
+    TreeEnd,
+    TreeStart,
 )
 from pi_compact.ui.compaction_view import end_renderable, retry_label, spinner_text
 from pi_compact.ui.renderer_text import KEY_ARGUMENTS, clean, key_argument, result_text
 from pi_compact.ui.tool_view import ToolView, call_line, read_before_write, result_view
+from pi_compact.ui.tree_view import tree_end_renderable
 
 CANCEL_KEYS = "Esc or Ctrl-C to cancel"
 RESULT_LINES = 4  # a tool result is collapsed to this many lines
@@ -214,6 +217,11 @@ class TerminalRenderer:
             self.print(Text(clean(event.text), style=_NOTICE_STYLES.get(event.level, "cyan")))
         elif isinstance(event, AgentEnd):
             self.close()
+        elif isinstance(event, TreeStart) and event.summarize:
+            self.working("Summarizing the branch you leave…")
+        elif isinstance(event, TreeEnd):
+            self.close()
+            self.print(tree_end_renderable(event))
 
     def _on_update(self, event: MessageUpdate) -> None:
         if event.kind == "text":

@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from pi_compact.agent.navigator import TreeEnd, TreeOutcome, UncompactOutcome
+from pi_compact.agent.events import TreeEnd, TreeOutcome, UncompactOutcome
 from pi_compact.session.pins import Pin, fold_pins, pinned_block
 from pi_compact.session.tree import TreeNode, undone_compaction
 from pi_compact.ui.compaction_view import spent_text

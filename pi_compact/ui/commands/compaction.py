@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from pi_compact.agent.compaction.reasons import SKIP_TEXT
 from pi_compact.compaction.quality import format_diff, summary_diff
 from pi_compact.errors import PiCompactError
 from pi_compact.ui.compaction_view import summary_renderable
@@ -17,7 +18,7 @@ def compact(state: ReplState, arg: str) -> Outcome:
     # there were messages, and the compactor says why when there is nothing more to compact.
     messages = sum(1 for e in store.branch_tail() if e.get("type") == "message")
     if messages < 2 and store.compaction_count() == 0:
-        state.say("Nothing to compact (no messages yet).", "yellow")
+        state.say(SKIP_TEXT["no_messages"], "yellow")
         return "continue"
     try:
         state.run(lambda token: state.session.compact(arg or None, token))

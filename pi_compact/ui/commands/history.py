@@ -1,6 +1,6 @@
 """``/uncompact``, ``/pin``, ``/pins``, ``/unpin``: getting back what compaction summarized, and notes it keeps.
 
-Each writes one entry through the store (the uncompact marker, a pin, an unpin); a refusal writes
+Each writes one entry through the session (the uncompact marker, a pin, an unpin); a refusal writes
 nothing. ``pick_number`` is shared with the tree commands (``tree.py``).
 """
 
@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pi_compact.agent.navigator import Navigator
-from pi_compact.clock import now_ms
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.errors import PiCompactError
-from pi_compact.session.pins import budget_warning, fold_pins, last_user_text, pin_budget, pin_fields, unpin_fields
+from pi_compact.session.pins import budget_warning, fold_pins, pin_budget
 from pi_compact.ui.state import Outcome, ReplState
 from pi_compact.ui.status import model_ready
 from pi_compact.ui.tree_view import pins_table, uncompact_block
@@ -59,12 +57,10 @@ def uncompact(state: ReplState, arg: str) -> Outcome:
                   "/uncompact --force restores it unchecked.", "yellow")
         return "continue"
     try:
-        navigator = Navigator(session.store, None, session.fitted_settings())
-        outcome = navigator.uncompact(force=force, context_window=window)
+        outcome = session.uncompact(force=force)
     except PiCompactError as exc:
         state.say(str(exc).replace("Use --force", "Use /uncompact --force"), "red")
         return "continue"
-    session.reload_context()
     state.console.print(uncompact_block(outcome))
     state.print_status()
     return "continue"
@@ -83,23 +79,16 @@ def _budget(state: ReplState) -> int | None:
 
 
 def pin(state: ReplState, arg: str) -> Outcome:
-    store = state.session.store
-    source = None
-    text = arg
-    if not text:
-        last = last_user_text(store.branch())
-        if last is None:
-            state.say("No message of yours to pin yet; /pin TEXT pins a note.", "yellow")
-            return "continue"
-        source, text = last
     try:
-        store.append(pin_fields(text, source), now_ms())
+        pins = state.session.pin(arg)
     except PiCompactError as exc:
         state.say(str(exc), "red")
         return "continue"
-    pins = fold_pins(store.branch())
+    if pins is None:
+        state.say("No message of yours to pin yet; /pin TEXT pins a note.", "yellow")
+        return "continue"
     tokens = _tokens(state)
-    state.say(f"Pinned as pin {len(pins)} (~{tokens(text):,} tokens): it is sent to the model with every "
+    state.say(f"Pinned as pin {len(pins)} (~{tokens(pins[-1].text):,} tokens): it is sent to the model with every "
               "request, whatever compaction summarizes.", "green")
     budget = _budget(state)
     warning = budget_warning(pins, budget, tokens) if budget is not None else None
@@ -122,7 +111,7 @@ def unpin(state: ReplState, arg: str) -> Outcome:
     if index is None:
         return "continue"
     try:
-        store.append(unpin_fields(pins[index]), now_ms())
+        state.session.unpin(pins[index])
     except PiCompactError as exc:
         state.say(str(exc), "red")
         return "continue"

@@ -1,6 +1,6 @@
 """``/tree``, ``/fork``, ``/clone``, ``/name``: pi's session tree, its branches and new files from it.
 
-A move writes one entry (a position entry or a branch summary) through ``Navigator``; ``/name`` one
+A move writes one entry (a position entry or a branch summary) through ``AgentSession.navigate``; ``/name`` one
 name entry; ``/fork`` and ``/clone`` start a new session file and continue there (the runtime factory
 opens it, as ``/new`` does). A refusal or a cancel writes nothing. A branch summary may call the model,
 so it runs through ``state.run``: Esc and Ctrl-C cancel it.
@@ -12,16 +12,14 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pi_compact.agent.navigator import Navigator, TreeEnd, TreeEvent, TreeStart
-from pi_compact.agent.tree_hooks import tree_hooks_for
 from pi_compact.clock import now_ms
 from pi_compact.errors import PiCompactError
 from pi_compact.paths import new_session_file, new_session_id
 from pi_compact.session.store import SessionStore
-from pi_compact.session.tree import abandoned_entries, fork_points, name_fields, session_name, tree_nodes
+from pi_compact.session.tree import abandoned_entries, fork_points, session_name, tree_nodes
 from pi_compact.ui.commands.history import pick_number
 from pi_compact.ui.state import Outcome, ReplState
-from pi_compact.ui.tree_view import fork_table, tree_end_renderable, tree_table
+from pi_compact.ui.tree_view import fork_table, tree_table
 
 SUMMARY_FLAGS = ("--summary", "-s")
 NO_SUMMARY_FLAGS = ("--no-summary", "-n")
@@ -78,24 +76,13 @@ def tree(state: ReplState, arg: str) -> Outcome:
         state.say("Nothing changed.", "yellow")
         return "continue"
     summarize, instructions = choice
-
-    def show(event: TreeEvent) -> None:
-        if isinstance(event, TreeStart) and event.summarize:
-            state.renderer.working("Summarizing the branch you leave…")
-        elif isinstance(event, TreeEnd):
-            state.renderer.close()
-            state.console.print(tree_end_renderable(event))
-
-    navigator = Navigator(store, session.model if summarize else None, session.fitted_settings(), show,
-                          tree_hooks_for(session.hooks), summarizer=session.summarizer())
     try:
-        outcome = state.run(lambda token: navigator.navigate(target, summarize=summarize, instructions=instructions,
-                                                             cancel=token))
+        outcome = state.run(lambda token: session.navigate(target, summarize=summarize, instructions=instructions,
+                                                           cancel=token))
     except PiCompactError as exc:
         state.say(str(exc), "red")
         return "continue"
     if outcome is not None:
-        session.reload_context()
         state.print_status()
     return "continue"
 
@@ -167,16 +154,15 @@ def clone(state: ReplState, arg: str) -> Outcome:
 
 
 def name(state: ReplState, arg: str) -> Outcome:
-    store = state.session.store
     if not arg:
-        current = session_name(store.entries)
+        current = session_name(state.session.store.entries)
         state.say(f"Session name: {current}" if current else "Usage: /name NAME (the session has no name yet).",
                   "dim" if current else "yellow")
         return "continue"
     try:
-        store.append(name_fields(arg), now_ms())
+        named = state.session.rename(arg)
     except PiCompactError as exc:
         state.say(str(exc), "red")
         return "continue"
-    state.say(f"Session named {session_name(store.entries)!r}.", "green")
+    state.say(f"Session named {named!r}.", "green")
     return "continue"

@@ -1,18 +1,8 @@
-"""The model that writes a compaction's summary, and what its requests used.
+"""The model that writes a summary (``compaction.model``, else the chat model) and what its requests used.
 
-``compaction.model`` (``--compaction-model``) names another model for summaries, usually a cheaper,
-faster one. Then:
-
-- every summary request is sized for *that* model: the budget (``SummaryBudget``) takes its window and
-  max output tokens, so the fit guarantee holds for the model that receives the request;
-- its failures are summarization failures like any other (the strict retry, then the model-free
-  summary, or with ``--no-fallback`` nothing), and their text starts by naming it. That includes what
-  aborts a summary by the chat model: a missing API key, or a model that cannot be resolved (an unknown
-  window). The conversation's own model is not at fault then, so the compaction still happens.
-
-Whichever model writes it, ``UsageMeter`` adds up the usage of every request of one compaction (the
-chunks, the turn prefix, the strict retries); ``write_summary`` records it in ``details.usage`` with
-the model's name in ``details.summaryModel``.
+A named summarizer gets requests sized for its own window, and its failures (even a missing key or an
+unknown window) are summarization failures that name it; the chat model is not at fault, so the
+compaction still happens. ``details.summaryModel`` and ``details.usage`` record who wrote it and at what cost.
 """
 
 from __future__ import annotations
@@ -159,7 +149,11 @@ class Chosen:
 
 
 def choose(chat: ChatModel, summarizer: Summarizer | None) -> Chosen:
-    """The summarizer when one is named (built now, or standing in with its failure), else the chat model."""
+    """The summarizer when one is named (built now, or standing in with its failure), else the chat model.
+
+    A summarizer that cannot be built or resolved fails its requests (``_Unavailable``): the strict
+    retry, then the model-free summary (or with ``--no-fallback`` nothing) follow as for any failure.
+    """
     if summarizer is None or summarizer.name == chat.info.model:
         return Chosen(UsageMeter(chat), chat.info.model, None)
     label = f"The compaction model {summarizer.name} failed"

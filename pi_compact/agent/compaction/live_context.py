@@ -1,14 +1,9 @@
-"""The live context: the messages the next request carries, which of them count as fresh, and the
-calibration their replies give.
+"""The live context: the messages the next request carries, which of them are fresh, and how full they are.
 
-It is rebuilt from the session file at start and after every compaction, then grows as the turn
-goes. The summary and the kept tail carry usage from before the latest compaction, which measured
-a context that no longer exists (pi #1860): messages before ``fresh_from`` are estimated, never
-anchored on. Messages written after it (a resumed session) are fresh and must be checked.
-
-With ``calibrate`` (the ``auto`` estimator) every estimate is scaled by the factor the context's
-replies give (``compaction/calibration.py``). The kept tail's replies still count after a compaction:
-the usage between two of them measured real messages, so the factor survives a compaction.
+Rebuilt from the file at start and after every compaction, it grows as the turn goes. Usage recorded
+before the latest compaction measured a context that no longer exists (pi #1860), so only messages
+from ``fresh_from`` on anchor the count; with the ``auto`` estimator every estimate is scaled by what
+the replies measured (``compaction/calibration.py``), a factor that survives a compaction.
 """
 
 from __future__ import annotations
@@ -17,11 +12,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from pi_compact.compaction.calibration import Scan, calibrated, calibration_of, scan
-from pi_compact.compaction.tokens import UNCALIBRATED, Calibration, ContextUsage, Estimator, context_usage
+from pi_compact.compaction.tokens import (
+    UNCALIBRATED,
+    Calibration,
+    ContextUsage,
+    Estimator,
+    context_usage,
+    estimator_for,
+)
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.context import fresh_start, project_path
 from pi_compact.session.store import SessionStore
+from pi_compact.settings import TokenEstimator
 
 
 def reply_key(model: ChatModel) -> tuple[str, str] | None:
@@ -35,15 +38,29 @@ def reply_key(model: ChatModel) -> tuple[str, str] | None:
 class LiveContext:
     """The session's messages as the model sees them (``messages``) and where fresh usage starts."""
 
-    def __init__(self, store: SessionStore, *, calibrate: bool = False) -> None:
+    def __init__(self, store: SessionStore, token_estimator: TokenEstimator) -> None:
         self.messages: list[Message] = []
         self.fresh_from = 0  # messages before this index predate the latest compaction
-        self.calibrate = calibrate
+        self.configure(token_estimator)
         # The calibration scan so far (and what it gave), carried on as messages are appended; the
         # estimator and the last message it saw tell a scan of other messages (or with another
         # estimator) from a stale one.
         self._scan: tuple[Scan, Estimator, Message | None, tuple[str, str] | None, Calibration] | None = None
         self.reload(store)
+
+    def configure(self, token_estimator: TokenEstimator) -> None:
+        """Estimate with ``compaction.tokenEstimator`` (``auto``: scaled by what the replies measured)."""
+        self.base = estimator_for(token_estimator)
+        self.calibrate = token_estimator == "auto"
+
+    def estimator_of(self, model: ChatModel) -> Estimator:
+        """The estimator for requests to ``model``: ``base``, calibrated by its replies when ``calibrate``."""
+        return self.estimator(self.base, reply_key(model))
+
+    def usage_for(self, model: ChatModel, reserve_tokens: int) -> ContextUsage:
+        """How full the context is for ``model``: its window, and the threshold ``reserve_tokens`` below it."""
+        window = model.info.context_window
+        return self.usage(self.base, window, window - reserve_tokens, reply_key(model))
 
     def reload(self, store: SessionStore) -> None:
         """Rebuild from the file (the summary, the kept tail, everything after)."""

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pi_compact import clock
-from pi_compact.agent.summary_model import Summarizer, choose
+from pi_compact.agent.compaction.summarizer import Summarizer, choose
+from pi_compact.agent.events import SessionEvent, TreeEnd, TreeOutcome, TreeStart, UncompactOutcome
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.branch_summary import BranchSummary, summarize_branch
 from pi_compact.compaction.summarize import SummaryBudget
@@ -68,58 +69,9 @@ class TreeDecision:
     replace_instructions: bool | None = None
 
 
+@runtime_checkable
 class TreeHooks(Protocol):
     def before_tree(self, event: BeforeTreeEvent) -> TreeDecision | None: ...
-
-
-@dataclass(frozen=True)
-class TreeOutcome:
-    """Where a move left the session."""
-
-    old_leaf: str | None
-    position: str | None  # where the branch now continues from (the summary or marker hangs here)
-    leaf: str | None  # the new leaf: the summary or marker entry just written
-    summary: str | None = None
-    source: str | None = None  # "model", "fallback" or "extension" when summarized
-    summarized: int = 0  # entries of the branch left behind
-    resend_text: str | None = None  # the user message moved to, to send again or rewrite
-    details: dict[str, Any] | None = field(default=None, hash=False)
-
-
-@dataclass(frozen=True)
-class TreeStart:
-    target_id: str
-    summarize: bool
-    type: Literal["tree_start"] = "tree_start"
-
-
-@dataclass(frozen=True)
-class TreeEnd:
-    """Exactly one per ``TreeStart``; ``outcome`` is None when nothing was written."""
-
-    outcome: TreeOutcome | None = None
-    aborted: bool = False
-    error_message: str | None = None
-    type: Literal["tree_end"] = "tree_end"
-
-
-TreeEvent = TreeStart | TreeEnd
-
-
-@dataclass(frozen=True)
-class UncompactOutcome:
-    """An undone compaction: which one, the restored context's size, and what that means."""
-
-    compaction_id: str
-    position: str | None
-    tokens: int  # the restored context, as estimated (last usage + what follows)
-    context_window: int | None
-    threshold: int | None
-    left_behind: int
-
-    @property
-    def over_threshold(self) -> bool:
-        return self.threshold is not None and self.tokens > self.threshold
 
 
 @dataclass
@@ -130,7 +82,7 @@ class Navigator:
     store: SessionStore
     model: ChatModel | None
     settings: Settings
-    emit: Callable[[TreeEvent], None] = lambda event: None
+    emit: Callable[[SessionEvent], None] = lambda event: None
     hooks: TreeHooks | None = None
     now_ms: Callable[[], int] = clock.now_ms
     summarizer: Summarizer | None = None
@@ -245,8 +197,7 @@ class Navigator:
         compaction = self.settings.compaction
         restored = project_path(plan.restored_path).messages
         tokens = estimate_context_tokens(restored, estimator_for(compaction.token_estimator)).tokens
-        window = context_window if context_window is not None else (self.model.info.context_window
-                                                                    if self.model is not None else None)
+        window = context_window if context_window is not None else _window_of(self.model)
         threshold = window - compaction.reserve_tokens if window else None
         if not force and plan.left_behind:
             raise CompactionError(
@@ -264,14 +215,12 @@ class Navigator:
         return UncompactOutcome(plan.compaction_id, plan.position, tokens, window, threshold, plan.left_behind)
 
 
-__all__ = [
-    "BeforeTreeEvent",
-    "Navigator",
-    "TreeDecision",
-    "TreeEnd",
-    "TreeEvent",
-    "TreeHooks",
-    "TreeOutcome",
-    "TreeStart",
-    "UncompactOutcome",
-]
+def _window_of(model: ChatModel | None) -> int | None:
+    """The model's window; None without a usable model (then only ``force`` restores, unchecked)."""
+    try:
+        return model.info.context_window if model is not None else None
+    except PiCompactError:
+        return None
+
+
+__all__ = ["BeforeTreeEvent", "Navigator", "TreeDecision", "TreeHooks"]

@@ -1,24 +1,25 @@
 """The one compaction pipeline: plan, let extensions intervene, summarize, append, report.
 
-Manual ``/compact``, the threshold check and overflow recovery all call ``Compactor.run``. It emits
-exactly one ``CompactionStart`` and exactly one ``CompactionEnd`` for it, whatever happens, except
-that an automatic compaction with nothing to compact emits nothing (pi 0.80.2; manual reports it). The
-session file changes only by one appended compaction entry, and only after the summary is complete:
-a cancel or an error leaves it byte-identical.
+Every compaction (``/compact``, the CLI, whatever ``triggers.decide`` chose) runs through
+``Compactor.run``: exactly one ``CompactionStart`` and one ``CompactionEnd``, except that an automatic
+one with nothing to compact emits nothing (pi 0.80.2). The file changes only by one appended entry,
+whose ``details`` are built here (``CompactionDetails``), after the summary is complete: a cancel or
+an error leaves it byte-identical.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pi_compact.agent.events import CompactionEnd, CompactionReason, CompactionStart, Retry, SessionEvent
-from pi_compact.agent.guard import LoopGuard
-from pi_compact.agent.summary_model import Summarizer, write_summary
+from pi_compact.agent.compaction.guard import LoopGuard, window_hint
+from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, words
+from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
+from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.compaction.plan import CompactionPlan, SkipReason, prepare_compaction, skip_reason
+from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.errors import Cancelled, PiCompactError
@@ -46,6 +47,58 @@ class HookDecision:
 
     cancel: bool = False
     result: CompactionResult | None = None
+
+
+@dataclass(frozen=True)
+class CompactionDetails:
+    """A compaction entry's ``details``: pi reads ``readFiles``/``modifiedFiles``; the rest is ours.
+
+    ``recorded`` is what the summary noted on its way, in order (``fallback``, ``error``,
+    ``qualityGate``, ``summaryModel``, ``usage``, ``background``), or an extension's own keys.
+    ``to_json`` keeps the key order the session files have always had.
+    """
+
+    read_files: tuple[str, ...]
+    modified_files: tuple[str, ...]
+    source: str
+    summarized_entries: int
+    kept_messages: int
+    split_turn: bool
+    recorded: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @classmethod
+    def of(cls, result: CompactionResult, plan: CompactionPlan) -> CompactionDetails:
+        """The details of ``result`` made from ``plan`` (the files an extension names win)."""
+        noted = dict(result.details)
+        return cls(
+            _files(noted.pop("readFiles", None), plan.read_files),
+            _files(noted.pop("modifiedFiles", None), plan.modified_files),
+            result.source,
+            len(plan.summarize_entry_ids) + len(plan.turn_prefix_entry_ids),
+            len(plan.kept_messages),
+            plan.is_split_turn,
+            {k: v for k, v in noted.items() if k not in _STATS},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "readFiles": list(self.read_files),
+            "modifiedFiles": list(self.modified_files),
+            **self.recorded,
+            "source": self.source,
+            "summarizedEntries": self.summarized_entries,
+            "keptMessages": self.kept_messages,
+            "splitTurn": self.split_turn,
+        }
+
+
+_STATS = frozenset({"source", "summarizedEntries", "keptMessages", "splitTurn"})
+
+
+def _files(noted: object, planned: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(noted, list) and all(isinstance(name, str) for name in noted):
+        return tuple(noted)
+    return tuple(planned)
 
 
 # Makes the summary of a plan: (plan, instructions, cancel) -> result; raises Cancelled on cancel.
@@ -99,7 +152,7 @@ class Compactor:
     allow_fallback: bool = True  # False: a failed model summary fails the compaction (``--no-fallback``)
     # Why an automatic compaction gained nothing (the loop guard's diagnosis); None: only the numbers.
     diagnose: Callable[[], str] | None = None
-    guard: LoopGuard | None = None  # the session's loop guard: a stopped one refuses automatic compaction
+    guard: LoopGuard | None = None  # the session's loop guard: told of automatic compactions that gained nothing
     summarizer: Summarizer | None = None  # ``compaction.model``; None: the chat model writes summaries
 
     def run(
@@ -118,8 +171,7 @@ class Compactor:
         ``planned``: the branch and its plan with these settings, made by the caller just before.
         ``summary``: where the summary comes from instead of ``model_summary`` (one made ahead).
         """
-        if reason != "manual" and self.guard is not None and self.guard.stopped:
-            return None  # the user was told once, when the guard stopped automatic compaction
+        automatic = words(reason).automatic
         token = cancel or CancelToken()
         if planned is not None:
             branch, plan = planned
@@ -128,12 +180,14 @@ class Compactor:
             branch = self.store.branch() if self.hooks is not None else self.store.branch_tail()
             plan = prepare_compaction(branch, self.settings.compaction)
         skip = skip_reason(branch, plan)
-        if skip is not None and reason != "manual":
+        if skip is not None and automatic:
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
             # over one huge message would report a failed compaction after every turn. The loop guard
             # still counts it: past the threshold with nothing to compact, compaction cannot help.
             if skip == "too_small" and self.guard is not None:
                 self.guard.futile()
+            if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
+                self.emit(Notice(window_hint(self.model.info), "warning"))
             return None
         self.emit(CompactionStart(reason, context_percent))
         if skip is not None or plan is None:
@@ -147,24 +201,24 @@ class Compactor:
             return None
         except NoGain as exc:
             text = str(exc)
-            if reason != "manual" and self.guard is not None:
+            if automatic and self.guard is not None:
                 self.guard.futile()
-            if reason != "manual" and self.diagnose is not None:
+            if automatic and self.diagnose is not None:
                 text = f"{text} {self.diagnose()}"
             self.emit(CompactionEnd(reason, None, error_message=text, skipped="no_gain"))
             return None
         except PiCompactError as exc:
-            self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, str(exc))))
+            self.emit(CompactionEnd(reason, None, error_message=words(reason).failed(str(exc))))
             return None
         except OSError as exc:
             # Appending failed (disk full, file replaced, permissions): report it like any failure.
             where = self.store.path or "the session file"
             text = f"cannot write the compaction to {where} ({exc.strerror or exc})."
-            self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, text)))
+            self.emit(CompactionEnd(reason, None, error_message=words(reason).failed(text)))
             return None
         except Exception as exc:
             # A bug (ours or an extension's) still closes the start event before it surfaces.
-            self.emit(CompactionEnd(reason, None, error_message=_failure_text(reason, f"unexpected error: {exc!r}")))
+            self.emit(CompactionEnd(reason, None, error_message=words(reason).failed(f"unexpected error: {exc!r}")))
             raise
         if self.hooks is not None:
             self.hooks.after_compact(entry, result.source == "extension")
@@ -188,7 +242,7 @@ class Compactor:
             result = summary(plan, instructions, cancel)
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
-        result = _with_stats(result, plan)
+        result = CompactionResult(**{**vars(result), "details": CompactionDetails.of(result, plan).to_json()})
         before = sum(estimate_tokens_auto(m) for m in project_path(branch).messages)
         if result.estimated_tokens_after >= before:
             # No inflation: the summary plus the kept part would not be smaller than the context now.
@@ -202,7 +256,7 @@ class Compactor:
 
     def model_summary(self, plan: CompactionPlan, instructions: str | None, cancel: CancelToken) -> CompactionResult:
         """The model's summary of ``plan`` (the one summarizer call; a background summary is made with it too):
-        by the compaction model when one is set, sized for its window (agent/summary_model.py)."""
+        by the compaction model when one is set, sized for its window (``summarizer.py``)."""
         return write_summary(plan, self.model, self.summarizer, self.settings.compaction.reserve_tokens,
                              instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
                              on_retry=self._report_retry)
@@ -213,14 +267,6 @@ class Compactor:
 
 class NoGain(Exception):
     """A finished summary that would not make the context smaller: it is not written."""
-
-
-# The sentence a manual compaction with nothing to summarize ends with (its end event's error_message).
-SKIP_TEXT: dict[SkipReason, str] = {
-    "no_messages": "Nothing to compact (no messages yet).",
-    "already_compacted": "Already compacted: the session ends with a compaction.",
-    "too_small": "Nothing to compact (session too small).",
-}
 
 
 def nothing_to_compact(branch: list[Entry], settings: CompactionSettings) -> bool:
@@ -235,35 +281,13 @@ def _from_extension(result: CompactionResult) -> CompactionResult:
     return CompactionResult(**{**vars(result), "source": "extension", "estimated_tokens_after": after})
 
 
-def _with_stats(result: CompactionResult, plan: CompactionPlan) -> CompactionResult:
-    """Record how the compaction went in ``details`` (pi reads only readFiles/modifiedFiles there)."""
-    details = {
-        "readFiles": list(plan.read_files),
-        "modifiedFiles": list(plan.modified_files),
-        **result.details,
-        "source": result.source,
-        "summarizedEntries": len(plan.summarize_entry_ids) + len(plan.turn_prefix_entry_ids),
-        "keptMessages": len(plan.kept_messages),
-        "splitTurn": plan.is_split_turn,
-    }
-    return CompactionResult(**{**vars(result), "details": details})
-
-
-def _failure_text(reason: CompactionReason, message: str) -> str:
-    if reason == "overflow":
-        return f"Context overflow recovery failed: {message}"
-    if reason == "threshold":
-        return f"Auto-compaction failed: {message}"
-    return f"Compaction failed: {message}"
-
-
 __all__ = [
     "BeforeCompactEvent",
     "CompactionHooks",
     "Compactor",
     "HookDecision",
     "NoGain",
-    "SKIP_TEXT",
+    "CompactionDetails",
     "SummarySource",
     "compaction_entry_fields",
     "nothing_to_compact",

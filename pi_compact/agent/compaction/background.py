@@ -1,38 +1,25 @@
 """Compaction in the background (``compaction.background``): a summary made ahead, committed at a turn boundary.
 
-Contract:
-- ``BackgroundCompaction.due`` replaces the threshold test at every turn boundary (before a prompt,
-  between tool turns, after a run, after a model switch). Past the soft threshold it plans the
-  compaction a foreground one would make now and starts ``SummaryJob``: a daemon thread that only
-  calls the model (through ``Compactor.model_summary``, retries unreported). It returns True, "compact
-  now", when the job has finished and its plan still holds (``compaction.ahead.rebase``), or when the
-  hard threshold is passed (the compaction then waits for a running job whose plan holds: less than
-  asking again).
-- The commit is ``run``: the one ``Compactor`` pipeline on the session's thread, with the job's plan
-  (the same cut and summarized entries; entries added meanwhile in the kept tail) and its summary,
-  so the same events (one start, one end), hooks, no-gain check and entry shape as in the foreground;
-  ``details.background`` is true. A job whose plan no longer holds (a compaction, ``/tree``, other
-  budgets or model), that failed, or whose kept tail grew past the soft threshold is discarded
-  silently and the normal path runs. After a failure, or a summary that would itself leave the
-  context past the soft threshold, no job starts before the next compaction (no summary is paid for
-  over and over).
-- Nothing here writes to the session file: a cancel of the turn (the job watches the token of the
-  turn now running), ``close`` (exit, ``/new``) or a discard leave it byte-identical. ``close``
-  cancels the job and waits for its thread.
+- ``tend``, at every turn boundary: past the soft threshold, starts ``SummaryJob`` (a daemon thread
+  that only calls the model) for the plan a compaction now would make; says when a finished job
+  still applies, so that ``triggers.decide`` compacts now.
+- ``run`` commits it through the one ``Compactor`` pipeline (same events, hooks, checks and entry,
+  ``details.background`` true). A job whose plan no longer holds, that failed, or whose kept tail
+  grew past the soft threshold is dropped silently; after a failure none starts before the next
+  compaction. Nothing here writes the session file; ``close`` cancels the job and waits for it.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
-from pi_compact.agent.compactor import CompactionHooks, Compactor
-from pi_compact.agent.events import CompactionReason, Notice, SessionEvent
-from pi_compact.agent.summary_model import Summarizer
+from pi_compact.agent.compaction.pipeline import Compactor
+from pi_compact.agent.compaction.reasons import CompactionReason
+from pi_compact.agent.events import Notice, SessionEvent
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.ahead import Ahead, past_soft_threshold, plan_ahead, rebase, soft_threshold
 from pi_compact.compaction.plan import CompactionPlan
@@ -40,35 +27,12 @@ from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_a
 from pi_compact.compaction.threshold import should_compact
 from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.errors import Cancelled
-from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.entries import Entry
-from pi_compact.session.store import SessionStore
-from pi_compact.settings import Settings
 
 THREAD_NAME = "pi-background-summary"
 _POLL_S = 0.05
 _JOIN_S = 5.0  # a cancelled stream stops within ~0.1 s; this only bounds a stuck provider library
-
-
-class SessionView(Protocol):
-    """What the background compaction reads of its session (``AgentSession`` has it)."""
-
-    @property
-    def store(self) -> SessionStore: ...
-
-    @property
-    def model(self) -> ChatModel: ...
-
-    @property
-    def hooks(self) -> CompactionHooks | None: ...
-
-    def fitted_settings(self) -> Settings: ...
-
-    def summarizer(self) -> Summarizer | None: ...
-
-    @property
-    def estimator(self) -> Estimator: ...  # the session's (calibrated) estimator: sizes are in its units
 
 
 class _JobToken(CancelToken):
@@ -145,58 +109,53 @@ class SummaryJob:
 
 
 class BackgroundCompaction:
-    """The session's one background summary job, if any, and when to start, commit or drop it."""
+    """The session's one background summary job, if any: when to start, commit or drop it.
 
-    def __init__(self, session: SessionView, emit: Callable[[SessionEvent], None]) -> None:
-        # Held weakly: a session that owned a strong cycle with this object would outlive its last
-        # reference until a garbage collection, and its store's lock (file and flock) with it.
-        self._session_ref = weakref.ref(session)
+    It holds no session: each call gets the compactor the session would run now (its store, model,
+    fitted settings, hooks and summarizer) and the session's (calibrated) estimator.
+    """
+
+    def __init__(self, emit: Callable[[SessionEvent], None]) -> None:
         self._emit = emit
         self._job: SummaryJob | None = None
         self._turn: CancelToken | None = None  # the token of the turn running now (or last)
         self._failed = False  # a job failed: none starts again before the next compaction
 
-    @property
-    def _session(self) -> SessionView:
-        session = self._session_ref()
-        assert session is not None, "the session was dropped"
-        return session
+    def tend(self, compactor: Compactor, estimator: Estimator, usage: ContextUsage, cancel: CancelToken | None,
+             allowed: bool) -> bool:
+        """At a turn boundary: True when a finished summary still applies (commit it now). Past the soft
+        threshold starts a job when none runs; drops one that no longer applies.
 
-    def due(self, usage: ContextUsage, cancel: CancelToken | None, automatic: bool) -> bool:
-        """Should a threshold compaction run now? Past the soft threshold, starts a job when none runs.
-
-        ``automatic``: automatic compaction is allowed (on, and not stopped by the loop guard).
+        ``allowed``: automatic compaction may run (on, and not stopped by the loop guard).
         """
         previous, self._turn = self._turn, cancel or self._turn
         if previous is not None and previous.cancelled:
             self.discard()  # a cancelled turn takes the background summary with it, finished or not
-        settings = self._session.fitted_settings().compaction
-        if not automatic or not settings.background:
+        settings = compactor.settings.compaction
+        if not allowed or not settings.background:
             self.discard()
-            return automatic and should_compact(usage.tokens, usage.context_window, settings)
+            return False
         hard = should_compact(usage.tokens, usage.context_window, settings)
         job = self._job
-        if job is not None and self._usable(job) is None:
+        if job is not None and self._usable(job, compactor, estimator) is None:
             self._failed = self._failed or job.failed
             self.discard()
             job = None
-        if job is not None and (hard or job.done.is_set()):
-            return True  # commit it (waiting for it first at the hard threshold)
         if job is None and not hard and not self._failed \
                 and past_soft_threshold(usage.tokens, usage.context_window, settings):
-            self._start(usage)
-        return hard
+            self._start(compactor, estimator, usage)
+        return job is not None and job.done.is_set()
 
-    def run(self, compactor: Compactor, reason: CompactionReason, **options: Any) -> CompactionResult | None:
+    def run(self, compactor: Compactor, estimator: Estimator, reason: CompactionReason,
+            **options: Any) -> CompactionResult | None:
         """``compactor.run(reason, **options)``, committing the job's summary when it still applies."""
         job, self._job = self._job, None
-        plan = self._usable(job) if job is not None and reason == "threshold" else None
+        plan = self._usable(job, compactor, estimator) if job is not None and reason == "threshold" else None
         if job is None or plan is None:
             if job is not None:
                 job.stop()
             result = compactor.run(reason, **options)
         else:
-            branch = self._path()
             fallback = compactor.model_summary
 
             def made_ahead(plan: CompactionPlan, instructions: str | None, cancel: CancelToken) -> CompactionResult:
@@ -207,7 +166,7 @@ class BackgroundCompaction:
                 return replace(made, tokens_before=plan.tokens_before, estimated_tokens_after=after,
                                details={**made.details, "background": True})
 
-            result = compactor.run(reason, planned=(branch, plan), summary=made_ahead, **options)
+            result = compactor.run(reason, planned=(_path(compactor), plan), summary=made_ahead, **options)
         if result is not None:
             self._failed = False
         return result
@@ -224,47 +183,44 @@ class BackgroundCompaction:
 
     # ---- internals -------------------------------------------------------------------------------
 
-    def _path(self) -> list[Entry]:
-        # What the compactor plans from: an extension gets the whole branch, as in pi.
-        store = self._session.store
-        return store.branch() if self._session.hooks is not None else store.branch_tail()
-
-    def _usable(self, job: SummaryJob) -> CompactionPlan | None:
+    def _usable(self, job: SummaryJob, compactor: Compactor, estimator: Estimator) -> CompactionPlan | None:
         """The job's plan rebased on the path now; None when it no longer applies (the job is then dropped)."""
         if job.cancel.cancelled or job.failed:
             return None
-        settings = self._session.fitted_settings()
-        plan = rebase(job.ahead, self._path(), settings.compaction, self._session.model.info.model)
+        settings = compactor.settings.compaction
+        plan = rebase(job.ahead, _path(compactor), settings, compactor.model.info.model)
         if plan is None:
             return None
         # A tail that grew past the soft threshold while the summary was made would leave the context
         # about as full as it is: a fresh plan (cut later) is worth more. A finished summary that makes
         # it so would be made as big again: no job starts again before the next compaction.
-        room = self._soft(settings)
+        room = soft_threshold(compactor.model.info.context_window, settings)
         if job.result is None:
-            return plan if _tokens(plan.kept_messages, self._session.estimator) <= room else None
-        if estimated_tokens_after(job.result.summary, plan.kept_messages, self._session.estimator) <= room:
+            return plan if _tokens(plan.kept_messages, estimator) <= room else None
+        if estimated_tokens_after(job.result.summary, plan.kept_messages, estimator) <= room:
             return plan
         self._failed = True
         return None
 
-    def _soft(self, settings: Settings) -> int:
-        return soft_threshold(self._session.model.info.context_window, settings.compaction)
-
-    def _start(self, usage: ContextUsage) -> None:
-        session = self._session
-        settings = session.fitted_settings()
-        ahead = plan_ahead(self._path(), settings.compaction, session.model.info.model)
-        if ahead is None or _tokens(ahead.plan.kept_messages, session.estimator) > self._soft(settings):
+    def _start(self, compactor: Compactor, estimator: Estimator, usage: ContextUsage) -> None:
+        settings = compactor.settings.compaction
+        ahead = plan_ahead(_path(compactor), settings, compactor.model.info.model)
+        if ahead is None or _tokens(ahead.plan.kept_messages, estimator) > \
+                soft_threshold(compactor.model.info.context_window, settings):
             return  # nothing to summarize, or a compaction now would not bring the context under it
         # Its own compactor, silent: a retry of the background request is nobody's business at the prompt.
-        compactor = Compactor(session.store, session.model, settings, _ignore, allow_fallback=False,
-                              summarizer=session.summarizer())
-        job = SummaryJob(ahead, lambda plan, cancel: compactor.model_summary(plan, None, cancel), lambda: self._turn)
+        quiet = replace(compactor, emit=_ignore, allow_fallback=False, hooks=None)
+        job = SummaryJob(ahead, lambda plan, cancel: quiet.model_summary(plan, None, cancel), lambda: self._turn)
         self._job = job
         job.start()
         self._emit(Notice(f"Context {usage.percent:.0f}% full: summarizing older messages in the background; "
                           "the summary is written at the next turn.", "info"))
+
+
+def _path(compactor: Compactor) -> list[Entry]:
+    """What the compactor plans from: an extension gets the whole branch, as in pi."""
+    store = compactor.store
+    return store.branch() if compactor.hooks is not None else store.branch_tail()
 
 
 def _tokens(messages: Sequence[Message], estimate: Estimator) -> int:
@@ -275,4 +231,4 @@ def _ignore(event: SessionEvent) -> None:
     """Events of the background compactor (retries) are not shown."""
 
 
-__all__ = ["THREAD_NAME", "BackgroundCompaction", "SessionView", "SummaryJob"]
+__all__ = ["THREAD_NAME", "BackgroundCompaction", "SummaryJob"]

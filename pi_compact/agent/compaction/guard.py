@@ -1,0 +1,224 @@
+"""The loop guard: when automatic compaction stops helping, stop it and say why (pure).
+
+A compaction is futile when it frees less than ``MIN_FREED_SHARE`` of the context, leaves it past the
+threshold, writes nothing for lack of gain, or when the context is back past the threshold within
+``REFILL_TURNS`` turns; after ``LIMIT`` futile ones in a row automatic compaction stops for the session
+(``/autocompact on`` resets it). Here too: the warnings after a compaction and the diagnosis that names
+the biggest consumers of the context, since they are what the guard says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pi_compact.compaction.threshold import should_compact
+from pi_compact.compaction.tokens import ContextUsage, Estimator, estimate_text_tokens
+from pi_compact.llm.protocol import ModelInfo
+from pi_compact.messages import Message
+from pi_compact.paths import settings_path_hint
+from pi_compact.session.entries import message_of_entry
+from pi_compact.session.pins import Pin, budget_warning, pin_budget
+from pi_compact.settings import CompactionSettings, model_key
+
+MIN_FREED_SHARE = 0.2
+REFILL_TURNS = 2
+LIMIT = 2
+
+
+@dataclass
+class LoopGuard:
+    """Per-session record of how well automatic compactions worked."""
+
+    streak: int = 0  # futile compactions in a row
+    stopped: bool = False
+    _turns_since: int | None = None  # turns watched since a compaction that looked useful
+    _last_turn: int | None = None
+
+    def compacted(self, before: int, after: int, threshold: int) -> None:
+        """Record an automatic compaction that was written: ``before``/``after`` context tokens."""
+        freed = (before - after) / before if before > 0 else 0.0
+        if freed < MIN_FREED_SHARE or after > threshold:
+            self.futile()
+        else:
+            self._turns_since = 0  # useful so far: see whether the context refills at once
+
+    def futile(self) -> None:
+        """Record a futile automatic compaction (also one that wrote nothing for lack of gain)."""
+        self.streak += 1
+        self._turns_since = None
+
+    def observe(self, turn: int, tokens: int, threshold: int) -> None:
+        """The context after turn number ``turn`` (a turn already seen is ignored)."""
+        if turn == self._last_turn or self._turns_since is None:
+            self._last_turn = turn
+            return
+        self._last_turn = turn
+        self._turns_since += 1
+        if tokens > threshold:
+            self.futile()  # back over the threshold within REFILL_TURNS turns
+        elif self._turns_since >= REFILL_TURNS:
+            self.streak, self._turns_since = 0, None  # that compaction really helped
+
+    @property
+    def should_stop(self) -> bool:
+        return not self.stopped and self.streak >= LIMIT
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def reset(self) -> None:
+        self.streak, self.stopped, self._turns_since, self._last_turn = 0, False, None, None
+
+
+# ---- warnings after a compaction ------------------------------------------------------------------
+
+
+def after_compaction(
+    usage: ContextUsage, messages: Sequence[Message], estimator: Estimator, budgets: CompactionSettings,
+    pins: Sequence[Pin], guard: LoopGuard, *, automatic: bool, tokens_before: int,
+) -> list[str]:
+    """The warnings to show after a written compaction; records an automatic one with ``guard``."""
+    warnings: list[str] = []
+    if should_compact(usage.tokens, usage.context_window, replace(budgets, enabled=True)):
+        warnings.append(still_too_full(usage, messages, estimator))
+    if automatic:
+        guard.compacted(tokens_before, usage.tokens, usage.threshold)
+    over = budget_warning(pins, pin_budget(budgets.pin_budget, usage.context_window),
+                          lambda text: estimate_text_tokens(text, budgets.token_estimator))
+    if over is not None:
+        warnings.append(over)
+    return warnings
+
+
+def window_hint(info: ModelInfo) -> str:
+    """Said when the provider overflows with nothing left to compact: our window is likely too big."""
+    return (
+        f"The provider reports a context overflow and there is nothing to compact: the context window known "
+        f"for {info.model} is {info.context_window:,} tokens; if the provider's real limit is smaller, set "
+        f"{model_key(info.model)}.contextWindow in {settings_path_hint()} or pass --context-window."
+    )
+
+
+def still_too_full(usage: ContextUsage, messages: Sequence[Message], estimator: Estimator) -> str:
+    """After a compaction that left the context past the threshold: by how much, and the biggest kept message.
+
+    Without this the user only sees compaction after compaction (peers' "thrash" complaints).
+    """
+    biggest = max(messages, key=estimator, default=None)
+    culprit = ""
+    if biggest is not None:
+        name = f" of {biggest.get('toolName')}" if biggest.get("toolName") else ""
+        culprit = f" The largest kept message is a {biggest.get('role')}{name} of about {estimator(biggest):,} tokens."
+    return (
+        f"Compaction could not bring the context under the auto-compaction threshold "
+        f"({usage.tokens:,} of {usage.threshold:,} tokens after compacting).{culprit} "
+        "Lower compaction.keepRecentTokens or use a model with a larger window."
+    )
+
+
+# ---- diagnosis: what compaction cannot shrink -----------------------------------------------------
+
+
+AGENTS_MARKER = "Project instructions (from AGENTS.md):"
+TOP = 3
+
+
+def _live_entries(branch: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The entries whose messages the live context carries: from the latest compaction's kept boundary."""
+    last = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=-1)
+    if last < 0:
+        return list(branch)
+    kept = branch[last].get("firstKeptEntryId")
+    start = next((i for i, e in enumerate(branch[:last]) if e.get("id") == kept), last + 1)
+    return [e for i, e in enumerate(branch) if i >= start and i != last]
+
+
+def _calls(entries: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Tool call id -> "name argument" (the command, path or pattern)."""
+    found: dict[str, str] = {}
+    for entry in entries:
+        message = message_of_entry(entry) or {}
+        for block in message.get("content") or () if message.get("role") == "assistant" else ():
+            if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                raw = block.get("arguments")
+                args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+                key = next((str(args[k]) for k in ("command", "path", "pattern") if isinstance(args.get(k), str)), "")
+                found[str(block.get("id"))] = f"{block.get('name')} {key}".strip()[:80]
+    return found
+
+
+def top_consumers(
+    system_prompt: str, branch: Sequence[Mapping[str, Any]], estimator: Estimator,
+    settings: CompactionSettings, window: int,
+) -> list[tuple[int, str]]:
+    """(tokens, description) of the biggest consumers, biggest first (at most ``TOP``)."""
+    found: list[tuple[int, str]] = []
+    head, _, agents = system_prompt.partition(AGENTS_MARKER)
+    if agents:
+        size = estimate_text_tokens(agents)
+        found.append((size, f"AGENTS.md in the system prompt, {size:,} tokens"))
+    size = estimate_text_tokens(head)
+    found.append((size, f"the system prompt, {size:,} tokens"))
+    entries = _live_entries(branch)
+    calls = _calls(entries)
+    for entry in entries:
+        message = message_of_entry(entry)
+        if message is None:
+            continue
+        size = estimator(message)
+        where = f"entry {str(entry.get('id'))[:8]}…"
+        if message.get("role") == "toolResult":
+            call = calls.get(str(message.get("toolCallId")), str(message.get("toolName") or "a tool"))
+            found.append((size, f"tool result of `{call}`, {where}, {size:,} tokens"))
+        else:
+            found.append((size, f"{message.get('role')} message, {where}, {size:,} tokens"))
+    keep = settings.keep_recent_tokens
+    if window > 0 and keep * 2 >= window - settings.reserve_tokens:
+        found.append((keep, f"keepRecentTokens {keep:,} of a {window:,} window"))
+    return sorted(found, key=lambda item: -item[0])[:TOP]
+
+
+def advice(description: str) -> str:
+    """What to do about the top consumer."""
+    if description.startswith("AGENTS.md"):
+        return "Shorten AGENTS.md or use a model with a larger window."
+    if description.startswith("the system prompt"):
+        return "Use a model with a larger window."
+    if description.startswith("keepRecentTokens"):
+        return "Lower compaction.keepRecentTokens."
+    return "Start a /new session, or ask for a smaller output next time (e.g. head/grep instead of cat)."
+
+
+def diagnose(
+    system_prompt: str, branch: Sequence[Mapping[str, Any]], estimator: Estimator,
+    settings: CompactionSettings, window: int,
+) -> str:
+    """One paragraph: the top consumers and what to do about the biggest."""
+    top = top_consumers(system_prompt, branch, estimator, settings, window)
+    if not top:
+        return ""
+    return "Largest: " + "; ".join(text for _, text in top) + ". " + advice(top[0][1])
+
+
+def stop_notice(diagnosis: str) -> str:
+    """Said once when the loop guard stops automatic compaction."""
+    return (
+        "Automatic compaction is off for this session: the last two compactions freed too little or the "
+        f"context was back over the threshold at once. {diagnosis} (/autocompact on turns it back on.)"
+    )
+
+
+__all__ = [
+    "LIMIT",
+    "MIN_FREED_SHARE",
+    "REFILL_TURNS",
+    "LoopGuard",
+    "after_compaction",
+    "diagnose",
+    "still_too_full",
+    "stop_notice",
+    "top_consumers",
+    "window_hint",
+]

@@ -1,0 +1,77 @@
+"""Why a compaction runs, and every word said about it: one row per reason (pure, no imports above).
+
+``CompactionReason`` names the reasons; ``REASONS`` holds, for each, what the spinner says, how a
+failure and a cancel start, the advice after a failure, and whether it was automatic. ``SKIP_TEXT``
+is the one wording of "nothing to compact". Adding a trigger adds a row here and a rule in
+``triggers.py``; the pipeline, the terminal and print mode read the row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:  # a Literal only: the events (and the terminal) stay importable without the planner
+    from pi_compact.compaction.plan import SkipReason
+
+CompactionReason = Literal["manual", "threshold", "overflow"]
+
+
+@dataclass(frozen=True)
+class ReasonWords:
+    """What is said about a compaction run for one reason."""
+
+    name: str  # the subject of its sentences: "Auto-compaction failed: ...", "... cancelled; ..."
+    spinner: str  # the status line while it runs; ``{percent}`` is how full the context was
+    advice: str  # after a failure in the terminal (a missing key needs none: its message says which)
+    automatic: bool = True  # False only for /compact: reports a skip, is not the loop guard's business
+
+    @property
+    def failure(self) -> str:
+        return f"{self.name} failed"
+
+    @property
+    def cancelled(self) -> str:
+        return f"{self.name} cancelled; nothing was written."
+
+    def failed(self, message: str) -> str:
+        return f"{self.failure}: {message}"
+
+    @property
+    def shows_percent(self) -> bool:
+        return "{percent}" in self.spinner
+
+    def label(self, percent: float | None) -> str:
+        return self.spinner.format(percent=f"{percent:.0f}" if percent is not None else "?")
+
+
+_RETRY_ADVICE = "Check the model settings (/model, /settings) and run /compact again."
+
+REASONS: dict[CompactionReason, ReasonWords] = {
+    "manual": ReasonWords("Compaction", "Compacting context…", _RETRY_ADVICE, automatic=False),
+    "threshold": ReasonWords("Auto-compaction", "Auto-compacting (context {percent}% full)…", _RETRY_ADVICE),
+    "overflow": ReasonWords(
+        "Context overflow recovery", "Context overflow — compacting and retrying…",
+        "Try /compact with instructions, /new, or a model with a larger window.",
+    ),
+}
+
+# How a compaction with nothing to summarize ends (manual ones say it; automatic ones stay silent).
+SKIP_TEXT: dict[SkipReason, str] = {
+    "no_messages": "Nothing to compact (no messages yet).",
+    "already_compacted": "Already compacted: the session ends with a compaction.",
+    "too_small": "Nothing to compact (session too small).",
+}
+
+# Said when an overflow is back right after its one compact-and-retry.
+OVERFLOW_GIVE_UP = (
+    "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
+    "(e.g. /compact with instructions, or start a /new session) or switch to a model with a larger window."
+)
+
+
+def words(reason: CompactionReason) -> ReasonWords:
+    return REASONS[reason]
+
+
+__all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "words"]
