@@ -165,3 +165,20 @@ def test_declared_window_far_larger_than_the_providers_is_corrected_from_its_err
     assert len(h.summarizer_requests()) == 1
     assert len(told) == 1 and "8,192-token context window" in told[0] and "not 200,000" in told[0]
     assert [m for m in h.session.messages if m.get("role") == "assistant"][-1]["content"][0]["text"] == "three"
+
+
+def test_a_huge_call_argument_is_named_as_the_largest_consumer_not_a_small_tool_result() -> None:
+    from pi_compact.agent.compaction.guard import top_consumers
+    from pi_compact.compaction.tokens import estimator_for
+    from pi_compact.settings import Settings
+
+    arguments = {"path": "notes.md", "content": "x" * 400_000}
+    call = {"type": "toolCall", "id": "c1", "name": "write", "arguments": arguments}
+    branch = [
+        {"type": "message", "id": "u1", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}},
+        {"type": "message", "id": "a1", "message": {"role": "assistant", "content": [call], "stopReason": "toolUse"}},
+        {"type": "message", "id": "t1", "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "write",
+                                                    "content": [{"type": "text", "text": "wrote it"}]}},
+    ]
+    top = top_consumers("system", branch, estimator_for("chars4"), Settings().compaction, 200_000)
+    assert top[0][1].startswith("arguments of the `write notes.md` call, entry a1")

@@ -142,11 +142,26 @@ def _calls(entries: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         message = message_of_entry(entry) or {}
         for block in message.get("content") or () if message.get("role") == "assistant" else ():
             if isinstance(block, Mapping) and block.get("type") == "toolCall":
-                raw = block.get("arguments")
-                args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-                key = next((str(args[k]) for k in ("command", "path", "pattern") if isinstance(args.get(k), str)), "")
-                found[str(block.get("id"))] = f"{block.get('name')} {key}".strip()[:80]
+                found[str(block.get("id"))] = f"{block.get('name')} {_call_key(block)}".strip()[:80]
     return found
+
+
+def _largest_call(message: Mapping[str, Any], estimator: Estimator) -> tuple[int, str] | None:
+    """(tokens, "name argument") of an assistant message's largest tool call, if it has any."""
+    if message.get("role") != "assistant":
+        return None
+    sizes = [
+        (estimator({"role": "assistant", "content": [block]}), f"{block.get('name')} {_call_key(block)}".strip()[:80])
+        for block in message.get("content") or ()
+        if isinstance(block, Mapping) and block.get("type") == "toolCall"
+    ]
+    return max(sizes, default=None)
+
+
+def _call_key(block: Mapping[str, Any]) -> str:
+    raw = block.get("arguments")
+    args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    return next((str(args[k]) for k in ("command", "path", "pattern") if isinstance(args.get(k), str)), "")
 
 
 def top_consumers(
@@ -172,6 +187,10 @@ def top_consumers(
         if message.get("role") == "toolResult":
             call = calls.get(str(message.get("toolCallId")), str(message.get("toolName") or "a tool"))
             found.append((size, f"tool result of `{call}`, {where}, {size:,} tokens"))
+        elif (biggest := _largest_call(message, estimator)) is not None and biggest[0] * 2 >= size:
+            # A reply that is mostly one call's arguments (a huge write or edit): name the call, since
+            # "assistant message" would send the user looking at the model's prose.
+            found.append((size, f"arguments of the `{biggest[1]}` call, {where}, {size:,} tokens"))
         else:
             found.append((size, f"{message.get('role')} message, {where}, {size:,} tokens"))
     keep = settings.keep_recent_tokens
