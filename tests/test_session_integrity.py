@@ -431,7 +431,7 @@ def _set(target: Any, key_path: tuple[Any, ...], value: Any) -> None:
 
 
 def test_a_deeply_nested_settings_file_is_ignored_with_a_warning(tmp_path: Path) -> None:
-    from pi_compact.settings_files import read_settings_file
+    from pi_compact.settings.files import read_settings_file
 
     path = tmp_path / "settings.json"
     path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")

@@ -39,9 +39,9 @@ def uncompact_file(
         if not session.is_file():
             raise UsageError(f"Session file {session} does not exist.")
         from pi_compact.agent.navigator import Navigator
-        from pi_compact.commands.compact import fitted_settings
+        from pi_compact.commands.options import fitted_settings
         from pi_compact.session.store import SessionStore
-        from pi_compact.settings_files import load_settings
+        from pi_compact.settings.files import load_settings
 
         loaded = load_settings(Path.cwd(), {})
         for warning in loaded.warnings:

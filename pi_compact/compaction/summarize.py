@@ -37,7 +37,7 @@ from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estima
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import ChatModel, ChatRequest, complete
-from pi_compact.messages import Message, compaction_summary_message, convert_to_llm, text_of
+from pi_compact.messages import Message, compaction_summary_message, convert_to_llm
 
 # Estimates can be low (code and data tables run ~50 % over chars/4 in the worst samples), so a
 # request is planned to fill at most 1/1.25 of the room it really has.
@@ -90,13 +90,6 @@ class SummaryBudget:
 
 class _Overflow(ModelError):
     """The summarizer itself reported a context overflow."""
-
-
-def request_tokens(request: ChatRequest) -> int:
-    """Our estimate of a request's size: system text, message texts and the output budget."""
-    total = estimate_text_tokens(request.system)
-    total += sum(estimate_text_tokens(text_of(m.get("content"))) for m in request.messages)
-    return total + (request.max_tokens or 0)
 
 
 def _ask(model: ChatModel, text: str, max_tokens: int, cancel: CancelToken | None, reasoning: str | None) -> str:
