@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from builders import assistant, header, msg, user
 
-from pi_compact.cli import fast_compact_args
+from pi_compact.cli.argv import fast_compact_args
 
 # The typer app driven directly, so the fast path in main() is not taken.
-TYPER = "import sys; sys.argv[0] = 'pi-compact'; from pi_compact.cli import app; app()"
+TYPER = "import sys; sys.argv[0] = 'pi-compact'; from pi_compact.cli.typer_app import build_app; build_app()()"
 
 
 def _session(tmp_path: Path) -> Path:
@@ -88,7 +88,7 @@ def test_a_json_dry_run_imports_neither_typer_nor_pydantic_nor_rich(tmp_path: Pa
         "import sys\n"
         f"sys.argv = ['pi-compact', 'compact', {str(_session(tmp_path))!r}, '--dry-run', '--json',"
         " '--context-window', '8000']\n"
-        "from pi_compact.cli import main\n"
+        "from pi_compact.cli.main import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = ('typer', 'pydantic', 'rich', 'litellm', 'prompt_toolkit')\n"
         "sys.stderr.write(repr(sorted(m for m in heavy if m in sys.modules)))\n"

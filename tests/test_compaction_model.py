@@ -18,7 +18,7 @@ from rich.console import Console
 from scripted_server import Reply, ScriptedServer, server_error_reply
 
 from pi_compact.agent.events import CompactionEnd, SessionEvent
-from pi_compact.app import Runtime, build_runtime
+from pi_compact.cli.wiring import Runtime, build_runtime
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.options import AppOptions

@@ -85,7 +85,7 @@ hard_exit = os._exit
 os._exit = lambda code: (report(), hard_exit(code))  # the CLI skips atexit once litellm is loaded
 sys.path.insert(0, {str(TESTS_DIR)!r})
 sys.argv = ["pi-compact", *{args!r}]
-from pi_compact.cli import main
+from pi_compact.cli.main import main
 main()
 """
 
@@ -133,7 +133,8 @@ def _repl_warm_up(model: str, tmp_path: Path) -> subprocess.CompletedProcess[str
     code = f"""
 import sys
 from pathlib import Path
-from pi_compact.app import AppOptions, AppRuntimes
+from pi_compact.cli.wiring import AppRuntimes
+from pi_compact.options import AppOptions
 from pi_compact.settings.files import load_settings
 from pi_compact.ui.repl import Repl
 options = AppOptions(cwd=Path({str(tmp_path)!r}), model={model!r}, api_base="http://127.0.0.1:9/v1",

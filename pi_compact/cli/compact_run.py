@@ -19,13 +19,13 @@ from pi_compact.agent.compactor import Compactor
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.agent.summary_model import Summarizer
 from pi_compact.cancel import CancelToken
-from pi_compact.commands.options import CompactOptions, fitted_settings
+from pi_compact.cli.choices import CompactOptions, fitted_settings
+from pi_compact.cli.exits import EXIT_CANCELLED, EXIT_FAILED, EXIT_FALLBACK
 from pi_compact.compaction.plan import SkipReason, prepare_compaction, skip_reason
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
 
-EXIT_FALLBACK = 3
 # How the command says there is nothing to compact, before loading the model.
 NOTHING_TO_COMPACT: dict[SkipReason, str] = {
     "no_messages": "the session has no messages",
@@ -91,13 +91,13 @@ def compact_file(
             return EXIT_FALLBACK
         return 0
     if end.aborted:
-        return 130
+        return EXIT_CANCELLED
     if end.skipped is not None:  # the budgets fitted to the model's window left nothing to summarize
         return 0
     if options.no_fallback:
         err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",
                        style="yellow"))
-    return 1
+    return EXIT_FAILED
 
 
 def _summarizer(options: CompactOptions, settings: Settings, chat_model: str) -> Summarizer | None:
@@ -112,5 +112,3 @@ def _summarizer(options: CompactOptions, settings: Settings, chat_model: str) ->
     return Summarizer(name, lambda: create_model(resolve_model(name, settings=settings), api_base=base,
                                                  api_key=key, settings=settings))
 
-
-__all__ = ["compact_file"]
