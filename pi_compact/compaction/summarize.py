@@ -1,14 +1,7 @@
 """Turn a compaction plan into a summary with a model; never strand the session (model is a parameter).
 
-Beyond pi:
-- every request is sized before it is sent; history too large for the summarizer's window is
-  summarized in consecutive chunks, each updating the summary of the ones before, so no request can
-  exceed the window whatever the session holds;
-- a summary lacking the required headings is asked for once more, strictly;
-- when the model still fails, a deterministic summary is built instead (``details.fallback``);
-- a split turn whose history is empty keeps the previous summary (pi replaces it with
-  "No prior history." and loses it).
 A user cancel raises ``Cancelled`` and a missing API key ``AuthError``: the caller writes nothing.
+Any other failure ends in a deterministic summary (``details.fallback``) unless ``allow_fallback`` is off.
 """
 
 from __future__ import annotations
@@ -265,6 +258,14 @@ def estimated_tokens_after(summary: str, kept: Sequence[Message], estimate: Esti
     return head + sum(estimate(m) for m in kept)
 
 
+# Beyond pi:
+# - every request is sized before it is sent; history too large for the summarizer's window is summarized in
+#   consecutive chunks, each updating the summary of the ones before, so no request can exceed the window
+#   whatever the session holds;
+# - a summary lacking the required headings is asked for once more, strictly;
+# - when the model still fails, a deterministic summary is built instead (``details.fallback``);
+# - a split turn whose history is empty keeps the previous summary (pi replaces it with "No prior history." and
+#   loses it).
 def summarize(
     plan: CompactionPlan,
     model: ChatModel,
