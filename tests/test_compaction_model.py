@@ -1,7 +1,7 @@
 """``compaction.model``: another model writes the summaries, sized for its own window, falling back as
 the chat model would; and every reply and compaction records what it cost.
 
-The sessions are built by the composition root (``app.build_runtime``) as the terminal and ``-p``
+The sessions are built by the composition root (``cli.wiring.build_runtime``) as the terminal and ``-p``
 build them, against the scripted server, which answers each model by the name the request carries.
 """
 

@@ -1,10 +1,7 @@
 """``pi-compact compact SESSION`` without --dry-run: summarize with a real model and append the entry.
 
-Exit codes: 0 compacted by the model (or nothing to compact), 1 failed with nothing written,
-``EXIT_FALLBACK`` (3) compacted, but the model failed and the summary was built without it, 130
-cancelled. ``--no-fallback`` turns that last case into a failure that writes nothing. Provider retries
-are reported on stderr as they happen. Ctrl-C cancels the summary request: nothing is written and the
-file stays byte-identical.
+Exits 0 (compacted, or nothing to compact), 1 (nothing written), ``EXIT_FALLBACK`` (a model-free
+summary; ``--no-fallback`` makes that a 1) or 130 (Ctrl-C: the file stays byte-identical).
 """
 
 from __future__ import annotations
@@ -34,6 +31,7 @@ NOTHING_TO_COMPACT: dict[SkipReason, str] = {
 }
 
 
+# Provider retries are reported on stderr as they happen.
 def compact_file(
     options: CompactOptions, settings: Settings, store: SessionStore, sources: Mapping[str, str] | None = None
 ) -> int:

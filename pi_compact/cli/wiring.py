@@ -175,7 +175,7 @@ def project_instructions(cwd: Path) -> str | None:
 
 @dataclass(frozen=True)
 class Runtime:
-    """A built session with its store and model, as print mode and tests use them."""
+    """A built session with its store and model (tests read the three; the CLI hands on the session)."""
 
     session: AgentSession
     store: SessionStore
