@@ -88,7 +88,7 @@ def test_a_json_dry_run_imports_neither_typer_nor_pydantic_nor_rich(tmp_path: Pa
         "import sys\n"
         f"sys.argv = ['pi-compact', 'compact', {str(_session(tmp_path))!r}, '--dry-run', '--json',"
         " '--context-window', '8000']\n"
-        "from pi_compact.cli.main import main\n"
+        "from pi_compact.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = ('typer', 'pydantic', 'rich', 'litellm', 'prompt_toolkit')\n"
         "sys.stderr.write(repr(sorted(m for m in heavy if m in sys.modules)))\n"

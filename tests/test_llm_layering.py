@@ -85,7 +85,7 @@ hard_exit = os._exit
 os._exit = lambda code: (report(), hard_exit(code))  # the CLI skips atexit once litellm is loaded
 sys.path.insert(0, {str(TESTS_DIR)!r})
 sys.argv = ["pi-compact", *{args!r}]
-from pi_compact.cli.main import main
+from pi_compact.cli import main
 main()
 """
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pi_compact.cli.main import main
+from pi_compact.cli import main
 
 if __name__ == "__main__":
     main()
