@@ -76,7 +76,7 @@ def measure(runs: int, cached: bool) -> list[float]:
         if cached:
             env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
             # Fill the cache with everything a session imports, litellm included; not timed.
-            subprocess.run([sys.executable, "-c", "import pi_compact.cli, pi_compact.ui.repl, litellm"],
+            subprocess.run([sys.executable, "-c", "import pi_compact.cli.entry, pi_compact.ui.repl, litellm"],
                            env={**os.environ, **env}, check=True, capture_output=True)
         return [one_run(workdir, env, index) for index in range(runs)]
 

@@ -1,27 +1,14 @@
-"""Every exception pi_compact raises on purpose, in one tree.
+"""Every exception pi_compact raises on purpose, in one tree; ``str(exc)`` is one sentence a user can act on.
 
-``str(exc)`` is always one sentence a user can act on (it names the file, key or model and what to
-do). Only the CLI turns these into exit codes and coloured text; nothing else prints them. With
-``PI_COMPACT_RAISE_ERRORS`` set (to anything but "" or "0") it re-raises them instead, traceback and
-all, for whoever is debugging (simonw/llm's ``LLM_RAISE_ERRORS``).
-
-    PiCompactError
-    ├── ConfigError            invalid settings value or file
-    │   └── LocalModelError    the embedded local model cannot run (extra missing, checksum mismatch)
-    ├── SessionError           unreadable or unusable session file
-    ├── UsageError             bad command-line input
-    ├── ModelError             a model call failed (raised only by the llm adapters)
-    │   ├── AuthError          missing or rejected API key
-    │   ├── TransientModelError  rate limit, 5xx, connection trouble: worth retrying
-    │   └── ContextOverflowError the request did not fit the model's context window
-    ├── CompactionError        nothing to compact, already compacted, summary unusable
-    └── Cancelled              the user cancelled (Ctrl-C / Esc / a cancel call)
+Only the CLI turns them into exit codes and text (``cli/exits.py``); nothing else prints them.
 """
 
 from __future__ import annotations
 
 import os
 
+# Set (to anything but "" or "0"), the CLI re-raises these instead, traceback and all, for whoever is
+# debugging (simonw/llm's ``LLM_RAISE_ERRORS``).
 RAISE_ERRORS_VARIABLE = "PI_COMPACT_RAISE_ERRORS"
 
 
@@ -30,6 +17,18 @@ def raise_errors() -> bool:
     return os.environ.get(RAISE_ERRORS_VARIABLE, "") not in ("", "0")
 
 
+# The tree (what each is for):
+# PiCompactError
+# ├── ConfigError            invalid settings value or file
+# │   └── LocalModelError    the embedded local model cannot run (extra missing, checksum mismatch)
+# ├── SessionError           unreadable or unusable session file
+# ├── UsageError             bad command-line input
+# ├── ModelError             a model call failed (raised only by the llm adapters)
+# │   ├── AuthError          missing or rejected API key
+# │   ├── TransientModelError  rate limit, 5xx, connection trouble: worth retrying
+# │   └── ContextOverflowError the request did not fit the model's context window
+# ├── CompactionError        nothing to compact, already compacted, summary unusable
+# └── Cancelled              the user cancelled (Ctrl-C / Esc / a cancel call)
 class PiCompactError(Exception):
     """Base class: the message is a complete sentence for the user."""
 

@@ -1,7 +1,7 @@
 """AppOptions: what the command line says about one run of the agent, as one frozen value.
 
-Stdlib only, so every layer may read it (the terminal shows where a setting came from, e.g. a
-``--context-window`` flag) without importing the composition root that acts on it (``app.py``).
+Stdlib only, so every layer may read it (the terminal shows where a setting came from) without
+importing the composition root that acts on it (``cli.wiring``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ class AppOptions:
     cwd: Path
     prompt: str | None = None
     mode: str = "text"
+    # The model the run starts with, chosen once by the CLI (``cli.choices.choose_model``): --model, else
+    # the settings' defaultModel; None when neither is set (the model layer then picks the embedded model).
     model: str | None = None
+    model_from_settings: bool = False  # ``model`` is defaultModel, not the --model flag
     api_base: str | None = None
     api_key: str | None = None
     context_window: int | None = None
@@ -37,5 +40,3 @@ class AppOptions:
         flags = {"compaction.model": self.compaction_model, "localModelPath": self.local_model_path}
         return {key: value for key, value in flags.items() if value}
 
-
-__all__ = ["AppOptions"]

@@ -365,7 +365,7 @@ def test_leaving_the_terminal_ends_a_background_summary_and_writes_nothing(
 def test_print_mode_never_summarizes_ahead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pi_compact.app import run_print_mode
+    from pi_compact.cli.wiring import run_print_mode
     from pi_compact.options import AppOptions
 
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))

@@ -16,9 +16,10 @@ import pytest
 from agent_harness import make_harness
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.app import AppOptions, run_print_mode
+from pi_compact.cli.wiring import run_print_mode
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.protocol import ModelInfo
+from pi_compact.options import AppOptions
 from pi_compact.paths import session_dir_name
 from pi_compact.settings import RetrySettings, Settings
 

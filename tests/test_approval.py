@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from pi_compact.agent.approval import DECLINED, ApprovalGate, Decision, needs_approval
 from pi_compact.cancel import CancelToken
-from pi_compact.cli import app
+from pi_compact.cli.typer_app import build_app
 from pi_compact.ui.approval_prompt import KeyTap, TerminalAsk
 from pi_compact.ui.renderer import TerminalRenderer
 
@@ -83,7 +83,7 @@ def test_print_mode_declines_an_edit_it_cannot_ask_about(
     scripted_server.enqueue(Reply(tool_calls=(ToolCallReply("edit", {"path": "a.py", "oldText": "x = 1",
                                                                      "newText": "x = 2"}),)))
     scripted_server.enqueue(Reply(text="Understood, not changed."))
-    done = CliRunner().invoke(app.build(), [
+    done = CliRunner().invoke(build_app(), [
         "--model", "openai/scripted", "--api-base", scripted_server.base_url, "--api-key", "k",
         "--context-window", "10000", "--no-session", "-p", "change x"])
     assert done.exit_code == 0, done.output
@@ -94,6 +94,6 @@ def test_print_mode_declines_an_edit_it_cannot_ask_about(
 
 
 def test_approve_flag_overrides_the_setting_and_rejects_unknown_values() -> None:
-    done = CliRunner().invoke(app.build(), ["--approve", "some", "-p", "hi"])
+    done = CliRunner().invoke(build_app(), ["--approve", "some", "-p", "hi"])
     assert done.exit_code == 2
     assert "--approve must be none, edits or all, got 'some'." in done.output

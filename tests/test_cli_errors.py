@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pi_compact.cli import _compact, app
+from pi_compact.cli.compact import compact_command
+from pi_compact.cli.typer_app import build_app
 from pi_compact.errors import RAISE_ERRORS_VARIABLE, UsageError
 
 
@@ -15,7 +16,7 @@ def test_a_usage_error_is_one_sentence_and_exit_code_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv(RAISE_ERRORS_VARIABLE, raising=False)
-    assert _compact(tmp_path / "missing.jsonl") == 2
+    assert compact_command(tmp_path / "missing.jsonl") == 2
     assert capsys.readouterr().err == f"pi-compact: Session file {tmp_path / 'missing.jsonl'} does not exist.\n"
 
 
@@ -24,7 +25,7 @@ def test_the_debug_switch_reraises_the_error_of_the_compact_command(
 ) -> None:
     monkeypatch.setenv(RAISE_ERRORS_VARIABLE, "1")
     with pytest.raises(UsageError, match="does not exist"):
-        _compact(tmp_path / "missing.jsonl")
+        compact_command(tmp_path / "missing.jsonl")
 
 
 @pytest.mark.parametrize(("value", "raises"), [("1", True), ("0", False), ("", False)])
@@ -32,7 +33,7 @@ def test_the_debug_switch_reraises_the_error_of_the_agent_command(
     monkeypatch: pytest.MonkeyPatch, value: str, raises: bool
 ) -> None:
     monkeypatch.setenv(RAISE_ERRORS_VARIABLE, value)
-    done = CliRunner().invoke(app.build(), ["--mode", "xml", "-p", "hi"])
+    done = CliRunner().invoke(build_app(), ["--mode", "xml", "-p", "hi"])
     if raises:
         assert isinstance(done.exception, UsageError)
     else:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from builders import assistant, header, msg, user
 
-from pi_compact.cli import fast_compact_args
+from pi_compact.cli.argv import fast_compact_args
 
 # The typer app driven directly, so the fast path in main() is not taken.
-TYPER = "import sys; sys.argv[0] = 'pi-compact'; from pi_compact.cli import app; app()"
+TYPER = "import sys; sys.argv[0] = 'pi-compact'; from pi_compact.cli.typer_app import build_app; build_app()()"
 
 
 def _session(tmp_path: Path) -> Path:

@@ -5,17 +5,34 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
 
-from pi_compact.cli import app
-from pi_compact.cli_flags import option_table, unknown_option_message
+from pi_compact.cli.argv import unknown_option_message
+from pi_compact.cli.flags import option_table
+from pi_compact.cli.typer_app import build_app
 
 
 @pytest.fixture(scope="module")
 def table() -> dict[str, dict[str, bool]]:
-    return option_table(typer.main.get_command(app.build()))
+    return option_table()
+
+
+def _click_options(command: Any) -> dict[str, bool]:
+    options = {"--help": False, "-h": False}
+    for param in command.params:
+        if getattr(param, "param_type_name", "") == "option":
+            for name in (*param.opts, *param.secondary_opts):
+                options[name] = not (param.is_flag or param.count)
+    return options
+
+
+def test_the_table_is_what_typer_parses(table: dict[str, dict[str, bool]]) -> None:
+    group = typer.main.get_command(build_app())
+    real = {"": _click_options(group), **{name: _click_options(c) for name, c in group.commands.items()}}
+    assert table == real
 
 
 def test_the_table_holds_the_real_options_of_each_command(table: dict[str, dict[str, bool]]) -> None:

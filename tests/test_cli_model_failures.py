@@ -15,7 +15,8 @@ from builders import coding_session, write_session
 from scripted_server import Reply, ScriptedServer, server_error_reply
 from typer.testing import CliRunner, Result
 
-from pi_compact.cli import app, fast_compact_args
+from pi_compact.cli.argv import fast_compact_args
+from pi_compact.cli.typer_app import build_app
 
 FAST_RETRY = {"retry": {"maxRetries": 1, "baseDelayMs": 1}}
 
@@ -28,7 +29,7 @@ def _invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
-    return CliRunner().invoke(app.build(), args)
+    return CliRunner().invoke(build_app(), args)
 
 
 def _compact(server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -18,8 +18,8 @@ from scripted_server import Reply, ScriptedServer
 from test_ui_slash import FakeModel, make_state, project  # noqa: F401 - project is a fixture
 from typer.testing import CliRunner
 
-from pi_compact.cli import app
-from pi_compact.cli_input import plan_start, split_prompt_words, with_context
+from pi_compact.cli.argv import plan_start, split_prompt_words, with_context
+from pi_compact.cli.typer_app import build_app
 from pi_compact.ui.commands import dispatch
 
 SETTINGS = {"retry": {"maxRetries": 0}, "compaction": {"reserveTokens": 2000, "keepRecentTokens": 150}}
@@ -103,15 +103,15 @@ def test_piped_stdin_without_p_runs_that_one_prompt_and_exits(scripted_server: S
 
 
 def test_dash_h_prints_the_help_like_dash_dash_help() -> None:
-    short = CliRunner().invoke(app.build(), ["-h"])
-    long = CliRunner().invoke(app.build(), ["--help"])
+    short = CliRunner().invoke(build_app(), ["-h"])
+    long = CliRunner().invoke(build_app(), ["--help"])
     assert short.exit_code == 0
     assert short.output == long.output
     assert "--continue" in short.output
 
 
 def test_the_help_lists_the_values_of_mode() -> None:
-    done = CliRunner().invoke(app.build(), ["--help"])
+    done = CliRunner().invoke(build_app(), ["--help"])
     assert "--mode [text|json]" in done.output
 
 
@@ -124,7 +124,7 @@ def test_continue_with_nothing_to_continue_says_so(
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     monkeypatch.chdir(cwd)
     sessions = tmp_path / "sessions"
-    done = CliRunner().invoke(app.build(), [*_model_args(scripted_server), "-c", "--session-dir", str(sessions),
+    done = CliRunner().invoke(build_app(), [*_model_args(scripted_server), "-c", "--session-dir", str(sessions),
                                             "-p", "hello"])
     assert done.exit_code == 0, done.output
     assert f"pi-compact: No session to continue in {sessions}; starting a new one." in done.output
@@ -151,20 +151,20 @@ def test_an_argument_to_a_command_that_takes_none_gets_a_hint_and_runs_nothing(p
 def test_every_option_of_the_main_command_that_takes_a_value_is_known_to_the_prompt_splitter() -> None:
     import typer.main
 
-    from pi_compact.cli_input import VALUE_OPTIONS
+    from pi_compact.cli.argv import VALUE_OPTIONS
 
-    command = typer.main.get_command(app.build())
+    command = typer.main.get_command(build_app())
     takes_value = {name for param in command.params if not getattr(param, "is_flag", True)
                    for name in param.opts if name.startswith("-")}
     assert takes_value == VALUE_OPTIONS
 
 
 def test_every_subcommand_of_the_cli_is_left_to_typer() -> None:
-    from pi_compact.cli import app
-    from pi_compact.cli_input import SUBCOMMANDS
+    from pi_compact.cli.flags import SUBCOMMANDS
+    from pi_compact.cli.typer_app import build_app
 
-    names = {command.name or command.callback.__name__ for command in app.build().registered_commands
+    names = {command.name or command.callback.__name__ for command in build_app().registered_commands
              if command.callback is not None}
-    assert names == SUBCOMMANDS
+    assert names == set(SUBCOMMANDS)
     for name in sorted(names):
         assert split_prompt_words([name, "s.jsonl"]) == ([name, "s.jsonl"], [])

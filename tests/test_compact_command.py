@@ -296,7 +296,7 @@ def test_ctrl_c_during_the_summary_request_exits_130_and_writes_nothing(
 def test_dry_run_fits_a_reserve_not_below_the_window_and_names_the_settings_file(
     session: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pi_compact.cli import _compact
+    from pi_compact.cli.compact import compact_command
 
     agent_dir = tmp_path / "agent"
     agent_dir.mkdir()
@@ -305,7 +305,7 @@ def test_dry_run_fits_a_reserve_not_below_the_window_and_names_the_settings_file
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     monkeypatch.chdir(tmp_path)
     path, before = session
-    assert _compact(path, dry_run=True, context_window=10_000) == 0
+    assert compact_command(path, dry_run=True, context_window=10_000) == 0
     out, err = capsys.readouterr()
     assert err == (
         f"warning: compaction.reserveTokens (20000) in {agent_dir / 'settings.json'} is not smaller than the "
@@ -319,7 +319,7 @@ def test_compact_fits_a_keep_that_cannot_fit_the_window_and_compacts(
     scripted_server: ScriptedServer, session: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from pi_compact.cli import _compact
+    from pi_compact.cli.compact import compact_command
 
     agent_dir = tmp_path / "agent"
     agent_dir.mkdir()
@@ -329,7 +329,7 @@ def test_compact_fits_a_keep_that_cannot_fit_the_window_and_compacts(
     monkeypatch.chdir(tmp_path)
     scripted_server.enqueue(Reply(text=SUMMARY, repeat=True))
     path, before = session
-    code = _compact(path, context_window=1_200, model="openai/scripted", api_base=scripted_server.base_url,
+    code = compact_command(path, context_window=1_200, model="openai/scripted", api_base=scripted_server.base_url,
                     api_key="test")
     # A 1,200-token window is too small for the summarizer too: the model-free summary is written (exit 3).
     assert code == 3
@@ -348,8 +348,9 @@ def test_compact_command_plans_the_compaction_once(
     scripted_server: ScriptedServer, session: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pi_compact.agent.compaction import pipeline as compactor
-    from pi_compact.commands import compact_run
-    from pi_compact.commands.compact import CompactOptions, run_compact
+    from pi_compact.cli import compact_run
+    from pi_compact.cli.choices import CompactOptions
+    from pi_compact.cli.compact import run_compact
 
     path, before = session
     plans: list[int] = []

@@ -1,7 +1,7 @@
 """``compaction.model``: another model writes the summaries, sized for its own window, falling back as
 the chat model would; and every reply and compaction records what it cost.
 
-The sessions are built by the composition root (``app.build_runtime``) as the terminal and ``-p``
+The sessions are built by the composition root (``cli.wiring.build_runtime``) as the terminal and ``-p``
 build them, against the scripted server, which answers each model by the name the request carries.
 """
 
@@ -18,7 +18,7 @@ from rich.console import Console
 from scripted_server import Reply, ScriptedServer, server_error_reply
 
 from pi_compact.agent.events import CompactionEnd, SessionEvent
-from pi_compact.app import Runtime, build_runtime
+from pi_compact.cli.wiring import Runtime, build_runtime
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.options import AppOptions

@@ -17,10 +17,11 @@ from rich.console import Console
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 from typer.testing import CliRunner
 
-from pi_compact.app import AppRuntimes
 from pi_compact.cancel import CancelToken
-from pi_compact.cli import _compact, app
-from pi_compact.commands.fast_args import fast_compact_args
+from pi_compact.cli.argv import fast_compact_args
+from pi_compact.cli.compact import compact_command
+from pi_compact.cli.typer_app import build_app
+from pi_compact.cli.wiring import AppRuntimes
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.llm.scripted import ScriptedModel
@@ -62,7 +63,7 @@ def test_the_terminal_gets_the_flag_as_its_compaction_model_setting(
         return 0
 
     monkeypatch.setattr("pi_compact.ui.repl.run_repl", fake_repl)
-    done = CliRunner().invoke(app.build(), ["--model", "openai/chat", "--compaction-model", SMALL])
+    done = CliRunner().invoke(build_app(), ["--model", "openai/chat", "--compaction-model", SMALL])
     assert done.exit_code == 0, done.output
     ((runtimes, loaded),) = started
     assert runtimes.options.compaction_model == SMALL
@@ -119,7 +120,7 @@ def test_the_compact_command_summarizes_with_the_compaction_model(
     write_session(path, coding_session())
     scripted_server.route = lambda body: Reply(text=structured_summary()) if body.get("model") == "small-summarizer" \
         else None
-    code = _compact(path, model="openai/scripted", api_base=scripted_server.base_url, api_key="x",
+    code = compact_command(path, model="openai/scripted", api_base=scripted_server.base_url, api_key="x",
                     context_window=128_000, keep_recent_tokens=400, compaction_model=SMALL)
     assert code == 0, capsys.readouterr().err
     assert summary_models(scripted_server) == ["small-summarizer"]

@@ -19,6 +19,7 @@ from builders import (
     user_blocks,
 )
 
+from pi_compact.compaction.threshold import should_compact
 from pi_compact.compaction.tokens import (
     ContextEstimate,
     calculate_context_tokens,
@@ -29,7 +30,6 @@ from pi_compact.compaction.tokens import (
     estimate_tokens_chars4,
     estimator_for,
     last_assistant_usage,
-    should_compact,
 )
 from pi_compact.settings import CompactionSettings
 

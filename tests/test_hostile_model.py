@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from pi_compact.agent.events import SessionEvent
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import default_tools
-from pi_compact.cli import app
+from pi_compact.cli.typer_app import build_app
 from pi_compact.jstext import repair_json, valid_text
 from pi_compact.session.store import SessionStore
 
@@ -125,7 +125,7 @@ def test_print_mode_prints_a_reply_holding_a_lone_surrogate(
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.chdir(tmp_path)
     scripted_server.enqueue(Reply(text=f"bad {LONE} text"))
-    done = CliRunner().invoke(app.build(), ["--model", "openai/scripted", "--api-base", scripted_server.base_url,
+    done = CliRunner().invoke(build_app(), ["--model", "openai/scripted", "--api-base", scripted_server.base_url,
                                             "--api-key", "k", "--context-window", "10000", "-p", "hi", "--no-session"])
     assert done.exit_code == 0, done.output
     assert done.stdout == "bad \ufffd text\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from builders import assistant, chain, header, user, write_session
 
-from pi_compact.app import AppRuntimes
+from pi_compact.cli.wiring import AppRuntimes
 from pi_compact.errors import SessionError
 from pi_compact.options import AppOptions
 from pi_compact.session.store import SessionStore

@@ -8,7 +8,7 @@ from pathlib import Path
 from builders import structured_summary
 from test_ui_slash import FakeModel, chat, make_state, project  # noqa: F401 - project is a fixture
 
-from pi_compact.ui.slash import dispatch
+from pi_compact.ui.commands import dispatch
 
 OSC52 = "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07"
 HIDDEN = ("\x1b", "\x07", "\u202e", "\x9b")

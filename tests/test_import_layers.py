@@ -22,7 +22,7 @@ import pi_compact
 PACKAGE = Path(pi_compact.__file__).resolve().parent
 
 # (importing layer, layers it must not import, why). A layer is a module or a package, by dotted name.
-UPPER = ("pi_compact.app", "pi_compact.cli", "pi_compact.commands", "pi_compact.ui")
+UPPER = ("pi_compact.cli", "pi_compact.ui")
 RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("pi_compact.session", ("pi_compact.compaction", "pi_compact.agent", "pi_compact.llm", *UPPER),
      "session storage and context building are below compaction: pass a digest function in"),
@@ -30,8 +30,8 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
                                "pi_compact.llm.resolve", *UPPER),
      "compaction is pure: the model and the entries come in as parameters"),
     ("pi_compact.agent", UPPER, "the agent reports through events; it never draws or wires itself"),
-    ("pi_compact.ui", ("pi_compact.app", "pi_compact.cli", "pi_compact.llm.resolve", "pi_compact.llm.litellm_model"),
-     "the UI gets a runtime factory from cli.py instead of building runtimes and models itself"),
+    ("pi_compact.ui", ("pi_compact.cli", "pi_compact.llm.resolve", "pi_compact.llm.litellm_model"),
+     "the UI gets a runtime factory from cli.wiring instead of building runtimes and models itself"),
     ("pi_compact.llm", ("pi_compact.agent", "pi_compact.compaction", "pi_compact.session", *UPPER),
      "the model layer knows messages and settings, nothing above them"),
     ("pi_compact.settings", ("pi_compact.agent", "pi_compact.compaction", "pi_compact.session", "pi_compact.llm",
@@ -271,7 +271,7 @@ def test_the_adapter_rule_catches_one_adapter_importing_another(tmp_path: Path) 
 
 # ---- compaction and session changes have one address -----------------------------------------------
 
-SHELL = ("pi_compact.ui", "pi_compact.cli", "pi_compact.app", "pi_compact.commands")  # pi_compact.cli covers cli/
+SHELL = ("pi_compact.ui", "pi_compact.cli")
 
 
 def test_the_ui_and_the_cli_never_build_a_navigator() -> None:
@@ -323,3 +323,33 @@ def test_agent_holds_no_compaction_orchestration_outside_agent_compaction() -> N
 
 
 _RESULT_READERS = ("pi_compact.agent.session", "pi_compact.agent.extensions")  # CompactionResult, a value
+
+
+# ---- the shell (cli/) and the ground floor (the package root) ---------------------------------------
+
+
+def test_only_the_cli_imports_typer() -> None:
+    found = [name for name, path in module_names(PACKAGE).items()
+             if not _within(name, "pi_compact.cli") and "typer" in third_party_imports(path)]
+    assert found == []
+
+
+# The root holds values every layer may read; it imports other root modules and, of the layers, only the
+# model seam's value types (``llm.protocol``): no agent, UI, shell, storage, compaction or adapter.
+ROOT_MAY_IMPORT = ("pi_compact.llm.protocol",)
+
+
+def test_the_root_modules_import_no_layer() -> None:
+    modules = module_names(PACKAGE)
+    root = {name for name, path in modules.items() if path.parent == PACKAGE and path.name not in
+            ("__init__.py", "__main__.py")}
+    found = [f"{edge.source} imports {edge.target} (line {edge.line})" for name in sorted(root)
+             for edge in imports_of(name, modules[name], modules)
+             if edge.target not in root and edge.target not in ROOT_MAY_IMPORT and edge.target != "pi_compact"]
+    assert found == []
+
+
+def test_the_root_keeps_only_value_modules() -> None:
+    shell = {"app", "cli", "cli_flags", "cli_input", "settings_files", "settings_report"}
+    assert sorted(path.stem for path in PACKAGE.glob("*.py") if path.stem in shell) == []
+    assert not (PACKAGE / "commands").exists()

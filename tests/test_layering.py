@@ -38,8 +38,8 @@ def test_core_imports_no_heavy_library() -> None:
 
 
 def test_cli_import_loads_no_heavy_library() -> None:
-    # typer too is only imported when the full command parser is built (see cli._DeferredApp).
-    loaded = _loaded_after_import(*CORE_MODULES, "pi_compact.cli")
+    # typer too is only imported when the full command parser is built (cli.typer_app.build_app).
+    loaded = _loaded_after_import(*CORE_MODULES, "pi_compact.cli.entry")
     assert loaded & {"litellm", "rich", "prompt_toolkit", "typer"} == set()
 
 

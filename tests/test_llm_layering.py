@@ -134,8 +134,9 @@ def _repl_warm_up(model: str, tmp_path: Path) -> subprocess.CompletedProcess[str
     code = f"""
 import sys
 from pathlib import Path
-from pi_compact.app import AppOptions, AppRuntimes
-from pi_compact.settings_files import load_settings
+from pi_compact.cli.wiring import AppRuntimes
+from pi_compact.options import AppOptions
+from pi_compact.settings.files import load_settings
 from pi_compact.ui.repl import Repl
 options = AppOptions(cwd=Path({str(tmp_path)!r}), model={model!r}, api_base="http://127.0.0.1:9/v1",
                      context_window=8000, no_session=True)

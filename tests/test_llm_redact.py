@@ -15,7 +15,7 @@ from model_paths import chat_model
 from scripted_server import ScriptedServer, echo_authorization_reply
 from typer.testing import CliRunner
 
-from pi_compact.cli import app
+from pi_compact.cli.typer_app import build_app
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, Retrying, complete
 from pi_compact.llm.redact import REDACTED, known_secrets, redact
 from pi_compact.settings import RetrySettings
@@ -103,7 +103,7 @@ def test_json_mode_session_file_and_stderr_never_show_a_quoted_key(
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
     scripted_server.enqueue(echo_authorization_reply(500, repeat=True))  # 5xx: the retry event carries it too
-    done = CliRunner().invoke(app.build(), [
+    done = CliRunner().invoke(build_app(), [
         "--model", "openai/scripted", "--api-base", scripted_server.base_url, "--api-key", KEY,
         "--context-window", "10000", "-p", "Hello?", "--mode", "json",
     ])

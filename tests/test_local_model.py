@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_compact.app import model_factory
 from pi_compact.cancel import CancelToken
+from pi_compact.cli.wiring import model_factory
 from pi_compact.errors import ConfigError, LocalModelError
 from pi_compact.llm.local import model as local_model
 from pi_compact.llm.local import weights as local_weights
@@ -88,7 +88,7 @@ def test_an_api_base_with_the_local_model_is_refused(monkeypatch: pytest.MonkeyP
 def test_choosing_the_local_model_by_default_is_said_once_per_run(
     no_keys: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr("pi_compact.app._said_default", __import__("threading").Event())
+    monkeypatch.setattr("pi_compact.cli.wiring._said_default", __import__("threading").Event())
     monkeypatch.setattr("pi_compact.llm.resolve._local_model", lambda info, base, settings, report: object())
     said: list[str] = []
     options = AppOptions(cwd=tmp_path)
@@ -123,7 +123,7 @@ def test_without_the_chunks_the_error_names_the_install_command(tmp_path: Path) 
 def test_print_mode_without_the_extra_fails_with_that_one_sentence(
     no_keys: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from pi_compact.app import run_print_mode
+    from pi_compact.cli.wiring import run_print_mode
 
     monkeypatch.setattr(local_model, "runtime_installed", lambda: False)
     with pytest.raises(LocalModelError, match=r'run pip install -e "\.\[local\]"'):
@@ -236,7 +236,7 @@ def test_a_request_cancelled_while_the_model_starts_ends_as_aborted(monkeypatch:
 
 
 def test_the_terminal_waits_for_a_starting_model_under_its_progress(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pi_compact.app import LazyModel
+    from pi_compact.cli.wiring import LazyModel
     from pi_compact.ui.status import loading_label, wait_ready
 
     monkeypatch.setattr(local_model, "shared_server", lambda spec: _Starting())

@@ -15,7 +15,7 @@ from test_ui_slash import SETTINGS, FakeModel, chat, make_state, squeeze
 from pi_compact.session.lazy import EntryIndex, customs_on_path
 from pi_compact.session.pins import PIN_TYPE, UNPIN_TYPE, PinTracker, fold_pins, pinned_block, with_pins
 from pi_compact.session.store import SessionStore
-from pi_compact.ui.slash import dispatch
+from pi_compact.ui.commands import dispatch
 
 
 @pytest.fixture

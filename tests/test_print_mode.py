@@ -21,7 +21,7 @@ import pytest
 from scripted_server import Reply, ScriptedServer, ToolCallReply, server_error_reply
 from typer.testing import CliRunner, Result
 
-from pi_compact.cli import app
+from pi_compact.cli.typer_app import build_app
 
 SETTINGS_FILE = {
     "retry": {"maxRetries": 0},
@@ -126,7 +126,7 @@ def _cli(server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     monkeypatch.chdir(cwd)
-    return CliRunner().invoke(app.build(), [*_model_args(server), *args])
+    return CliRunner().invoke(build_app(), [*_model_args(server), *args])
 
 
 def test_extension_flag_loads_a_hook_that_cancels_compaction(
@@ -186,7 +186,7 @@ def test_missing_api_key_fails_with_one_line_and_closes_the_run(
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(cwd)
-    done = CliRunner().invoke(app.build(), ["--model", "openai/gpt-4o", "-p", "Hi", "--mode", "json", "--no-session"])
+    done = CliRunner().invoke(build_app(), ["--model", "openai/gpt-4o", "-p", "Hi", "--mode", "json", "--no-session"])
     assert done.exit_code == 1
     assert done.stderr == (
         "pi-compact: Model openai/gpt-4o needs an API key: set the environment variable OPENAI_API_KEY "
@@ -243,7 +243,7 @@ def test_settings_that_cannot_fit_the_window_are_fitted_with_one_warning_naming_
     monkeypatch.chdir(cwd)
     scripted_server.enqueue(Reply(text="Fine.", prompt_tokens=1000))
     args = [*_model_args(scripted_server), "-p", "Hi", "--mode", mode, "--no-session"]
-    done = CliRunner().invoke(app.build(), args)
+    done = CliRunner().invoke(build_app(), args)
     assert done.exit_code == 0, done.output
     assert done.stderr == (
         f"warning: Ignoring compaction.keepRecentTokens in {settings_file}: expected a whole number > 0 and at most "

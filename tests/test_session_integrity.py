@@ -196,7 +196,7 @@ def test_print_mode_reports_skipped_lines_on_stderr_and_keeps_stdout_for_the_ans
     from scripted_server import Reply
     from typer.testing import CliRunner
 
-    from pi_compact.cli import app
+    from pi_compact.cli.typer_app import build_app
 
     path = tmp_path / "s.jsonl"
     lines = _session(path).splitlines(keepends=True)
@@ -204,7 +204,7 @@ def test_print_mode_reports_skipped_lines_on_stderr_and_keeps_stdout_for_the_ans
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.chdir(tmp_path)
     scripted_server.enqueue(Reply(text="fine"))
-    done = CliRunner().invoke(app.build(), [
+    done = CliRunner().invoke(build_app(), [
         "--model", "openai/scripted", "--api-base", scripted_server.base_url, "--api-key", "test",
         "--context-window", "100000", "--session", str(path), "-p", "go on",
     ])
@@ -431,7 +431,7 @@ def _set(target: Any, key_path: tuple[Any, ...], value: Any) -> None:
 
 
 def test_a_deeply_nested_settings_file_is_ignored_with_a_warning(tmp_path: Path) -> None:
-    from pi_compact.settings_files import read_settings_file
+    from pi_compact.settings.files import read_settings_file
 
     path = tmp_path / "settings.json"
     path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pi_compact.compaction.threshold import fit_to_window, validate_against_window
 from pi_compact.settings import (
     KEYS,
     CompactionSettings,
@@ -17,7 +18,7 @@ from pi_compact.settings import (
     merge_settings,
     parse_settings,
 )
-from pi_compact.settings_report import fit_to_window, settings_as_json, settings_items, validate_against_window
+from pi_compact.settings.report import settings_as_json, settings_items
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "settings.example.json"
 

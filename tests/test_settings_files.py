@@ -10,7 +10,7 @@ import pytest
 
 from pi_compact.errors import UsageError
 from pi_compact.settings import KEYS, ModelOverride
-from pi_compact.settings_files import describe, load_settings
+from pi_compact.settings.files import describe, load_settings
 
 
 @pytest.fixture()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pi_compact.paths import settings_path_hint
+from pi_compact.settings.files import load_settings
 from pi_compact.settings.unknown_keys import unknown_key_warnings
-from pi_compact.settings_files import load_settings
 
 SETTINGS = {"compaction": {"keepRecentToken": 5, "reserveTokens": 100}, "thme": "dark", "theme": "dark"}
 

@@ -25,7 +25,8 @@ from pi_compact.llm.protocol import CancelToken, ChatRequest, ModelInfo, StreamE
 from pi_compact.messages import text_of
 from pi_compact.session.store import SessionStore
 from pi_compact.session.tree import branch_copy, landing, tree_nodes
-from pi_compact.ui.slash import ReplState, dispatch
+from pi_compact.ui.commands import dispatch
+from pi_compact.ui.state import ReplState
 from pi_compact.ui.tree_view import moved_renderable
 
 

@@ -14,8 +14,8 @@ import pytest
 from scripted_server import Reply, ScriptedServer
 from typer.testing import CliRunner
 
-from pi_compact.app import build_runtime
-from pi_compact.cli import app
+from pi_compact.cli.typer_app import build_app
+from pi_compact.cli.wiring import build_runtime
 from pi_compact.options import AppOptions
 from pi_compact.settings.files import load_settings
 from pi_compact.settings.trust import Claim, TrustPolicy
@@ -52,7 +52,7 @@ def _hostile(project: Path, attacker: str, **extra: Any) -> None:
 def _run(project: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
     monkeypatch.chdir(project)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-users-own-secret")
-    return CliRunner().invoke(app.build(), ["--model", MODEL, "--no-session", "-p", "hi", *args])
+    return CliRunner().invoke(build_app(), ["--model", MODEL, "--no-session", "-p", "hi", *args])
 
 
 def test_hostile_project_file_in_print_mode_sends_nothing_to_its_server(

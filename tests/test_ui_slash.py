@@ -17,7 +17,7 @@ from builders import structured_summary
 from rich.console import Console
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.app import AppOptions, AppRuntimes
+from pi_compact.cli.wiring import AppRuntimes
 from pi_compact.errors import SessionError
 from pi_compact.llm.protocol import (
     CancelToken,
@@ -30,11 +30,13 @@ from pi_compact.llm.protocol import (
     assistant_message,
 )
 from pi_compact.messages import text_of
+from pi_compact.options import AppOptions
 from pi_compact.session.store import SessionStore
-from pi_compact.settings_files import load_settings
+from pi_compact.settings.files import load_settings
+from pi_compact.ui.commands import COMMANDS, argument_options, dispatch, is_command
 from pi_compact.ui.renderer import TerminalRenderer
 from pi_compact.ui.repl import COMMAND_NAMES
-from pi_compact.ui.slash import COMMANDS, ReplState, argument_options, dispatch, is_command
+from pi_compact.ui.state import ReplState
 
 
 class FakeModel(ChatModel):

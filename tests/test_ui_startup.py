@@ -16,7 +16,7 @@ LATER = ("litellm", "rich", "pi_compact.agent.session", "pi_compact.compaction",
 def test_the_repl_imports_nothing_heavy_before_the_prompt() -> None:
     code = (
         "import json, sys\n"
-        "import pi_compact.cli, pi_compact.app, pi_compact.settings_files, pi_compact.ui.repl\n"
+        "import pi_compact.cli.entry, pi_compact.cli.wiring, pi_compact.settings.files, pi_compact.ui.repl\n"
         f"print(json.dumps([m for m in {list(LATER)!r} if m in sys.modules]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pi_compact.agent.session import AgentSession
-from pi_compact.app import LazyModel
+from pi_compact.cli.wiring import LazyModel
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings

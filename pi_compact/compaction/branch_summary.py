@@ -1,14 +1,7 @@
 """Summarizing a branch the user leaves with ``/tree``, through the compaction summarizer (model as parameter).
 
-pi's branch summarization, with our summarizer underneath, so a branch summary gets what a
-compaction gets: every request sized to fit the window (long branches summarized in chunks), a
-summary lacking its headings asked for again, a model-free summary when the model fails, and
-``Cancelled`` (nothing to write) on cancel. What differs from a compaction is the selection:
-- tool results are left out (the tool call carries what matters), compactions speak as their summary,
-  settings and extension entries say nothing (pi's ``prepareBranchEntries``);
-- newest first until ``token_budget`` is used up, with a summary entry still taken while under 90 %;
-- file lists start from earlier branch summaries' details (not from compactions', as pi does).
-No I/O.
+pi's branch summarization with our summarizer underneath: sized requests, chunks, a heading retry, a
+model-free fallback and ``Cancelled`` on cancel, as a compaction gets. No I/O.
 """
 
 from __future__ import annotations
@@ -53,6 +46,11 @@ def _message(entry: Mapping[str, Any]) -> Message | None:
     return message
 
 
+# What differs from a compaction is the selection:
+# - tool results are left out (the tool call carries what matters), compactions speak as their summary, settings
+#   and extension entries say nothing (pi's ``prepareBranchEntries``);
+# - newest first until ``token_budget`` is used up, with a summary entry still taken while under 90 %;
+# - file lists start from earlier branch summaries' details (not from compactions', as pi does).
 def prepare_branch(
     entries: Sequence[Mapping[str, Any]], token_budget: int, estimate: Estimator
 ) -> tuple[list[Message], FileOps]:

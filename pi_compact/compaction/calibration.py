@@ -1,28 +1,7 @@
 """Calibration of the ``auto`` token estimate against the usage providers report (pure).
 
-Why: chars/4 under-counts Claude by about 30 % (and JSON by more), and no fixed weight suits every
-provider. Each two consecutive replies measure the error for free: the threshold estimate anchors on
-the total usage of reply k (its input and output) and estimates the messages after it, and the
-provider then reports the input of reply k+1. So ``prompt(k+1) - total(k)`` tokens is what the
-provider counted for the messages between the two replies, where we estimated ``estimated``: one
-*pair*. The factor is the ratio of sums, reported over estimated, of the pairs among the newest
-``MAX_PAIRS`` + 1 replies (``window_start``: the recent mix of text, and a bounded cost on a long
-session) that come from the model that answered last. It scales every ``auto`` estimate;
-``chars4`` stays pi's.
-
-A pair is not valid (the chain restarts at the next good reply):
-- when a reply between or at either end was aborted or failed, or reports no usage;
-- when the two replies come from different models (another tokenizer);
-- across a compaction (``fresh_from``: the later reply measured a different context).
-A valid pair whose ratio lies outside [1/4, 4] is dropped as an outlier: a provider that dropped
-earlier thinking from the history, or usage that does not track the text at all. The factor applies
-once ``MIN_PAIRS`` pairs remain and they hold at least half of the estimated tokens of all valid
-pairs (else the usage disagrees with itself and nothing is applied); it is clamped to [0.5, 2.5].
-
-One factor, not one per kind of text: separate least-squares factors for prose, code and JSON-like
-text did not estimate the two real Claude sessions better (whole-context error +3.7 % and -3.1 %,
-against -1.2 % and -2.6 % with one factor). A window of 200 replies did better than 20 or 50 on them
-(``benchmarks/bench_calibration.py --max-pairs N``).
+``calibrate`` measures, from pairs of consecutive replies of the model that answered last, one factor
+that scales every ``auto`` estimate (``calibrated``); ``chars4`` stays pi's.
 """
 
 from __future__ import annotations
@@ -40,6 +19,14 @@ from pi_compact.compaction.tokens import (
 )
 from pi_compact.messages import Message
 
+# Why: chars/4 under-counts Claude by about 30 % (and JSON by more), and no fixed weight suits every provider. One
+# factor, not one per kind of text: separate least-squares factors for prose, code and JSON-like text did not estimate
+# the two real Claude sessions better (whole-context error +3.7 % and -3.1 %, against -1.2 % and -2.6 % with one
+# factor). A window of 200 replies did better than 20 or 50 on them (``benchmarks/bench_calibration.py --max-pairs
+# N``). A valid pair whose ratio lies outside [MIN_RATIO, MAX_RATIO] is an outlier (a provider that dropped earlier
+# thinking from the history, or usage that does not track the text at all); the factor applies once MIN_PAIRS pairs
+# remain holding at least KEEP_SHARE of the estimated tokens of all valid pairs (else the usage disagrees with
+# itself), clamped to [MIN_FACTOR, MAX_FACTOR].
 MIN_PAIRS = 2
 MAX_PAIRS = 200
 MIN_RATIO, MAX_RATIO = 0.25, 4.0
@@ -47,6 +34,10 @@ MIN_FACTOR, MAX_FACTOR = 0.5, 2.5
 KEEP_SHARE = 0.5
 
 
+# Each two consecutive replies measure the error for free: the threshold estimate anchors on the total usage of reply
+# k (its input and output) and estimates the messages after it, and the provider then reports the input of reply k+1.
+# So ``prompt(k+1) - total(k)`` tokens is what the provider counted for the messages between the two replies, where we
+# estimated ``estimated``: one pair.
 @dataclass(frozen=True)
 class Pair:
     """What the provider counted for the messages between two replies, and what we estimated."""
@@ -96,6 +87,11 @@ def window_start(messages: Sequence[Message]) -> int:
     return 0
 
 
+# A pair is not valid (the chain restarts at the next good reply):
+# - when a reply between or at either end was aborted or failed, or reports no usage;
+# - when the two replies come from different models (another tokenizer);
+# - across a compaction (``fresh_from``: the later reply measured a different context). Only the newest MAX_PAIRS + 1
+#   replies are read (``window_start``): the recent mix of text, and a bounded cost on a long session.
 def scan(
     messages: Sequence[Message], estimator: Estimator, *, fresh_from: int = 0, since: Scan | None = None
 ) -> Scan:

@@ -1,20 +1,7 @@
 """Message digests: a message cut down to what planning reads, plus its serialized text (pure).
 
-Held as parsed JSON, a 100 MB session takes about ten times its size in memory. Planning a
-compaction and previewing it read little of each message: its role, usage, model and stop reason,
-the paths of its file tool calls, and the text the summarizer would get. A ``MessageDigest`` is a
-dict of just those fields (so ``project_path``, ``find_cut_point`` and ``prepare_compaction`` read it
-as they read the message), with the serialized text made from the whole message when the digest is.
-
-Token estimates are left out on purpose: planning needs them only for the newest few messages (back
-to the last provider usage, and the kept region), and estimating every message would cost as much
-as the rest of the digest. ``digest_estimator`` estimates a digest from the whole message, which
-its reader loads again from the digest's ``source``.
-
-Contract: a digest has no content, so only ``digest_estimator`` may estimate it and only
-``serialized_text`` may serialize it (and only if it was made with its text). Only user, assistant
-and tool-result messages are digested; other messages (and entries) are few and stay whole, and so
-does a message whose content the serializer cannot read.
+A digest has no content: only ``digest_estimator`` may estimate it and only ``serialized_text`` may
+serialize it (and only if made with its text). Only user, assistant and tool-result messages are digested.
 """
 
 from __future__ import annotations
@@ -39,6 +26,12 @@ Loader = Callable[[Any], Message]
 """Gives the whole message back for a digest's ``source``."""
 
 
+# Held as parsed JSON, a 100 MB session takes about ten times its size in memory, and planning a compaction and
+# previewing it read little of each message: its role, usage, model and stop reason, the paths of its file tool
+# calls, and the text the summarizer would get. A digest is a dict of just those fields (so ``project_path``,
+# ``find_cut_point`` and ``prepare_compaction`` read it as they read the message), with the serialized text made
+# from the whole message when the digest is. Other messages (and entries) are few and stay whole, and so does a
+# message whose content the serializer cannot read.
 class MessageDigest(dict[str, Any]):
     """A message reduced to the fields planning reads; ``text`` and ``source`` stand for the rest."""
 
@@ -102,6 +95,10 @@ def digest_entry(entry: Entry, source: Any, *, text: bool = True) -> Entry:
     return {"type": "message", "id": entry.get("id"), "parentId": entry.get("parentId"), "message": digest}
 
 
+# Token estimates are left out of digests on purpose: planning needs them only for the newest few messages (back
+# to the last provider usage, and the kept region), and estimating every message would cost as much as the rest
+# of the digest. So the estimate is made from the whole message, which the reader loads again from the digest's
+# ``source``.
 def digest_estimator(estimator: Estimator, load: Loader | None) -> Estimator:
     """``estimator`` that also estimates digests, from the whole message ``load`` gives back.
 

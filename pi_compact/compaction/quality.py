@@ -1,20 +1,7 @@
 """The summary quality gate: what a new summary must keep, and what it changed (pure).
 
-A model summary is checked before any compaction entry is written:
-- structure: no section may be left empty or as the template's ``[...]`` placeholder when the history
-  it summarizes is not empty (missing headings are ``prompts.missing_headings``' job);
-- carry-forward: every item under "Constraints & Preferences" and "Key Decisions" of the previous
-  summary must still be there (compared normalised: case, markdown and punctuation ignored), where
-  an item the model marks done or obsolete still counts as present because its text is;
-- no inflation: a summary must be smaller than the text it replaces;
-- stated rules: a summary whose "Constraints & Preferences" is empty while the user's own messages in
-  the history state rules ("never", "do not", "must"…) is asked for once more, quoting up to three of
-  them (``stated_rules``). Only a retry: the sentences are found by words, not understood, so they are
-  never written into the summary by us, and the retry's answer is accepted either way.
-A line that only repeats a template placeholder is cleared to "(none)" (``clear_placeholders``).
-Items still missing after one stricter retry are merged back under their section, marked as carried
-forward, so a model that forgets a user's rule cannot make the agent forget it. ``summary_diff`` is
-what ``/summary --diff`` shows.
+``gate_problems`` checks a model summary before any compaction entry is written; ``merge_back`` puts
+forgotten carried items back; ``summary_diff`` is what ``/summary --diff`` shows.
 """
 
 from __future__ import annotations
@@ -115,6 +102,8 @@ def missing_items(previous: str | None, summary: str) -> dict[str, list[str]]:
     return missing
 
 
+# Items still missing after one stricter retry are merged back under their section, marked as carried forward,
+# so a model that forgets a user's rule cannot make the agent forget it.
 def merge_back(summary: str, missing: Mapping[str, Sequence[str]]) -> str:
     """``summary`` with each missing item appended at the end of its section, marked as carried forward."""
     lines = summary.splitlines()
@@ -135,6 +124,8 @@ def merge_back(summary: str, missing: Mapping[str, Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+# Only a retry: the sentences are found by words ("never", "do not", "must"...), not understood, so they are
+# never written into the summary by us, and the retry's answer is accepted either way.
 def stated_rules(history: str, limit: int = 3) -> list[str]:
     """The newest ``limit`` sentences of the user's own messages in the serialized ``history`` that read
     like a rule (a question is none; the user's shell runs and earlier summaries are not typed by them)."""
@@ -149,6 +140,15 @@ def stated_rules(history: str, limit: int = 3) -> list[str]:
     return found[-limit:]
 
 
+# The checks:
+# - structure: no section may be left empty or as the template's ``[...]`` placeholder when the history it
+#   summarizes is not empty (missing headings are ``prompts.missing_headings``' job);
+# - carry-forward: every item under "Constraints & Preferences" and "Key Decisions" of the previous summary must
+#   still be there (compared normalised: case, markdown and punctuation ignored), where an item the model marks
+#   done or obsolete still counts as present because its text is;
+# - no inflation: a summary must be smaller than the text it replaces;
+# - stated rules: a summary whose "Constraints & Preferences" is empty while the user's own messages state rules
+#   is asked for once more, quoting up to three of them (``stated_rules``).
 def gate_problems(
     summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int, rules: Sequence[str] = ()
 ) -> list[str]:

@@ -1,14 +1,7 @@
 """Turn a compaction plan into a summary with a model; never strand the session (model is a parameter).
 
-Beyond pi:
-- every request is sized before it is sent; history too large for the summarizer's window is
-  summarized in consecutive chunks, each updating the summary of the ones before, so no request can
-  exceed the window whatever the session holds;
-- a summary lacking the required headings is asked for once more, strictly;
-- when the model still fails, a deterministic summary is built instead (``details.fallback``);
-- a split turn whose history is empty keeps the previous summary (pi replaces it with
-  "No prior history." and loses it).
 A user cancel raises ``Cancelled`` and a missing API key ``AuthError``: the caller writes nothing.
+Any other failure ends in a deterministic summary (``details.fallback``) unless ``allow_fallback`` is off.
 """
 
 from __future__ import annotations
@@ -37,7 +30,7 @@ from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estima
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import ChatModel, ChatRequest, complete
-from pi_compact.messages import Message, compaction_summary_message, convert_to_llm, text_of
+from pi_compact.messages import Message, compaction_summary_message, convert_to_llm
 
 # Estimates can be low (code and data tables run ~50 % over chars/4 in the worst samples), so a
 # request is planned to fill at most 1/1.25 of the room it really has.
@@ -90,13 +83,6 @@ class SummaryBudget:
 
 class _Overflow(ModelError):
     """The summarizer itself reported a context overflow."""
-
-
-def request_tokens(request: ChatRequest) -> int:
-    """Our estimate of a request's size: system text, message texts and the output budget."""
-    total = estimate_text_tokens(request.system)
-    total += sum(estimate_text_tokens(text_of(m.get("content"))) for m in request.messages)
-    return total + (request.max_tokens or 0)
 
 
 def _ask(model: ChatModel, text: str, max_tokens: int, cancel: CancelToken | None, reasoning: str | None) -> str:
@@ -272,6 +258,14 @@ def estimated_tokens_after(summary: str, kept: Sequence[Message], estimate: Esti
     return head + sum(estimate(m) for m in kept)
 
 
+# Beyond pi:
+# - every request is sized before it is sent; history too large for the summarizer's window is summarized in
+#   consecutive chunks, each updating the summary of the ones before, so no request can exceed the window
+#   whatever the session holds;
+# - a summary lacking the required headings is asked for once more, strictly;
+# - when the model still fails, a deterministic summary is built instead (``details.fallback``);
+# - a split turn whose history is empty keeps the previous summary (pi replaces it with "No prior history." and
+#   loses it).
 def summarize(
     plan: CompactionPlan,
     model: ChatModel,

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_compact.compaction.threshold import should_compact as should_compact  # its older home
 from pi_compact.jstext import js_json, js_len
 from pi_compact.messages import Message
 from pi_compact.settings import TokenEstimator

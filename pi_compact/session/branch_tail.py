@@ -1,26 +1,7 @@
 """A lean read of a session file's current branch: only the tail that planning a compaction reads.
 
-Planning a compaction of a 100 MB session must not hold every entry as parsed JSON (about ten times
-the file in Python objects). What a plan and the model's context depend on starts at the branch's
-last compaction: from its kept boundary (firstKeptEntryId) onward. So one streaming pass validates
-every line (the same warnings as ``SessionStore.open``) and keeps, besides ids and parent ids, only
-the entries after the newest compaction's kept boundary, with their messages digested by the
-``digest`` function the caller passes in (``compaction/digest.py``'s ``digest_entry``: role, usage,
-file paths, serialized text; this module only stores what it returns). The branch tail is then taken
-from those or, should the branch leave that compaction behind, read again from the file, which stays
-open while the tail is in use: whole messages are read again from it for token estimates too (each
-line checked against a hash of the line first read). Anything unusual is left to
-``SessionStore.open``.
-
-Digesting costs about half as much as parsing, and most of it is wasted on entries that a later
-compaction makes cold. So a line is digested as it is parsed only until the first compaction, and
-whenever more than ``RAW_BUDGET`` bytes have followed the last one; otherwise its raw bytes are kept
-and digested at the end if still needed. A file without compactions is thus parsed once, a file
-with frequent ones digests little more than its tail, and raw lines never take much memory.
-
-In ``whole`` mode (``session/lazy.py``, resuming a session) the reader keeps the parsed entries
-themselves instead of digests: keeping one costs nothing more than parsing it, so every line is
-kept as parsed until a compaction makes it cold.
+``open_branch_tail(path, digest)`` gives the entries from the branch's last compaction kept boundary on,
+digested by ``digest`` (the caller's), or None when the file needs ``SessionStore.open``'s full load.
 """
 
 from __future__ import annotations
@@ -42,6 +23,13 @@ from pi_compact.session.jsonl import Relinker, line_problem, parse_line
 from pi_compact.session.migrate import file_version
 
 _SCANNER: Any = json.JSONDecoder()  # configured like json.loads' own decoder
+# Planning a compaction of a 100 MB session must not hold every entry as parsed JSON (about ten times the file in
+# Python objects), and what a plan and the model's context depend on starts at the branch's last compaction's kept
+# boundary (firstKeptEntryId). Digesting costs about half as much as parsing, and most of it is wasted on entries that
+# a later compaction makes cold. So a line is digested as it is parsed only until the first compaction, and whenever
+# more than RAW_BUDGET bytes have followed the last one; otherwise its raw bytes are kept and digested at the end if
+# still needed. A file without compactions is thus parsed once, a file with frequent ones digests little more than its
+# tail, and raw lines never take much memory.
 RAW_BUDGET = 2_000_000  # bytes of raw lines held since the last compaction before digesting them
 
 Digest = Callable[[Entry, int], Entry]
@@ -70,6 +58,16 @@ class _FileChanged(Exception):
     """A line read again is not the line read first: the file was modified in place meanwhile."""
 
 
+# One streaming pass validates every line (the same warnings as ``SessionStore.open``) and keeps, besides ids and
+# parent ids, only the entries after the newest compaction's kept boundary, digested (``compaction/digest.py``'s
+# ``digest_entry``: role, usage, file paths, serialized text; this module only stores what it returns). The branch
+# tail is then taken from those or, should the branch leave that compaction behind, read again from the file, which
+# stays open while the tail is in use: whole messages are read again from it for token estimates too (each line
+# checked against a hash of the line first read). Anything unusual is left to ``SessionStore.open``.
+#
+# In ``whole`` mode (``session/lazy.py``, resuming a session) the reader keeps the parsed entries themselves instead
+# of digests: keeping one costs nothing more than parsing it, so every line is kept as parsed until a compaction makes
+# it cold.
 class _LeanReader:
     """One streaming pass over a session file: ids of all entries, digests or raw lines of recent ones."""
 

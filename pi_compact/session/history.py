@@ -1,18 +1,8 @@
 """The session's own history as a searchable record: what compaction took out of the context (pure).
 
-A session file is append-only, so every message a compaction summarized is still among its entries.
-This module finds them again:
-- ``walk`` is the root-first path to a leaf (``BranchWalker`` keeps it between calls); ``hidden_end``
-  says where the model's context starts on it (everything before is behind the latest compaction's
-  kept boundary, so only its summary speaks);
-- ``searchable_text`` is what a message says, as plain text (tool calls as ``name key=value``);
-  ``TextIndex`` keeps it lower-cased for every message, built once and extended as the session grows;
-- ``Query`` matches words (any of them, ranked by how many) or a regular expression, case-insensitive;
-  a regular expression comes from the model, so it runs under ``search``'s deadline (``timed_regex``);
-- ``search`` returns the best hits, newest first among equals, with a short excerpt around the match,
-  reading newest to oldest and stopping as soon as nothing older could rank higher.
-Calls of the ``recall`` tool and their results are never searched: they would only echo the query.
-No I/O; entries are pi's dicts as the store holds them.
+A session file is append-only, so every message a compaction summarized is still among its entries:
+``search`` finds them by words or a regular expression
+(a model's pattern runs under a deadline, ``timed_regex``). No I/O; entries are pi's dicts as the store holds them.
 """
 
 from __future__ import annotations
@@ -29,6 +19,7 @@ from pi_compact.messages import Message, bash_execution_text, text_of
 from pi_compact.session.entries import Entry, message_of_entry
 from pi_compact.session.timed_regex import ERRORS, IGNORECASE, MULTILINE, compile_pattern, timed_search
 
+# Calls of the ``recall`` tool and their results are never searched: they would only echo the query.
 RECALL_TOOL = "recall"
 EXCERPT_RADIUS = 240  # characters of context shown on each side of a match
 # Characters that make a query a regular expression; "." and "?" are left out on purpose: they end
@@ -37,6 +28,9 @@ _REGEX_HINTS = re.compile(r"[\\\[\]()|*+^${}]")
 _WORD = re.compile(r"\w+")
 
 
+# ``walk`` is the root-first path to a leaf (``BranchWalker`` keeps it between calls); ``hidden_end`` says where
+# the model's context starts on it (everything before is behind the latest compaction's kept boundary, so only
+# its summary speaks).
 def walk(by_id: Mapping[str, Entry], leaf_id: str | None) -> list[Entry]:
     """Root-first path ending at ``leaf_id`` (empty for None or an unknown id); a missing parent ends it.
 
@@ -128,6 +122,8 @@ def _call_text(block: Mapping[str, Any]) -> str:
     return f"{block.get('name', '')} " + " ".join(values)
 
 
+# What a message says, as plain text (tool calls as ``name key=value``); ``TextIndex`` keeps it lower-cased for
+# every message, built once and extended as the session grows.
 def searchable_text(message: Message) -> str:
     """The text of a message as recall searches and shows it ("" for recall's own results)."""
     role = message.get("role")
@@ -167,6 +163,7 @@ def _lower_pattern(source: str) -> str:
     return "".join(out)
 
 
+# Matches words (any of them, ranked by how many) or a regular expression, case-insensitive.
 @dataclass(frozen=True)
 class Query:
     """A compiled recall query: either words (any may match) or one regular expression.
@@ -312,6 +309,8 @@ def _message(entry: Mapping[str, Any]) -> Message | None:
     return None
 
 
+# The best hits, newest first among equals, with a short excerpt around the match, reading newest to oldest and
+# stopping as soon as nothing older could rank higher.
 def search(
     entries: Sequence[Entry], query: Query, limit: int, index: TextIndex | None = None,
     out_of_time: Callable[[], bool] | None = None, until: float | None = None,

@@ -1,14 +1,7 @@
 """Parsing a session file's lines from bytes, one at a time, tolerating damage (no file I/O here).
 
-Each line is decoded on its own: a last line cut inside a multi-byte character by a crash, or one
-stray invalid byte, costs that line only, never the file. A line is skipped with a warning naming the
-file and line number when it is not UTF-8, not JSON, not an object, nested too deeply, or an entry of
-the wrong shape (``shape.py``). An unterminated last line that fails is reported as an interrupted
-write; a blank line is ignored silently.
-
-A skipped entry whose id is still readable does not cut the conversation in two: entries naming it as
-their parent are linked to its parent instead (``Relinker``), in memory. pi keeps such entries, so
-this gives the same path through the file.
+A bad line costs that line only: it is skipped with a warning naming file and line number, and entries
+parented to a skipped one are relinked to its parent (``Relinker``).
 """
 
 from __future__ import annotations
@@ -33,6 +26,10 @@ class LoadedFile:
     blank: bool  # nothing but whitespace (or nothing at all)
 
 
+# Each line is decoded on its own: a last line cut inside a multi-byte character by a crash, or one stray
+# invalid byte, costs that line only, never the file. A line is skipped when it is not UTF-8, not JSON, not an
+# object, nested too deeply, or an entry of the wrong shape (``shape.py``). An unterminated last line that fails
+# is reported as an interrupted write; a blank line is ignored silently.
 def parse_line(number: int, raw: bytes, name: str) -> tuple[Entry | None, str | None]:
     """One line (with its newline, if it has one): the entry, or a warning; both None when blank.
 
@@ -64,6 +61,9 @@ def line_problem(number: int, value: Entry, name: str) -> str | None:
     return None if problem is None else f"{name}: line {number} cannot be used ({problem}); skipped it."
 
 
+# A skipped entry whose id is still readable does not cut the conversation in two: entries naming it as their
+# parent are linked to its parent instead, in memory. pi keeps such entries, so this gives the same path through
+# the file.
 class Relinker:
     """Links the children of skipped entries to the nearest kept ancestor."""
 

@@ -1,16 +1,7 @@
 """Resuming a session without holding all of it: every entry indexed, only the recent ones parsed.
 
-``SessionStore.open`` reads a v3 session file with the lean reader of ``branch_tail.py`` in its
-``whole`` mode: one pass validates every line exactly as a full load does (the same warnings, the
-same skipped and relinked entries) and records each entry's id, parent and where its line is, but
-keeps parsed only the entries from the newest compaction's kept boundary on. The current branch from
-its last compaction's kept boundary (``tail``) is all that the model's context and a compaction plan
-need. An older entry is parsed again from its line when asked for, after checking the line against
-the hash of the line first read (a file changed in place meanwhile is an error, never a wrong entry),
-and ``all_entries`` builds the complete list the first time a command needs every entry.
-
-Files that need more care (no v3 header first, older versions to migrate, blank ones) are left to
-the full load (``jsonl.parse_lines``), which reports them exactly as it always did.
+``EntryIndex.read`` gives the current branch's tail at once and parses older entries again on demand;
+files that need more care (no v3 header first, older versions, blank ones) get None: the full load.
 """
 
 from __future__ import annotations
@@ -30,6 +21,14 @@ def _as_is(entry: Entry, index: int) -> Entry:
     return entry
 
 
+# ``SessionStore.open`` reads a v3 session file with the lean reader of ``branch_tail.py`` in its ``whole``
+# mode: one pass validates every line exactly as a full load does (the same warnings, the same skipped and
+# relinked entries) and records each entry's id, parent and where its line is, but keeps parsed only the entries
+# from the newest compaction's kept boundary on. The current branch from there (``tail``) is all that the
+# model's context and a compaction plan need. An older entry is parsed again from its line when asked for, after
+# checking the line against the hash of the line first read (a file changed in place meanwhile is an error,
+# never a wrong entry), and ``all_entries`` builds the complete list the first time a command needs every entry.
+# The full load (``jsonl.parse_lines``) reports the files left to it exactly as it always did.
 class EntryIndex:
     """All entries of one session file by position; the recent ones (and any appended) in memory."""
 

@@ -1,14 +1,6 @@
 """The advisory lock that lets one process at a time write a session file.
 
-A writer holds ``flock`` on a sidecar file, ``<session file>.lock`` beside the real file (symlinks
-resolved, so every path to a session shares its lock), and keeps its pid in it so that another
-process can say who holds it. A second writer retries for ``LOCK_WAIT_S`` seconds, then gives up
-with one sentence naming the holder. pi takes no lock: what protects against pi writing at the same
-time is the store's check that the file did not change since it was read (``store.py``).
-
-Releasing removes the sidecar. A killed holder leaves its sidecar behind, but not its lock (the kernel
-drops it with the process), and the next writer reuses the file. Because a releasing holder removes
-the file, a waiter that gets the lock checks that it locked the file still at that path.
+A second writer waits ``LOCK_WAIT_S`` seconds, then gives up with one sentence naming the holder.
 Where ``fcntl`` does not exist (Windows) locking is a no-op.
 """
 
@@ -30,6 +22,10 @@ LOCK_WAIT_S = 2.0
 _POLL_S = 0.05
 
 
+# A writer holds ``flock`` on a sidecar file, ``<session file>.lock`` beside the real file (symlinks resolved,
+# so every path to a session shares its lock), and keeps its pid in it so that another process can say who holds
+# it. pi takes no lock: what protects against pi writing at the same time is the store's check that the file did
+# not change since it was read (``store.py``).
 def lock_path_for(session: Path) -> Path:
     """The sidecar lock file of a session file."""
     real = Path(os.path.realpath(session))
@@ -53,6 +49,9 @@ def _in_use(session: Path, holder: int | None) -> SessionError:
     )
 
 
+# Releasing removes the sidecar. A killed holder leaves its sidecar behind, but not its lock (the kernel drops
+# it with the process), and the next writer reuses the file. Because a releasing holder removes the file, a
+# waiter that gets the lock checks that it locked the file still at that path.
 def _release(path: Path, fd: int) -> None:
     try:
         os.unlink(path)  # while still locked: a waiter then sees a new file, not this one

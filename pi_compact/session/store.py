@@ -1,28 +1,7 @@
 """SessionStore: the only code that reads or writes session files (pi's JSONL, version 3).
 
-Loading reads the file line by line as bytes (``jsonl.py``): a malformed, non-UTF-8 or wrongly shaped
-line is skipped and reported with file and line number, a torn last line left by a crash is ignored,
-and v1/v2 files are migrated in memory. A v3 file is opened lean (``lazy.py``): every line is checked
-at once, but only the current branch from its last compaction's kept entry on stays parsed in
-memory; ``branch_tail`` is what the agent reads, and ``entries``, ``by_id`` and ``branch`` read the
-older entries again on first use. Appending writes one JSON line per entry and never rewrites
-existing lines; the one exception is the first append to a v1/v2 (or blank) file, which first
-rewrites the file as v3 atomically (as pi does), because appended v3 entries must reference the ids
-that migration assigned. Like pi, nothing is written until the session holds an assistant message, so
-a prompt that never got an answer leaves no file behind.
-
-Durability: every line is written completely before ``append`` returns, so killing the process
-never loses one. fsync is grouped by turn (``ends_turn``): a user prompt or tool result is synced
-with the reply that follows it, everything else at once, so a power failure can lose at most the
-lines since the last reply.
-
-Writes are all or nothing (``writes.py``): a failed one leaves the file as it was, the entry is
-dropped from memory too (the next entry is never parented to one that is not on disk), and one
-``SessionError`` sentence says so. Every write happens under the session's lock (``lock.py``), and
-first checks that the file is still as this store last read or wrote it: if another program (pi, say)
-appended meanwhile, it refuses rather than append entries whose parent is no longer the file's latest.
-A live session (``hold``) keeps the lock from opening (or its first write) until ``close``, so that
-``compact FILE`` or a second session on the same file is refused instead of writing behind its back.
+Appends never rewrite existing lines, every write is all or nothing under the session's lock, and a
+bad line is skipped with a warning naming file and line; nothing is written before the first answer.
 """
 
 from __future__ import annotations
@@ -80,6 +59,14 @@ def new_header(cwd: str, now_ms: int, session_id: str | None = None) -> Entry:
     }
 
 
+# Loading reads the file line by line as bytes (``jsonl.py``): a malformed, non-UTF-8 or wrongly shaped line is
+# skipped and reported with file and line number, a torn last line left by a crash is ignored, and v1/v2 files are
+# migrated in memory. A v3 file is opened lean (``lazy.py``): every line is checked at once, but only the current
+# branch from its last compaction's kept entry on stays parsed in memory; ``branch_tail`` is what the agent reads, and
+# ``entries``, ``by_id`` and ``branch`` read the older entries again on first use.
+#
+# A live session (``hold``) keeps the lock from opening (or its first write) until ``close``, so that ``compact FILE``
+# or a second session on the same file is refused instead of writing behind its back.
 class SessionStore:
     """A session's entries in memory, mirrored to a JSONL file unless in-memory."""
 
@@ -272,6 +259,15 @@ class SessionStore:
 
     # ---- writing --------------------------------------------------------------------------------
 
+    # Like pi, nothing is written until the session holds an assistant message, so a prompt that never got an answer
+    # leaves no file behind. The one rewrite: the first append to a v1/v2 (or blank) file first rewrites it as v3
+    # atomically (as pi does), because appended v3 entries must reference the ids that migration assigned.
+    #
+    # Writes are all or nothing (``writes.py``): a failed one leaves the file as it was, the entry is dropped from
+    # memory too (the next entry is never parented to one that is not on disk), and one ``SessionError`` sentence says
+    # so. Durability: every line is written completely before ``append`` returns, so killing the process never loses
+    # one; fsync is grouped by turn (``ends_turn``): a user prompt or tool result is synced with the reply that
+    # follows it, everything else at once, so a power failure can lose at most the lines since the last reply.
     def append(self, fields: Mapping[str, Any], now_ms: int) -> Entry:
         """Add an entry after the current leaf and persist it; returns the stored entry.
 
@@ -334,6 +330,8 @@ class SessionStore:
             if not self._hold:
                 self._release()
 
+    # Every write first checks that the file is still as this store last read or wrote it: if another program (pi,
+    # say) appended meanwhile, it refuses rather than append entries whose parent is no longer the file's latest.
     def _check_unchanged(self) -> None:
         """Refuse to write when another program changed the file since we last read or wrote it."""
         assert self.path is not None

@@ -1,12 +1,7 @@
-"""Settings: the values and their defaults, the schema of pi's settings files, reading and reporting.
+"""Settings: frozen values with pi's defaults, the schema of pi's settings files, reading and reporting.
 
-``values`` (the frozen dataclasses: every default), ``schema`` (keys, checks, pi's merge, building
-``Settings``), ``files`` (the only I/O: global and project files, where each value came from) and
-``report`` (rows for ``/settings``, pi's JSON layout). This package names what ``pi_compact.settings``
-always named; ``pi_compact.settings_files`` and ``pi_compact.settings_report`` remain as older paths.
-Importing it reads nothing: ``files`` is imported by whoever loads settings.
+Importing the package reads nothing; ``settings.files`` is the only module that touches the disk.
 """
-
 from __future__ import annotations
 
 from pi_compact.settings.schema import (

@@ -1,15 +1,7 @@
-"""The settings schema: the keys a settings file may set, how each is checked, merged and built.
+"""The settings schema: the keys a settings file may set, how each is checked, merged and built (no I/O).
 
-Contract:
-- ``KEYS`` is the table of scalar keys a settings file may set (pi's nested camelCase layout, e.g.
-  ``compaction.reserveTokens``); ``models`` is handled separately because its keys are model strings.
-- ``check_settings`` migrates pi's legacy keys and drops every value of the wrong type or range,
-  reporting each as a ``SettingProblem``; ``merge_settings`` is pi's two-level merge;
-  ``parse_settings`` turns a merged mapping into ``Settings`` (whose defaults live in ``values``).
-- No I/O, no environment reads: reading files lives in ``settings.files``.
-
-A JSON ``null`` is treated as "not set" everywhere, so a project file can never null out a global value.
-Unknown keys are ignored silently because pi's files carry many keys this port does not use.
+``check_settings`` drops values of the wrong type or range as ``SettingProblem``s, ``merge_settings`` is
+pi's two-level merge, ``parse_settings`` builds ``Settings``. A JSON ``null`` means "not set" everywhere.
 """
 
 from __future__ import annotations
@@ -30,6 +22,10 @@ Accepts = Callable[[Any], bool]
 MAX_WHOLE = 1_000_000_000
 
 
+# ``KEYS`` (below) is the table of scalar keys a settings file may set (pi's nested camelCase layout, e.g.
+# ``compaction.reserveTokens``); ``models`` is handled separately because its keys are model strings. Unknown
+# keys are ignored silently because pi's files carry many keys this port does not use; a ``null`` can thus never
+# null out a global value from a project file.
 def _whole(minimum: int) -> Accepts:
     # JSON has one number type: 2000.0 is the same setting as 2000, but 2.5 or true are not.
     return lambda v: (

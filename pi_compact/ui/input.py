@@ -1,19 +1,7 @@
 """Keyboard input: the prompt (prompt_toolkit) and the keys watched while a turn runs.
 
-Contract:
-- ``make_prompt`` builds the prompt session: history in a file (``paths.history_file()``), Enter sends,
-  Alt-Enter (Esc then Enter) and Ctrl-J insert a newline, a bracketed paste of several lines stays in
-  the editor, slash commands and their arguments complete. Ctrl-C clears a non-empty line and ends an
-  empty prompt with ``KeyboardInterrupt`` (the REPL exits on the second one in a row); Ctrl-D on an
-  empty line raises ``EOFError``.
-- ``TurnKeys`` runs only while a turn or compaction runs: Esc calls ``on_escape``; other typing is
-  type-ahead, as in a shell: each line ended with Enter is queued (the REPL submits it after the
-  turn) and an unfinished line becomes the next prompt's text; ``typed`` is an unfinished line carried
-  over from before (a queued line ran first), which the keys continue. It does nothing when stdin is not a
-  terminal. Ctrl-C stays a signal (cbreak mode keeps ISIG), which the REPL turns into a cancel.
-- ``quiet_terminal`` keeps the terminal in that same mode (no echo, no line editing, Enter kept as
-  CR) for the whole REPL. Otherwise keys typed in the moment between a turn and the next prompt
-  would be echoed by the terminal and their Enter turned into a newline instead of a send.
+``make_prompt`` builds the prompt; ``TurnKeys`` watches Esc and type-ahead during a turn;
+``quiet_terminal`` keeps the terminal from echoing keys between turns.
 """
 
 from __future__ import annotations
@@ -122,6 +110,10 @@ def _continuation(width: int, line_number: int, wrap_count: int) -> FormattedTex
     return FormattedText([("class:continuation", "." * (width - 1) + " ")])
 
 
+# History in a file (``paths.history_file()``), Enter sends, Alt-Enter (Esc then Enter) and Ctrl-J insert a
+# newline, a bracketed paste of several lines stays in the editor, slash commands and their arguments complete.
+# Ctrl-C clears a non-empty line and ends an empty prompt with ``KeyboardInterrupt`` (the REPL exits on the
+# second one in a row); Ctrl-D on an empty line raises ``EOFError``.
 def make_prompt(
     history: History, completer: Completer, *, input: Input | None = None, output: Output | None = None,
     on_expand: Callable[[], None] | None = None,
@@ -166,6 +158,9 @@ def _restore_mode(fd: int, saved: list[Any] | None) -> None:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
+# The same mode as TurnKeys (no echo, no line editing, Enter kept as CR), for the whole REPL. Otherwise keys
+# typed in the moment between a turn and the next prompt would be echoed by the terminal and their Enter turned
+# into a newline instead of a send.
 class quiet_terminal:  # noqa: N801 - used like a function: ``with quiet_terminal():``
     """For the whole REPL: the terminal mode ``TurnKeys`` uses, restored on exit."""
 
@@ -199,6 +194,11 @@ def take_typeahead(source: Input) -> bytes:
     return "".join(key.data for key in get_typeahead(source)).encode()
 
 
+# Only while a turn or compaction runs: Esc calls ``on_escape``; other typing is type-ahead, as in a shell: each
+# line ended with Enter is queued (the REPL submits it after the turn) and an unfinished line becomes the next
+# prompt's text; ``typed`` is an unfinished line carried over from before (a queued line ran first), which the
+# keys continue. It does nothing when stdin is not a terminal. Ctrl-C stays a signal (cbreak mode keeps ISIG),
+# which the REPL turns into a cancel.
 class TurnKeys:
     """Watches the terminal while a turn runs: Esc cancels, typed text is kept for the next prompt."""
 

@@ -1,16 +1,7 @@
 """TerminalRenderer: what the agent's events look like in the terminal (rich).
 
-Contract:
-- At most one live region at a time: a transient rich ``Live`` that shows, in turn, the working
-  spinner, the reply streaming in as markdown, a running tool, or the compaction spinner. Anything
-  permanent is printed with ``console.print`` (above the live region while it runs), so each reply
-  lands in the scrollback exactly once, fully rendered, when its ``MessageEnd`` arrives.
-- Text from the user, the model, tools and session files is never parsed as rich markup: it only
-  ever reaches the console inside ``Text`` or ``Markdown`` objects, with terminal control sequences
-  stripped.
-- Events may arrive on a worker thread (the REPL runs turns there); ``close()`` ends any live region
-  once the turn is over. While a ``footer`` is set (``set_footer``: the toolbar of a running turn) the
-  live region stays up under everything printed, showing the footer below the current view.
+Each reply lands in the scrollback once, fully rendered; text from the user, the model, tools and
+session files is never parsed as rich markup (only ``Text``/``Markdown``, control sequences stripped).
 """
 
 from __future__ import annotations
@@ -105,6 +96,12 @@ class _Tail:
             yield Segment.line()
 
 
+# At most one live region at a time: a transient rich ``Live`` that shows, in turn, the working spinner, the
+# reply streaming in as markdown, a running tool, or the compaction spinner. Anything permanent is printed with
+# ``console.print`` (above the live region while it runs), so each reply lands in the scrollback exactly once,
+# when its ``MessageEnd`` arrives. Events may arrive on a worker thread (the REPL runs turns there); ``close()``
+# ends any live region once the turn is over. While a ``footer`` is set (``set_footer``: the toolbar of a
+# running turn) the live region stays up under everything printed, showing the footer below the current view.
 class TerminalRenderer:
     """Consumes ``SessionEvent`` values (it is the session's ``emit``) and draws them on ``console``."""
 

@@ -1,19 +1,7 @@
 """The interactive terminal: ``pi-compact`` without ``-p``.
 
-Contract:
-- The prompt comes first. Before it is drawn only prompt_toolkit and light modules are imported;
-  right after its first render a loader thread imports rich and the agent, opens the session file
-  (which may be large), then imports litellm (~5 s) and resolves the model. Input submitted before
-  the loader is done waits for it; a request sent before litellm is ready waits with a spinner, and
-  Esc or Ctrl-C then cancels it before anything is sent or written, putting its text back in the editor.
-- What the loader has to say (session file warnings, "Session compacted N times", a model that cannot
-  be resolved) is printed above the prompt as soon as it is known. A session file that cannot be
-  opened ends the program with that error, as it would before a prompt.
-- A turn, a ``/compact`` or a ``/model`` switch runs in a worker thread while the main thread waits:
-  Ctrl-C (SIGINT) or Esc sets the work's ``CancelToken`` and the worker stops promptly, leaving the
-  session file consistent (a cancelled compaction writes nothing). Meanwhile ``ui.toolbar`` shows the
-  context meter, the time and the type-ahead; an unfinished line survives queued lines running first.
-- Ctrl-D, ``/quit`` or a second Ctrl-C in a row at an empty prompt ends the program with exit code 0.
+The prompt comes first (the agent and litellm load behind it); turns and commands run in a worker
+thread that Esc or Ctrl-C cancels; Ctrl-D, ``/quit`` or a second Ctrl-C at an empty prompt exits 0.
 """
 
 from __future__ import annotations
@@ -86,6 +74,14 @@ class Repl:
             self._loader = threading.Thread(target=self._load, name="pi-loader", daemon=True)
             self._loader.start()
 
+    # Before the prompt is drawn only prompt_toolkit and light modules are imported; right after its first
+    # render this loader thread imports rich and the agent, opens the session file (which may be large), then
+    # imports litellm (~5 s) and resolves the model. Input submitted before the loader is done waits for it; a
+    # request sent before litellm is ready waits with a spinner, and Esc or Ctrl-C then cancels it before
+    # anything is sent or written, putting its text back in the editor. What the loader has to say (session file
+    # warnings, "Session compacted N times", a model that cannot be resolved) is printed above the prompt as
+    # soon as it is known; a session file that cannot be opened ends the program with that error, as it would
+    # before a prompt.
     def _load(self) -> None:
         relay = Relay()
         try:
@@ -181,6 +177,10 @@ class Repl:
 
     # ---- running work ----------------------------------------------------------------------------
 
+    # A turn, a ``/compact`` or a ``/model`` switch runs in a worker thread while the main thread waits: Ctrl-C
+    # (SIGINT) or Esc sets the work's ``CancelToken`` and the worker stops promptly, leaving the session file
+    # consistent (a cancelled compaction writes nothing). Meanwhile ``ui.toolbar`` shows the context meter, the
+    # time and the type-ahead; an unfinished line survives queued lines running first.
     def run_cancellable(self, work: Callable[[CancelToken], Any]) -> Any:
         """Run ``work`` in a worker thread (``ui.worker``); Ctrl-C or Esc cancels it. Its exception is re-raised."""
         from pi_compact.ui.toolbar import show_toolbar

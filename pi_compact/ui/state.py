@@ -3,8 +3,8 @@
 ``ReplState`` is the one mutable value the terminal passes around: ``/new`` replaces its session,
 ``/settings reload`` its settings, ``/model`` its model name. ``Command`` is the seam every slash
 command plugs into: a name, an argument hint, a one-line help and a handler ``(state, arg) -> Outcome``.
-``Runtimes`` is what the terminal asks of the composition root (``app.AppRuntimes``, handed over by
-``cli.py``): the UI never builds sessions or models itself, so it imports neither ``app`` nor litellm.
+``Runtimes`` is what the terminal asks of the composition root (``cli.wiring.AppRuntimes``, handed over
+by the CLI): the UI never builds sessions or models itself, so it imports neither ``cli`` nor litellm.
 """
 
 from __future__ import annotations

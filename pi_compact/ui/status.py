@@ -290,7 +290,7 @@ def settings_table(
         enabled_source = "/autocompact"
     table.add_row(Text("auto-compaction (now)", style="bold"), Text("on" if auto_compaction_on(session) else "off"),
                   _source_text(enabled_source))
-    if options.model:
+    if options.model and not options.model_from_settings:
         model_source = "CLI flag --model"
     else:
         model_source = loaded.sources.get("defaultModel", DEFAULT_SOURCE)

@@ -1,15 +1,5 @@
 """The bottom toolbar while the agent works: how full the context is, how long the work has run, and
-what is being typed ahead.
-
-Contract:
-- ``toolbar_text(info, elapsed_s, queued, typing)`` is pure: the first line reads
-  ``ctx 41,200/128,000 (32%) · compaction at 92% · 12 s``; a second line appears only when something
-  was typed ahead: ``queued: fix the test · typing: and the par▏``. Typed text is shown as text, never
-  read as markup, with control characters dropped.
-- ``Toolbar`` is what the renderer's live region draws below the current view while a turn, a
-  ``/compact`` or a ``/model`` switch runs (it refreshes ~10 times a second, so the seconds and the
-  type-ahead stay current). The meter is re-read at most once a second, because estimating a long
-  session costs; a read that fails (the worker is changing the session) keeps the previous numbers.
+what is being typed ahead (typed text shown as text, never read as markup).
 """
 
 from __future__ import annotations
@@ -52,6 +42,8 @@ def _one_line(text: str) -> str:
     return " ⏎ ".join(clean(text).splitlines())
 
 
+# Pure: the first line reads ``ctx 41,200/128,000 (32%) · compaction at 92% · 12 s``; a second line appears only
+# when something was typed ahead: ``queued: fix the test · typing: and the par▏``, control characters dropped.
 def toolbar_text(info: StatusInfo | None, elapsed_s: float, queued: Sequence[str], typing: str) -> Text:
     """The toolbar's lines (``info`` None: the meter could not be read yet)."""
     line = Text(no_wrap=True, overflow="ellipsis")
@@ -72,6 +64,10 @@ def toolbar_text(info: StatusInfo | None, elapsed_s: float, queued: Sequence[str
     return Text("\n").join([line, ahead])
 
 
+# What the renderer's live region draws below the current view while a turn, a ``/compact`` or a ``/model``
+# switch runs (refreshed ~10 times a second, so the seconds and the type-ahead stay current). The meter is re-
+# read at most once a second, because estimating a long session costs; a read that fails (the worker is changing
+# the session) keeps the previous numbers.
 class Toolbar:
     """The live toolbar of one piece of work; ``watch(keys)`` hands it the keys typed meanwhile."""
 

@@ -1,17 +1,7 @@
-"""Slash commands: ``/compact``, ``/context``, ``/settings``, ``/model`` and the rest.
+"""Slash commands: ``COMMANDS`` is the one table of them, in the order ``/help`` lists them.
 
-Contract:
-- ``is_command(text)`` says whether input is meant as a command: a first word like ``/name``. A path
-  such as ``/usr/bin/env is missing`` is a prompt for the model.
-- ``dispatch`` runs one command against the ``ReplState`` and returns "quit" or "continue". An
-  unknown command prints a one-line hint; nothing is ever sent to the model by a command except the
-  summary request of ``/compact`` (and a compaction ``/model`` needs before switching).
-- Work that talks to the model goes through ``state.run``, the REPL's cancellable runner, so Ctrl-C
-  and Esc cancel it like a turn.
-
-The handlers live by topic (``compaction``, ``context``, ``config``, ``session``, ``history``: uncompact
-and pins, ``tree``: the session tree and new files from it); ``COMMANDS`` below
-is the one table of them, in the order ``/help`` lists them. A new command is one ``Command`` line.
+``dispatch`` runs one against the ``ReplState``; handlers live by topic in this package's modules, and
+work that talks to the model goes through ``state.run`` so Esc and Ctrl-C cancel it like a turn.
 """
 
 from __future__ import annotations
@@ -29,10 +19,13 @@ from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
 _COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
 
 
+# A first word like ``/name``; a path such as ``/usr/bin/env is missing`` is a prompt for the model.
 def is_command(text: str) -> bool:
     return bool(_COMMAND.match(text.strip().split(maxsplit=1)[0])) if text.strip() else False
 
 
+# An unknown command prints a one-line hint; nothing is ever sent to the model by a command except the summary
+# request of ``/compact`` (and a compaction ``/model`` needs before switching).
 def dispatch(state: ReplState, text: str) -> Outcome:
     name, *rest = text.strip().split(maxsplit=1)  # instructions may start on the next line
     arg = rest[0] if rest else ""

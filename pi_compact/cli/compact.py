@@ -1,4 +1,8 @@
-"""``pi-compact compact SESSION``: preview (--dry-run) or perform a compaction of a session file."""
+"""``pi-compact compact SESSION``: check the flags, then preview (--dry-run) or perform a compaction.
+
+``compact_command`` takes the flags (from typer or the fast path) and returns the exit code; the dry
+run is answered here, the model run is ``compact_run``.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +11,56 @@ import functools
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+from pi_compact.cli.choices import CompactOptions, choose_model, fitted_settings, load_settings, warn, window_for
+from pi_compact.cli.exits import report
 from pi_compact.clock import now_ms
-from pi_compact.commands.options import CompactOptions, fitted_settings, warn, window_for
 from pi_compact.compaction.digest import digest_entry, digest_estimator
 from pi_compact.compaction.preview import dry_run
 from pi_compact.compaction.tokens import Estimator, estimator_for
-from pi_compact.errors import UsageError
+from pi_compact.errors import PiCompactError, UsageError, raise_errors
 from pi_compact.session.branch_tail import open_branch_tail
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore, gc_paused
 from pi_compact.settings import Settings
+
+
+def compact_command(
+    session: Path, *, dry_run: bool = False, as_json: bool = False, keep_recent_tokens: int | None = None,
+    reserve_tokens: int | None = None, context_window: int | None = None, token_estimator: str | None = None,
+    instructions: str | None = None, model: str | None = None, api_base: str | None = None,
+    api_key: str | None = None, no_fallback: bool = False, compaction_model: str | None = None,
+) -> int:
+    """The command from its flags; returns the exit code."""
+    untouched = "cancelled; the session file was not changed."
+    try:
+        for name, tokens in (("--keep-recent-tokens", keep_recent_tokens), ("--reserve-tokens", reserve_tokens)):
+            if tokens is not None and tokens < 0:
+                raise UsageError(f"{name} must be zero or a positive number of tokens, got {tokens}.")
+        if context_window is not None and context_window <= 0:
+            raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
+        if token_estimator not in (None, "chars4", "auto"):
+            raise UsageError(f"--token-estimator must be chars4 or auto, got {token_estimator!r}.")
+        if not session.is_file():
+            raise UsageError(f"Session file {session} does not exist.")
+        flagged: dict[str, Any] = {
+            "compaction.keepRecentTokens": keep_recent_tokens, "compaction.reserveTokens": reserve_tokens,
+            "compaction.tokenEstimator": token_estimator, "compaction.model": compaction_model,
+        }
+        loaded = load_settings(Path.cwd(), {key: value for key, value in flagged.items() if value is not None})
+        options = CompactOptions(
+            session=session, dry_run=dry_run, as_json=as_json, context_window=context_window,
+            instructions=instructions, model=choose_model(model, loaded.settings), api_base=api_base,
+            api_key=api_key, no_fallback=no_fallback,
+        )
+        return run_compact(options, loaded.settings, loaded.sources)
+    except PiCompactError as exc:
+        if raise_errors():
+            raise
+        return report(exc, cancelled=untouched)
+    except KeyboardInterrupt as exc:
+        return report(exc, cancelled=untouched)
 
 
 def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None = None) -> int:
@@ -35,7 +78,7 @@ def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[st
     warn(store.warnings)
     if options.dry_run:
         return _dry_run(options, settings, store.branch(), sources=sources)
-    from pi_compact.commands.compact_run import compact_file
+    from pi_compact.cli.compact_run import compact_file
 
     return compact_file(options, settings, store, sources)
 
@@ -100,7 +143,3 @@ def _write_utf8(chunks: Iterable[bytes]) -> None:
         return
     for chunk in chunks:
         out.write(chunk.decode("utf-8"))
-
-
-# CompactOptions and fitted_settings live in commands/options.py; named here too for older imports.
-__all__ = ["CompactOptions", "fitted_settings", "run_compact"]

@@ -1,32 +1,28 @@
-"""Composition root: turn command-line options into a ready AgentSession, and run print mode.
+"""The composition root: command-line options in, a wired AgentSession out.
 
-The only place (with cli.py) that picks concrete adapters: the litellm model, the session file, the
-extensions on disk. Everything it builds is handed to the agent as parameters.
+The only place that picks concrete adapters (the model, the session file, the extensions on disk);
+what it builds is handed to the agent, the terminal and print mode as parameters.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.errors import ConfigError, PiCompactError, UsageError
-from pi_compact.jstext import dumps_json
+from pi_compact.errors import ConfigError, UsageError
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.options import AppOptions
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
 from pi_compact.settings import Settings
-from pi_compact.signals import cancel_on_sigint
 
 if TYPE_CHECKING:  # the agent stack is imported where it is used: the interactive prompt must not wait for it
-    from pi_compact.agent.approval import Decision
+    from pi_compact.agent.events import SessionEvent
     from pi_compact.agent.session import AgentSession
     from pi_compact.session.store import SessionStore
 
@@ -69,19 +65,16 @@ class LazyModel(ChatModel):
         return self.get().stream(request, cancel)
 
 
-def flag_window(options: AppOptions, settings: Settings, model: str | None) -> int | None:
-    """``--context-window`` for ``model`` (None: the start model): it belongs to the model the run
-    started with, so a ``/model`` switch to another model uses that model's window and a switch back
-    gets the flag's window again. With no start model configured it applies to whichever is chosen."""
-    if options.context_window is None or model is None:
-        return options.context_window
-    from pi_compact.llm.resolve import model_string
+def flag_window(options: AppOptions, model: str | None) -> int | None:
+    """``--context-window`` for ``model`` (None: the start model).
 
-    try:
-        start = model_string(options.model, settings)
-    except PiCompactError:
+    The flag belongs to the model the run started with, so a ``/model`` switch to another model uses
+    that model's window and a switch back gets the flag's window again. With no start model configured
+    it applies to whichever is chosen.
+    """
+    if options.context_window is None or model is None or options.model is None:
         return options.context_window
-    return options.context_window if model_string(model, settings) == start else None
+    return options.context_window if model == options.model else None
 
 
 def model_factory(
@@ -95,11 +88,11 @@ def model_factory(
         from pi_compact.llm.resolve import create_model, resolve_model
 
         info = resolve_model(model or options.model, api_base=options.api_base, api_key=options.api_key,
-                             context_window=flag_window(options, settings, model), settings=settings)
+                             context_window=flag_window(options, model), settings=settings)
         built = create_model(info, api_base=options.api_base, api_key=options.api_key, settings=settings,
                              report=report)
         if info.model == "local":  # the embedded model's window is exact: nothing to learn
-            if not (model or options.model or settings.default_model):
+            if not (model or options.model):  # options.model holds defaultModel too (cli.choices)
                 say_default_once(report)
             return built
         return LearningModel(built, report)
@@ -115,14 +108,10 @@ def summarizer_factory(
 
     def make(name: str, settings: Settings) -> ChatModel:
         from pi_compact.llm.learned import LearningModel
-        from pi_compact.llm.resolve import compaction_endpoint, create_model, model_string, resolve_model
+        from pi_compact.llm.resolve import compaction_endpoint, create_model, resolve_model
         from pi_compact.paths import settings_path_hint
 
-        try:
-            chat: str | None = model_string(options.model, settings)
-        except PiCompactError:
-            chat = None
-        base, key = compaction_endpoint(name, chat, api_base=options.api_base, api_key=options.api_key,
+        base, key = compaction_endpoint(name, options.model, api_base=options.api_base, api_key=options.api_key,
                                         settings=settings)
         try:
             info = resolve_model(name, settings=settings)
@@ -188,7 +177,7 @@ def project_instructions(cwd: Path) -> str | None:
 
 @dataclass(frozen=True)
 class Runtime:
-    """A built session with its store and model, as print mode and tests use them."""
+    """A built session with its store and model (tests read the three; the CLI hands on the session)."""
 
     session: AgentSession
     store: SessionStore
@@ -201,6 +190,7 @@ def build_runtime(
 ) -> Runtime:
     """Wire settings, session file (or ``store``, a session not written yet), model, tools and
     extensions into an AgentSession."""
+    from pi_compact.agent.events import Notice
     from pi_compact.agent.extensions import ExtensionHooks, discover, load_extensions
     from pi_compact.agent.session import AgentSession
     from pi_compact.agent.system_prompt import build_system_prompt
@@ -235,14 +225,16 @@ def build_runtime(
 
 @dataclass(frozen=True)
 class AppRuntimes:
-    """Sessions and models for one run's ``options``: the terminal's ``ui.state.Runtimes``, from cli.py."""
+    """Sessions and models for one run's ``options``: the terminal's ``ui.state.Runtimes``."""
 
     options: AppOptions
 
     def model_name(self, settings: Settings) -> str:
+        if self.options.model:
+            return self.options.model
         from pi_compact.llm.resolve import model_string
 
-        return model_string(self.options.model, settings)
+        return model_string(None, settings)  # nothing configured: the embedded model, or why there is none
 
     def build(
         self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
@@ -261,96 +253,14 @@ class AppRuntimes:
         return model.info if isinstance(model, LazyModel) else None
 
 
-def final_text(message: dict[str, Any] | None) -> str:
-    """The text blocks of the final assistant message."""
-    if not message:
-        return ""
-    return "\n".join(
-        str(b.get("text", "")) for b in message.get("content") or () if isinstance(b, dict) and b.get("type") == "text"
-    )
-
-
-def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[str, str] | None) -> None:
-    """Resolve the model now and say, before any work, which compaction settings cannot fit its window."""
-    from pi_compact.compaction.threshold import fit_to_window
-
-    info = model.info
-    for warning in fit_to_window(settings, info.context_window, model=info.model, sources=sources)[1]:
-        sys.stderr.write(f"warning: {warning}\n")
-
-
-def refuse_unasked(tool_name: str, args: Mapping[str, Any], cancel: CancelToken | None) -> Decision:
-    """Print mode's answer to an approval question: no (nobody can be asked); said on stderr."""
-    sys.stderr.write(f"pi-compact: declined the {tool_name} call: the approval mode asks first, and -p cannot ask.\n")
-    return "no"
-
-
-def cancelled_text(end: CompactionEnd | None) -> str:
-    """The line print mode ends with when the user cancelled after the model had replied."""
-    if end is None:
-        return "cancelled."
-    from pi_compact.agent.compaction.reasons import words
-
-    return words(end.reason).cancelled
-
-
 def run_print_mode(
     options: AppOptions, settings: Settings, model: ChatModel | None = None, sources: Mapping[str, str] | None = None,
 ) -> int:
-    """``-p PROMPT``: one prompt with tools and compaction; the answer (or JSON events) on stdout.
+    """``-p PROMPT``: build the session for print mode's output and hand it over; returns the exit code."""
+    from pi_compact.ui.print_mode import PrintMode
 
-    ``sources`` says where each setting came from, so a warning can name the file to fix.
-    """
-    assert options.prompt is not None
-    # One prompt, then exit: a summary made ahead for the next one would be paid for and thrown away.
-    settings = replace(settings, compaction=replace(settings.compaction, background=False))
-    as_json = options.mode == "json"
-    failures: list[str] = []
-    aborted: list[CompactionEnd] = []
-
-    def emit(event: SessionEvent) -> None:
-        if as_json:
-            sys.stdout.write(dumps_json(event_to_json(event)) + "\n")
-            sys.stdout.flush()
-        elif isinstance(event, Notice):
-            sys.stderr.write(f"pi-compact: {event.text}\n")
-        elif isinstance(event, CompactionEnd) and event.error_message:
-            sys.stderr.write(f"pi-compact: {event.error_message}\n")
-        if isinstance(event, AgentEnd) and event.error_message:
-            failures.append(event.error_message)
-        if isinstance(event, CompactionEnd) and event.aborted:
-            aborted.append(event)
-
-    runtime = build_runtime(options, settings, emit, model)
-    mode = options.approve or settings.approve
-    if mode != "none":  # no terminal to ask: calls that need a yes are declined, and said so
-        from pi_compact.agent.approval import ApprovalGate
-
-        runtime.session.approval = ApprovalGate(mode, refuse_unasked)
-    warn_against_window(runtime.model, settings, sources)
-    token = CancelToken()
-    for warning in runtime.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
-        sys.stderr.write(f"warning: {warning}\n")
-    try:
-        with cancel_on_sigint(token):
-            final = runtime.session.prompt(options.prompt, token)
-    except KeyboardInterrupt:
-        token.cancel()
-        sys.stderr.write("pi-compact: cancelled.\n")
-        return 130
-    if token.cancelled and (final or {}).get("stopReason") != "aborted":
-        # Ctrl-C after the reply came (during a tool or a compaction): the run did not finish.
-        if final is not None and final.get("stopReason") == "stop" and not as_json:
-            sys.stdout.write(final_text(final) + "\n")  # complete, and saved in the session file
-        sys.stderr.write(f"pi-compact: {cancelled_text(aborted[-1] if aborted else None)}\n")
-        return 130
-    if final is None or final.get("stopReason") in ("error", "aborted"):
-        reason = (final or {}).get("errorMessage") or (failures[0] if failures else "the model gave no answer")
-        sys.stderr.write(f"pi-compact: {reason}\n")
-        return 130 if final is not None and final.get("stopReason") == "aborted" else 1
-    if not as_json:
-        sys.stdout.write(final_text(final) + "\n")
-    return 0
-
-
-__all__ = ["AppOptions", "AppRuntimes", "LazyModel", "Runtime", "build_runtime", "final_text", "run_print_mode"]
+    settings = PrintMode.settings_for(settings)
+    printer = PrintMode(as_json=options.mode == "json")
+    runtime = build_runtime(options, settings, printer.emit, model)
+    return printer.run(runtime.session, options.prompt or "", approve=options.approve or settings.approve,
+                       sources=sources)

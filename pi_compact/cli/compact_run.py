@@ -1,10 +1,7 @@
 """``pi-compact compact SESSION`` without --dry-run: summarize with a real model and append the entry.
 
-Exit codes: 0 compacted by the model (or nothing to compact), 1 failed with nothing written,
-``EXIT_FALLBACK`` (3) compacted, but the model failed and the summary was built without it, 130
-cancelled. ``--no-fallback`` turns that last case into a failure that writes nothing. Provider retries
-are reported on stderr as they happen. Ctrl-C cancels the summary request: nothing is written and the
-file stays byte-identical.
+Exits 0 (compacted, or nothing to compact), 1 (nothing written), ``EXIT_FALLBACK`` (a model-free
+summary; ``--no-fallback`` makes that a 1) or 130 (Ctrl-C: the file stays byte-identical).
 """
 
 from __future__ import annotations
@@ -20,15 +17,15 @@ from pi_compact.agent.compaction.reasons import SKIP_TEXT
 from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.cancel import CancelToken
-from pi_compact.commands.options import CompactOptions, fitted_settings
+from pi_compact.cli.choices import CompactOptions, fitted_settings
+from pi_compact.cli.exits import EXIT_CANCELLED, EXIT_FAILED, EXIT_FALLBACK
 from pi_compact.compaction.plan import prepare_compaction, skip_reason
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
 
-EXIT_FALLBACK = 3
 
-
+# Provider retries are reported on stderr as they happen.
 def compact_file(
     options: CompactOptions, settings: Settings, store: SessionStore, sources: Mapping[str, str] | None = None
 ) -> int:
@@ -85,13 +82,13 @@ def compact_file(
             return EXIT_FALLBACK
         return 0
     if end.aborted:
-        return 130
+        return EXIT_CANCELLED
     if end.skipped is not None:  # the budgets fitted to the model's window left nothing to summarize
         return 0
     if options.no_fallback:
         err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",
                        style="yellow"))
-    return 1
+    return EXIT_FAILED
 
 
 def _summarizer(options: CompactOptions, settings: Settings, chat_model: str) -> Summarizer | None:
@@ -106,5 +103,3 @@ def _summarizer(options: CompactOptions, settings: Settings, chat_model: str) ->
     return Summarizer(name, lambda: create_model(resolve_model(name, settings=settings), api_base=base,
                                                  api_key=key, settings=settings))
 
-
-__all__ = ["compact_file"]

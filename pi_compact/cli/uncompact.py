@@ -1,21 +1,17 @@
 """``pi-compact uncompact SESSION``: undo the latest compaction of the session's current branch.
 
-Nothing is deleted or rewritten: one entry is appended after the entry the compaction followed, so
-pi and pi-compact both rebuild the context from before it (see ``session/tree.py``). Refused, with
-the file unchanged, when the restored context no longer fits the window or messages written after
-the compaction would leave the context; ``--force`` overrides both. Exit codes: 0 uncompacted,
-1 refused (or nothing to undo), 2 bad usage (missing file, no window known without ``--force``).
+Appends one entry and deletes nothing (``session/tree.py``); refused with the file unchanged when the
+restored context would not fit the window or would drop later messages, unless ``--force``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from pi_compact.cli.choices import choose_model, fitted_settings, load_settings, warn, window_for
+from pi_compact.cli.exits import report
 from pi_compact.clock import now_ms
-from pi_compact.errors import Cancelled, PiCompactError, SessionError, UsageError
-
-EXIT_USAGE = 2
+from pi_compact.errors import PiCompactError, UsageError
 
 
 def uncompact_file(
@@ -28,13 +24,10 @@ def uncompact_file(
         if not session.is_file():
             raise UsageError(f"Session file {session} does not exist.")
         from pi_compact.agent.session import uncompact_store
-        from pi_compact.commands.options import fitted_settings, window_for
         from pi_compact.session.store import SessionStore
-        from pi_compact.settings_files import load_settings
 
         loaded = load_settings(Path.cwd(), {})
-        for warning in loaded.warnings:
-            sys.stderr.write(f"warning: {warning}\n")
+        model = choose_model(model, loaded.settings)
         window = window_for(context_window, model, loaded.settings)
         if window is None and not force:
             raise UsageError("Pass --context-window N (or --model M) so the restored context can be checked "
@@ -42,20 +35,12 @@ def uncompact_file(
         settings = fitted_settings(loaded.settings, window, model, loaded.sources) if window else loaded.settings
         store = SessionStore.open(session, str(Path.cwd()), now_ms(), hold=True)
         try:
-            for warning in store.warnings:
-                sys.stderr.write(f"warning: {warning}\n")
+            warn(store.warnings)
             outcome = uncompact_store(store, settings, force=force, context_window=window)
         finally:
             store.close()
-    except (UsageError, SessionError) as exc:
-        sys.stderr.write(f"pi-compact: {exc}\n")
-        return EXIT_USAGE
-    except (Cancelled, KeyboardInterrupt):
-        sys.stderr.write("pi-compact: cancelled; the session file was not changed.\n")
-        return 130
-    except PiCompactError as exc:
-        sys.stderr.write(f"pi-compact: {exc}\n")
-        return 1
+    except (PiCompactError, KeyboardInterrupt) as exc:
+        return report(exc, cancelled="cancelled; the session file was not changed.")
     from rich.console import Console
 
     from pi_compact.ui.tree_view import uncompact_block
@@ -63,5 +48,3 @@ def uncompact_file(
     Console().print(uncompact_block(outcome, in_repl=False))
     return 0
 
-
-__all__ = ["uncompact_file"]

@@ -1,1 +1,0 @@
-"""Command implementations behind the CLI: each wires settings, store, model and output for one job."""

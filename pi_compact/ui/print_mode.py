@@ -1,0 +1,121 @@
+"""``-p PROMPT``: one prompt with tools and compaction, the answer (or every event as JSON) on stdout.
+
+``PrintMode.emit`` is the event sink a session is built with; ``run`` then drives that built session
+and returns the exit code. Notices, warnings and failures go to stderr in both output modes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
+from pi_compact.cancel import CancelToken
+from pi_compact.jstext import dumps_json
+from pi_compact.settings import Settings
+from pi_compact.signals import cancel_on_sigint
+
+if TYPE_CHECKING:
+    from pi_compact.agent.approval import Decision
+    from pi_compact.agent.session import AgentSession
+    from pi_compact.llm.protocol import ChatModel
+
+
+def final_text(message: dict[str, Any] | None) -> str:
+    """The text blocks of the final assistant message."""
+    if not message:
+        return ""
+    return "\n".join(
+        str(b.get("text", "")) for b in message.get("content") or () if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[str, str] | None) -> None:
+    """Resolve the model now and say, before any work, which compaction settings cannot fit its window."""
+    from pi_compact.compaction.threshold import fit_to_window
+
+    info = model.info
+    for warning in fit_to_window(settings, info.context_window, model=info.model, sources=sources)[1]:
+        sys.stderr.write(f"warning: {warning}\n")
+
+
+def refuse_unasked(tool_name: str, args: Mapping[str, Any], cancel: CancelToken | None) -> Decision:
+    """Print mode's answer to an approval question: no (nobody can be asked); said on stderr."""
+    sys.stderr.write(f"pi-compact: declined the {tool_name} call: the approval mode asks first, and -p cannot ask.\n")
+    return "no"
+
+
+def cancelled_text(end: CompactionEnd | None) -> str:
+    """The line print mode ends with when the user cancelled after the model had replied."""
+    if end is None:
+        return "cancelled."
+    from pi_compact.agent.compaction.reasons import words
+
+    return words(end.reason).cancelled
+
+
+class PrintMode:
+    """The output of one printed run: build the session with ``emit``, then ``run`` it."""
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+        self.failures: list[str] = []
+        self.aborted: list[CompactionEnd] = []
+
+    @staticmethod
+    def settings_for(settings: Settings) -> Settings:
+        """One prompt, then exit: a summary made ahead for the next one would be paid for and thrown away."""
+        return replace(settings, compaction=replace(settings.compaction, background=False))
+
+    def emit(self, event: SessionEvent) -> None:
+        if self.as_json:
+            sys.stdout.write(dumps_json(event_to_json(event)) + "\n")
+            sys.stdout.flush()
+        elif isinstance(event, Notice):
+            sys.stderr.write(f"pi-compact: {event.text}\n")
+        elif isinstance(event, CompactionEnd) and event.error_message:
+            sys.stderr.write(f"pi-compact: {event.error_message}\n")
+        if isinstance(event, AgentEnd) and event.error_message:
+            self.failures.append(event.error_message)
+        if isinstance(event, CompactionEnd) and event.aborted:
+            self.aborted.append(event)
+
+    def run(
+        self, session: AgentSession, prompt: str, *, approve: str = "none", sources: Mapping[str, str] | None = None
+    ) -> int:
+        """Send ``prompt`` to ``session`` (built with ``self.emit``); returns the exit code.
+
+        ``approve`` is the approval mode; ``sources`` says where each setting came from, so a warning can
+        name the file to fix.
+        """
+        if approve != "none":  # no terminal to ask: calls that need a yes are declined, and said so
+            from pi_compact.agent.approval import ApprovalGate
+
+            session.approval = ApprovalGate(approve, refuse_unasked)
+        warn_against_window(session.model, session.settings, sources)
+        token = CancelToken()
+        for warning in session.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
+            sys.stderr.write(f"warning: {warning}\n")
+        try:
+            with cancel_on_sigint(token):
+                final = session.prompt(prompt, token)
+        except KeyboardInterrupt:
+            token.cancel()
+            sys.stderr.write("pi-compact: cancelled.\n")
+            return 130
+        if token.cancelled and (final or {}).get("stopReason") != "aborted":
+            # Ctrl-C after the reply came (during a tool or a compaction): the run did not finish.
+            if final is not None and final.get("stopReason") == "stop" and not self.as_json:
+                sys.stdout.write(final_text(final) + "\n")  # complete, and saved in the session file
+            sys.stderr.write(f"pi-compact: {cancelled_text(self.aborted[-1] if self.aborted else None)}\n")
+            return 130
+        if final is None or final.get("stopReason") in ("error", "aborted"):
+            reason = (final or {}).get("errorMessage") or (self.failures[0] if self.failures else
+                                                           "the model gave no answer")
+            sys.stderr.write(f"pi-compact: {reason}\n")
+            return 130 if final is not None and final.get("stopReason") == "aborted" else 1
+        if not self.as_json:
+            sys.stdout.write(final_text(final) + "\n")
+        return 0
