@@ -1,6 +1,6 @@
 """Fault injection at scale: kill -9 the real CLI hundreds of times, plus full-disk rounds.
 
-The long version of tests/test_fault_injection.py, with the same rounds (tests/fault_harness.py):
+The long version of tests/project/test_fault_injection.py, with the same rounds (tests/fault_harness.py):
 chains of print-mode tool loops (which write a user file and compact) and ``pi-compact compact`` runs
 on one session each, every run killed with SIGKILL at a random point: after a random delay from the
 first model request, or at the n-th observed write to the session or user file. Each chain ends with

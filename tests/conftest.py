@@ -17,6 +17,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 from model_paths import PATHS  # noqa: E402
 from scripted_server import ScriptedServer  # noqa: E402 - after the environment is set
+from ui_harness import project  # noqa: E402, F401 - the UI tests' project directory, a fixture for every folder
 
 
 def pytest_configure(config: pytest.Config) -> None:

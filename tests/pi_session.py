@@ -9,12 +9,32 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_compat import PACKAGE, PROJECT_ROOT, pi_unavailable
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # where npm installs pi (node_modules)
+PACKAGE = "@mariozechner/pi-coding-agent"
+
+
+@lru_cache(maxsize=1)
+def pi_unavailable() -> str | None:
+    """Why pi cannot be run here, or None when it can."""
+    node = shutil.which("node")
+    if node is None:
+        return "node is not installed"
+    probe = subprocess.run(
+        [node, "--input-type=module", "-e", f"console.log(import.meta.resolve('{PACKAGE}'))"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60,
+    )
+    if probe.returncode != 0:
+        return f"{PACKAGE} is not installed (npm install --no-save {PACKAGE}@0.73.1 in {PROJECT_ROOT})"
+    return None
+
 
 PI_VIEW_SCRIPT = f"""
 import {{ readFileSync }} from "node:fs";

@@ -218,7 +218,7 @@ def lookup(model: str) -> ModelFacts | None:
     (``ft:base:org:name:id``); exact keys before case-insensitive ones; ``alias_of`` rows resolve to
     their owner; an entry of another provider does not count. A model no key matches is described by
     the map's capability rules (``fallback_generalizations``) when one matches, else it is unknown
-    (``tests/test_llm_model_map.py`` checks every entry against litellm). None too when litellm would
+    (``tests/llm/test_llm_model_map.py`` checks every entry against litellm). None too when litellm would
     not read this file (``LITELLM_LOCAL_MODEL_COST_MAP`` not true: it downloads the map) or is absent.
     """
     provider, slash, name = model.partition("/")

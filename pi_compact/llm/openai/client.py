@@ -3,7 +3,7 @@
 Serves ``openai/<model>`` with an api base (``route`` decides when) without importing litellm. It sends
 what litellm sends for such a model (``body``) and reads the answer as litellm reads it (``chunks``,
 ``failures``), so both paths give the same messages, errors and retries
-(``tests/test_llm_compat_parity.py``). Retries, timeouts and cancel are ``stream_loop``'s.
+(``tests/llm/test_llm_compat_parity.py``). Retries, timeouts and cancel are ``stream_loop``'s.
 """
 
 from __future__ import annotations

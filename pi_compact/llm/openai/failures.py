@@ -2,7 +2,7 @@
 
 The kind for an HTTP answer, or for an error inside a 200 stream, is the one the litellm path ends
 with for the same answer, so both paths say the same words and retry alike
-(``tests/test_llm_compat_parity.py`` compares them on a corpus of server answers).
+(``tests/llm/test_llm_compat_parity.py`` compares them on a corpus of server answers).
 """
 
 from __future__ import annotations
