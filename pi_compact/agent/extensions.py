@@ -1,26 +1,8 @@
-"""Python extensions that hook into compaction and tree moves (pi's session_before_compact /
-session_compact / session_before_tree).
+"""Python extensions hooking into compaction and tree moves (pi's session_before_compact / session_compact /
+session_before_tree; the README's "Extensions" shows what each handler receives and may answer).
 
-An extension is a ``.py`` file in ``~/.pi/agent/extensions/``, ``.pi/extensions/`` or given with
-``--extension FILE``. It may define any of these functions:
-
-    def session_before_compact(event):   # event: BeforeCompactEvent (reason, plan, instructions...)
-        return None                        # default compaction
-        return {"cancel": True}            # no compaction
-        return {"compaction": {"summary": "...", "firstKeptEntryId": event.plan.first_kept_entry_id,
-                               "tokensBefore": event.plan.tokens_before, "details": {...}}}
-
-    def session_compact(event):          # event: {"compactionEntry": entry, "fromExtension": bool}
-        ...
-
-    def session_before_tree(event):      # event: BeforeTreeEvent (a /tree move)
-        return None                        # move as the user asked
-        return {"cancel": True}            # no move
-        return {"summary": {"summary": "...", "details": {...}}}   # used if the user asked for one
-        return {"customInstructions": "...", "replaceInstructions": True}
-
-Handlers run in load order; the last non-None answer wins and a cancel stops at once (pi's rule).
-A handler that raises is reported and skipped, so default compaction goes on.
+Handlers run in load order (global, project, ``--extension``); the last non-None answer wins and a cancel
+stops at once, as in pi. A handler that raises is reported and skipped, so the default behaviour goes on.
 """
 
 from __future__ import annotations
