@@ -30,7 +30,7 @@ _FORMAT = """## Goal
 [What the user wants to achieve. List several goals if the session covers several tasks.]
 
 ## Constraints & Preferences
-- [Each requirement, constraint or preference the user stated, or "(none)"]
+- [Each rule or preference the user stated, in the user's own words, or "(none)"]
 
 ## Progress
 ### Done
@@ -49,7 +49,17 @@ _FORMAT = """## Goal
 1. [What should happen next, in order]
 
 ## Critical Context
-- [Data, examples, names, error messages or references needed to carry on, or "(none)"]"""
+- [Exact values needed to carry on: numbers, names, paths, error messages, ids, or "(none)"]"""
+
+# A small model paraphrases unless told, and the next model then guesses the value it needs: short,
+# concrete orders with examples of what counts as exact work better than one general sentence.
+EXACT_VALUES = """Copy exact values character for character; never round, rename or reword them:
+- names of functions, classes, variables, settings, flags and commands
+- numbers with their units, versions, ticket and issue ids
+- file paths
+- error messages, word for word in quotes
+- every rule the user gave, in the user's words, under Constraints & Preferences
+- every decision with its reason, under Key Decisions"""
 
 INITIAL_PROMPT = f"""The text in <conversation> tags above is a coding session that has grown too long. \
 Write a checkpoint of it that another model will use to carry on the work without seeing the original.
@@ -58,7 +68,8 @@ Use exactly this structure:
 
 {_FORMAT}
 
-Be brief in every section, but keep exact file paths, function names, commands and error messages."""
+{EXACT_VALUES}
+Be brief everywhere else."""
 
 UPDATE_PROMPT = f"""The text in <conversation> tags above is the newest part of a coding session. \
 The <previous-summary> tags hold the checkpoint written for everything before it. Produce one updated \
@@ -69,13 +80,14 @@ Rules:
 - Add the new progress, decisions and context from the new messages.
 - Move items from In Progress to Done when the new messages finish them; remove blockers that were resolved.
 - Rewrite Next Steps for the current state of the work.
-- Keep exact file paths, function names, commands and error messages.
+- Keep every rule, decision and exact value of the previous checkpoint unless it is clearly obsolete.
 
 Use exactly this structure:
 
 {_FORMAT}
 
-Be brief in every section."""
+{EXACT_VALUES}
+Be brief everywhere else."""
 
 TURN_PREFIX_PROMPT = """The text in <conversation> tags above is the first part of a single turn that \
 was too large to keep whole. The rest of that turn is kept verbatim and follows your summary. Summarize \
@@ -92,7 +104,7 @@ Use exactly this structure:
 ## Context for Suffix
 - [What someone reading only the kept part needs to know]
 
-Be brief: write only what the kept part depends on."""
+Be brief: write only what the kept part depends on, but copy names, numbers, paths and error messages exactly."""
 
 STRICT_REMINDER = """Your previous answer did not follow the required structure. Answer again with \
 ONLY the summary, and include every one of these headings, each on its own line, in this order: \
