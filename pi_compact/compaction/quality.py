@@ -25,7 +25,25 @@ CONSTRAINTS = "## Constraints & Preferences"
 # Where a serialized block starts (``serialize``): a blank line, then a ``[Role]: `` tag.
 _BLOCK = re.compile(r"\n\n(?=\[[A-Za-z ]+\]: )")
 _RULE = re.compile(r"\b(?:do not|don't|never|must|mustn't|always|avoid|make sure)\b", re.IGNORECASE)
+# A plan or a remark about this moment ("Don't start it yet", "Don't do anything for that now") is no
+# standing rule, however it is worded.
+_FOR_NOW = re.compile(
+    r"\b(?:yet|now|today|tonight|this time|at the moment|for the moment|at this point|just note|note it)\b",
+    re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!;])\s+|\n+")
+_CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+[-–—]\s+")
+LONG_SENTENCE = 240  # a longer sentence is quoted by its clauses that state the rule
+# What a summary must not lose between two answers: the exact values in it. Backticked and double-quoted
+# text whole; paths; flags; identifier-like tokens (filtered by ``_is_identifier``); numbers.
+_EXACT = re.compile(
+    r"`([^`\n]{1,120})`"
+    r'|"([^"\n]{1,120})"'
+    r"|(?<![\w/.~-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*\w)"
+    r"|(?<![\w-])(--?[A-Za-z][\w-]*\w)"
+    r"|(?<![\w.-])([A-Za-z_][\w.-]*\w)"
+    r"|(?<![\w.])(\d+(?:[.,:]\d+)*)"
+)
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _NOT_TYPED = ("The user ran the shell command", "Earlier parts of this conversation", "The conversation went down")
 
 
@@ -106,9 +124,12 @@ def missing_items(previous: str | None, summary: str) -> dict[str, list[str]]:
 # so a model that forgets a user's rule cannot make the agent forget it.
 def merge_back(summary: str, missing: Mapping[str, Sequence[str]]) -> str:
     """``summary`` with each missing item appended at the end of its section, marked as carried forward."""
+    return _append_items(summary, {h: [f"- {item} {CARRIED_MARK}" for item in lost] for h, lost in missing.items()})
+
+
+def _append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) -> str:
     lines = summary.splitlines()
-    for heading, lost in missing.items():
-        added = [f"- {item} {CARRIED_MARK}" for item in lost]
+    for heading, added in lines_by_heading.items():
         start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
         if start is None:
             lines += ["", heading, *added]
@@ -134,10 +155,71 @@ def stated_rules(history: str, limit: int = 3) -> list[str]:
         if not block.startswith("[User]: ") or block[8:].startswith(_NOT_TYPED):
             continue
         for sentence in _SENTENCE_END.split(block[8:]):
-            text = sentence.strip()
-            if 12 <= len(text) <= 200 and not text.endswith("?") and _RULE.search(text) and text not in found:
-                found.append(text)
+            for text in _rule_parts(sentence.strip()):
+                if text not in found:
+                    found.append(text)
     return found[-limit:]
+
+
+def _rule_parts(sentence: str) -> list[str]:
+    """``sentence`` if it states a standing rule (a long one: its clauses that do), else nothing."""
+    if len(sentence) < 12 or sentence.endswith("?") or not _RULE.search(sentence):
+        return []
+    parts = [sentence] if len(sentence) <= LONG_SENTENCE else _CLAUSE_END.split(sentence)
+    return [part.strip() for part in parts
+            if len(part.strip()) >= 12 and _RULE.search(part) and not _FOR_NOW.search(part)]
+
+
+def exact_items(text: str) -> list[str]:
+    """The exact values ``text`` holds, in order, each once: backticked and quoted text, paths, flags,
+    identifiers (``refill_tokens``, ``NEEDLE-3``, ``refillTokensLocked``, ``a.b``) and numbers.
+
+    What a retry must keep of a first answer (``lost_items``); case is kept, the comparison ignores it."""
+    found: dict[str, None] = {}
+    for line in text.splitlines():
+        for match in _EXACT.finditer(_BULLET.sub("", line)):  # list numbers are no values
+            index = next(i for i, group in enumerate(match.groups()) if group is not None)
+            value = match.group(index + 1).strip()
+            if value and (index != 4 or _is_identifier(value)):
+                found.setdefault(value, None)
+    return list(found)
+
+
+def _is_identifier(token: str) -> bool:
+    """A token written as code rather than prose: ``_``, letters with digits, an inner capital, a dotted
+    name (not "e.g"), or a hyphenated one with a capital (ticket ids; "well-known" is prose)."""
+    if "_" in token or _INNER_CAPITAL.search(token):
+        return True
+    if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+        return True
+    if "." in token and any(len(part) > 1 for part in token.split(".")) and "-" not in token:
+        return True
+    return "-" in token and any(c.isupper() for c in token)
+
+
+def lost_items(first: str, second: str) -> list[str]:
+    """The exact values of ``first`` that ``second`` does not hold as a whole token (case ignored)."""
+    lowered = second.lower()
+    lost = []
+    for item in exact_items(first):
+        after = r"(?!\d|[.,:]\d)" if item[0].isdigit() else r"(?!\w)"
+        if not re.search(r"(?<![\w.])" + re.escape(item.lower()) + after, lowered):
+            lost.append(item)
+    return lost
+
+
+def merge_new_items(first: str, retry: str) -> tuple[str, dict[str, list[str]]]:
+    """``first`` with the items the ``retry`` added under the carried sections (the user's rules, the
+    decisions) appended to the same sections of ``first``; also returns what was added, per section."""
+    old, new = sections(first), sections(retry)
+    added: dict[str, list[str]] = {}
+    for heading in CARRIED_SECTIONS:
+        have = set(normalise(old.get(heading, "")).split())
+        # An item whose every word the first already has under that heading is a rewording, not news.
+        fresh = [item for item in items(new.get(heading, "")) if not set(normalise(item).split()) <= have]
+        if fresh:
+            added[heading] = fresh
+    return _append_items(first, {h: [f"- {item}" for item in v] for h, v in added.items()}), added
 
 
 # The checks:
@@ -223,10 +305,13 @@ __all__ = [
     "CARRIED_SECTIONS",
     "SectionDiff",
     "clear_placeholders",
+    "exact_items",
     "format_diff",
     "gate_problems",
     "items",
+    "lost_items",
     "merge_back",
+    "merge_new_items",
     "missing_items",
     "normalise",
     "placeholder_sections",

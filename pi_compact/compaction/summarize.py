@@ -17,14 +17,21 @@ from pi_compact.compaction.fallback import fallback_summary
 from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
-    REJECTED_INTRO,
     SPLIT_TURN_SEPARATOR,
     SYSTEM_PROMPT,
     history_request_text,
     missing_headings,
     turn_prefix_request_text,
 )
-from pi_compact.compaction.quality import clear_placeholders, gate_problems, merge_back, missing_items, stated_rules
+from pi_compact.compaction.quality import (
+    clear_placeholders,
+    gate_problems,
+    lost_items,
+    merge_back,
+    merge_new_items,
+    missing_items,
+    stated_rules,
+)
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
@@ -38,6 +45,9 @@ SAFETY_FACTOR = 1.25
 # Below this many tokens of room for conversation text, chunking would only produce noise.
 MIN_CHUNK_TOKENS = 256
 NO_PRIOR_HISTORY = "No prior history."
+# A turn prefix this small (one short message) is kept as it is: no three-section summary is shorter.
+VERBATIM_PREFIX_TOKENS = 64
+VERBATIM_PREFIX_INTRO = "The start of this turn, word for word:"
 
 Source = Literal["model", "fallback", "extension"]
 
@@ -187,39 +197,65 @@ def _validated(
 ) -> str:
     """One chunk's summary that passed the quality gate (``compaction.quality``), asked for at most twice.
 
-    Items of the previous summary still missing after the retry are merged back; any other failure
-    (no headings, placeholders, a summary not smaller than what it replaces) raises ``CompactionError``,
-    so the model-free fallback is used instead. ``gate`` collects what the gate did, for ``details``;
-    ``replaced`` is the size of all the history the final summary replaces (the chunks are ours to cut).
+    The retry names the first answer's actual problems (the strict reminder only when headings were
+    missing). It can only improve: a retry that loses any exact value of a usable first answer does not
+    replace it; what the retry added to the rules and decisions is merged into the first instead.
+    Items of the previous summary still missing are merged back; a summary with no usable answer (no
+    headings, placeholders, not smaller than what it replaces) raises ``CompactionError``, so the
+    model-free fallback is used. ``gate`` collects what the gate did, for ``details``; ``replaced`` is the
+    size of all the history the final summary replaces (the chunks are ours to cut).
     """
     if replaced is None:
         replaced = estimate_text_tokens(chunk) + estimate_text_tokens(previous or "")
-    problems: list[str] = []
-    summary = ""
-    rules = stated_rules(chunk)
-    for strict in (False, True):
-        text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
-        summary = _ask(model, text, budget.history_max_tokens, cancel, reasoning)
-        if not summary or missing_headings(summary):
-            problems = []
-            continue
-        # The stated rules only ask for the retry: its answer is not rejected for them (see quality).
-        problems = gate_problems(summary, previous, replaced, estimate_text_tokens(summary), () if strict else rules)
-        if not problems:
-            if strict and gate is not None:
-                gate.append({"action": "retried", "passed": True})
-            return summary
-    if not summary or missing_headings(summary):
-        raise CompactionError("The model's summary lacked the required sections twice.")
-    missing = missing_items(previous, summary)
-    carried_only = len(problems) == len(missing)
-    if not carried_only:
+
+    def hard(text: str) -> list[str]:  # problems that make an answer unusable (the carried items are ours to fix)
+        return gate_problems(text, None, replaced, estimate_text_tokens(text))
+
+    first = _ask(model, history_request_text(chunk, previous, instructions), budget.history_max_tokens, cancel,
+                 reasoning)
+    structured = bool(first) and not missing_headings(first)
+    problems = gate_problems(first, previous, replaced, estimate_text_tokens(first), stated_rules(chunk)) \
+        if structured else []
+    if structured and not problems:
+        return first
+    text = history_request_text(chunk, previous, instructions, strict=not structured, problems=problems)
+    retry = _ask(model, text, budget.history_max_tokens, cancel, reasoning)
+    retry_ok = bool(retry) and not missing_headings(retry) and not hard(retry)
+    first_ok = structured and not hard(first)
+    if not first_ok and not retry_ok:
+        if not retry or missing_headings(retry):
+            raise CompactionError("The model's summary lacked the required sections twice.")
+        problems = hard(retry)
         if gate is not None:
             gate.append({"action": "rejected", "problems": problems})
         raise CompactionError("The model's summary failed the quality check twice: " + "; ".join(problems) + ".")
+    chosen, record = _better(first if first_ok else None, retry if retry_ok else None, replaced)
+    missing = missing_items(previous, chosen)
+    if record["action"] == "retried" and not missing:
+        record["passed"] = True
     if gate is not None:
-        gate.append({"action": "carriedForward", "items": {h: list(v) for h, v in missing.items()}})
-    return merge_back(summary, missing)
+        if record != {"action": "retried"}:  # a retry that only needed its carried items back says just that
+            gate.append(record)
+        if missing:
+            gate.append({"action": "carriedForward", "items": {h: list(v) for h, v in missing.items()}})
+    return merge_back(chosen, missing) if missing else chosen
+
+
+def _better(first: str | None, retry: str | None, replaced: int) -> tuple[str, dict[str, Any]]:
+    """The retry when it keeps every exact value of the first, else the first with the retry's new
+    rules and decisions merged in (or the first alone); the record says which, for ``details``."""
+    if first is None:
+        assert retry is not None
+        return retry, {"action": "retried"}
+    if retry is None:
+        return first, {"action": "keptFirst", "reason": "the retry was unusable"}
+    lost = lost_items(first, retry)
+    if not lost:
+        return retry, {"action": "retried"}
+    merged, added = merge_new_items(first, retry)
+    if added and estimate_text_tokens(merged) < replaced:
+        return merged, {"action": "merged", "lost": lost, "added": added}
+    return first, {"action": "keptFirst", "lost": lost}
 
 
 def _turn_prefix(
@@ -238,18 +274,18 @@ def _turn_prefix(
         while size > 1 and estimate_text_tokens(text[-size:]) > half:
             size = size * 3 // 4
         text = f"{head}\n\n[... middle of the turn omitted to fit ...]\n\n{text[-size:]}"
-    request = turn_prefix_request_text(text, instructions)
-    for _attempt in range(2):
-        summary = _ask(model, request, budget.prefix_max_tokens, cancel, reasoning)
-        if not summary:
-            raise CompactionError("The model returned an empty turn-prefix summary.")
-        if estimate_text_tokens(summary) < estimate_text_tokens(text):
-            return summary
-        # No inflation: a "summary" at least as long as the turn it replaces is asked for once more.
-        request = turn_prefix_request_text(text, instructions) + (
-            f"\n\n{REJECTED_INTRO}\n- it was not shorter than the {estimate_text_tokens(text)} tokens it replaces"
-        )
-    raise CompactionError("The model's turn-prefix summary was not shorter than the turn it replaces, twice.")
+    if estimate_text_tokens(text) <= VERBATIM_PREFIX_TOKENS:
+        return verbatim_prefix(text)  # no summary would be shorter: keep the words themselves, no request
+    summary = _ask(model, turn_prefix_request_text(text, instructions), budget.prefix_max_tokens, cancel, reasoning)
+    if not summary:
+        raise CompactionError("The model returned an empty turn-prefix summary.")
+    # No inflation, and no fallback for it: a "summary" at least as long as the turn keeps the turn instead.
+    return summary if estimate_text_tokens(summary) < estimate_text_tokens(text) else verbatim_prefix(text)
+
+
+def verbatim_prefix(serialized: str) -> str:
+    """The start of a split turn kept word for word (serialized as the summarizer would have read it)."""
+    return f"{VERBATIM_PREFIX_INTRO}\n\n{serialized}"
 
 
 def estimated_tokens_after(summary: str, kept: Sequence[Message], estimate: Estimator = estimate_tokens_auto) -> int:

@@ -1,0 +1,202 @@
+"""What a summary keeps: exact values in the prompt, a quality gate that can only improve, and a short
+split-turn prefix kept word for word instead of a fallback (issue 23).
+
+Pure checks of ``compaction.quality`` and ``compaction.prompts``; runs of ``summarize`` and of the
+``Compactor`` with the in-process ``ScriptedModel``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from builders import assistant, chain, compaction_settings, sized, user, write_session
+
+from pi_compact.agent.compaction.pipeline import Compactor
+from pi_compact.agent.events import SessionEvent
+from pi_compact.compaction.plan import prepare_compaction
+from pi_compact.compaction.prompts import (
+    HISTORY_HEADINGS,
+    INITIAL_PROMPT,
+    REJECTED_INTRO,
+    STRICT_REMINDER,
+    UPDATE_PROMPT,
+)
+from pi_compact.compaction.quality import exact_items, lost_items, stated_rules
+from pi_compact.compaction.summarize import (
+    SPLIT_TURN_SEPARATOR,
+    VERBATIM_PREFIX_INTRO,
+    SummaryBudget,
+    summarize,
+)
+from pi_compact.llm.protocol import ModelInfo
+from pi_compact.llm.scripted import ScriptedModel
+from pi_compact.session.store import SessionStore
+
+INFO = ModelInfo("test/model", "test", 100_000, None)
+RULE = "Never retry a refund twice"
+
+
+def summary(constraints: str = "- (none)", context: str = "- burst is 48, window 750 ms; use `--dry-rotate`",
+            decisions: str = "- **Token bucket**: refillTokensLocked keeps it lock-free") -> str:
+    return (
+        f"## Goal\nRate-limit the gateway (PAY-1234)\n\n## Constraints & Preferences\n{constraints}\n\n"
+        "## Progress\n### Done\n- [x] wrote src/limiter/bucket.py\n\n### In Progress\n- [ ] tests\n\n"
+        f"### Blocked\n- (none)\n\n## Key Decisions\n{decisions}\n\n## Next Steps\n1. add the tests\n\n"
+        f"## Critical Context\n{context}"
+    )
+
+
+def _path(tmp_path: Path) -> Path:
+    path = tmp_path / "s.jsonl"
+    write_session(path, chain(
+        user(f"Build the limiter. {RULE}. Don't start the docs yet, just note it. " + sized(600)),
+        assistant("ok " + sized(600)), user("third " + sized(300)), assistant("fine " + sized(300)),
+    ))
+    return path
+
+
+def _compact(path: Path, *replies: str) -> tuple[ScriptedModel, dict[str, Any]]:
+    store = SessionStore.open(path, str(path.parent), 0)
+    model = ScriptedModel(INFO, *replies)
+    events: list[SessionEvent] = []
+    Compactor(store, model, compaction_settings(keep=400), events.append).run("manual")
+    entry = [e for e in store.branch() if e.get("type") == "compaction"][-1]
+    return model, entry
+
+
+def _request_text(model: ScriptedModel, index: int) -> str:
+    return str(model.history[index].messages[0]["content"][0]["text"])
+
+
+# ---- 1. the prompt -----------------------------------------------------------------------------
+
+
+def test_history_prompts_ask_for_exact_values_verbatim_under_pis_headings() -> None:
+    for prompt in (INITIAL_PROMPT, UPDATE_PROMPT):
+        assert "character for character" in prompt
+        for kind in ("functions", "numbers", "file paths", "error messages", "rule the user gave, in the user's words",
+                     "decision with its reason"):
+            assert kind in prompt, kind
+        positions = [prompt.index(heading) for heading in HISTORY_HEADINGS]
+        assert positions == sorted(positions)
+    assert "previous-summary" in UPDATE_PROMPT
+
+
+# ---- 2. the gate: items, rules, and a retry that can only improve ---------------------------------
+
+
+def test_exact_items_are_identifiers_numbers_paths_flags_quotes_and_backticks() -> None:
+    text = ('- Set burst to 48 in src/limiter/bucket.py for PAY-1234; call refillTokensLocked via `make rotate`,\n'
+            '- flag --dry-rotate, error "ValueError: rate must be positive", max_retries at 1,500, NEEDLE-3.\n'
+            '1. a well-known follow-up, e.g. later')
+    assert exact_items(text) == ["48", "src/limiter/bucket.py", "PAY-1234", "refillTokensLocked", "make rotate",
+                                 "--dry-rotate", "ValueError: rate must be positive", "max_retries", "1,500",
+                                 "NEEDLE-3"]
+
+
+def test_lost_items_compare_whole_tokens_ignoring_case() -> None:
+    first = "burst 48, NEEDLE-3, refillTokensLocked"
+    assert lost_items(first, "burst 480, needle-3, refillTokensLockedX") == ["48", "refillTokensLocked"]
+    assert lost_items(first, "48 ms; refilltokenslocked and NEEDLE-3.") == []
+
+
+def test_plans_and_remarks_are_not_stated_rules() -> None:
+    history = "[User]: Don't start it yet, just note it. Don't do anything for that now. Never push to main."
+    assert stated_rules(history) == ["Never push to main."]
+
+
+def test_a_rule_in_a_235_character_sentence_is_found() -> None:
+    sentence = ("After the long talk about latency and memory in the hot path of the payment gateway last week we "
+                "agreed on the token bucket design, so from here on you must keep every public signature in "
+                "src/limiter/api.py unchanged, with many thanks.")
+    assert len(sentence) == 235
+    assert stated_rules(f"[User]: {sentence}") == [sentence]
+
+
+def test_a_rule_in_an_overlong_sentence_is_quoted_by_its_clause() -> None:
+    sentence = ("We talked for a long while about latency, memory and the hot path of the gateway and what the "
+                "vendor audit will look at next quarter, and in the end we agreed on the bucket design, so you must "
+                "never add a dependency to the limiter, because the audit is strict.")
+    assert stated_rules(f"[User]: {sentence}") == ["so you must never add a dependency to the limiter,"]
+
+
+def test_the_retry_prompt_names_the_problem_without_the_structure_reminder(tmp_path: Path) -> None:
+    model, _ = _compact(_path(tmp_path), summary(), summary(f"- {RULE}"))
+    retry = _request_text(model, 1)
+    problems = retry[retry.index(REJECTED_INTRO):]
+    assert f'the user stated rules such as "{RULE}."' in problems
+    assert "Don't start the docs yet" not in problems  # a plan, not a rule
+    assert STRICT_REMINDER not in retry and "did not follow the required structure" not in retry
+
+
+def test_a_retry_that_loses_an_exact_value_does_not_replace_the_first(tmp_path: Path) -> None:
+    first = summary()
+    worse = summary(f"- {RULE}", context="- burst is set; use `--dry-rotate`")
+    _, entry = _compact(_path(tmp_path), first, worse)
+    written = str(entry["summary"])
+    assert "burst is 48, window 750 ms" in written  # the first answer's values survive
+    assert f"- {RULE}" in written  # and what the retry added under the rules is merged in
+    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
+        {"action": "merged", "lost": ["48", "750"], "added": {"## Constraints & Preferences": [RULE]}}
+    ]
+
+
+def test_a_retry_that_loses_a_value_and_adds_nothing_leaves_the_first(tmp_path: Path) -> None:
+    first = summary()
+    _, entry = _compact(_path(tmp_path), first, summary(decisions="- **Token bucket**: lock-free"))
+    assert entry["summary"] == first
+    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
+        {"action": "keptFirst", "lost": ["refillTokensLocked"]}
+    ]
+
+
+def test_a_retry_that_keeps_every_value_replaces_the_first(tmp_path: Path) -> None:
+    better = summary(f"- {RULE}")
+    _, entry = _compact(_path(tmp_path), summary(), better)
+    assert entry["summary"] == better
+    assert entry["details"]["qualityGate"] == [{"action": "retried", "passed": True}]  # type: ignore[index]
+
+
+def test_a_usable_first_answer_survives_a_retry_without_headings(tmp_path: Path) -> None:
+    first = summary()
+    _, entry = _compact(_path(tmp_path), first, "Sure, here are the rules: never retry a refund twice.")
+    assert entry["summary"] == first and entry["details"]["source"] == "model"  # type: ignore[index]
+
+
+# ---- 3. a short turn prefix is kept, not summarized, and never causes a fallback -----------------
+
+SHORT_REQUEST = "Fix the flaky test in tests/test_io.py; keep the timeout at 30 s."
+
+
+def _sequential(first: Callable[[], str], second: Callable[[], str]) -> tuple[str, str]:
+    return first(), second()
+
+
+def _split_plan(request: str) -> Any:
+    entries = chain(user("first " + sized(600)), assistant("ok " + sized(600)), user(request),
+                    assistant("Working: " + sized(500)))
+    plan = prepare_compaction(entries, compaction_settings(keep=400).compaction)
+    assert plan is not None and plan.is_split_turn and len(plan.turn_prefix_messages) == 1
+    return plan
+
+
+def test_a_short_turn_prefix_is_kept_word_for_word_without_a_request() -> None:
+    model = ScriptedModel(INFO, summary())
+    result = summarize(_split_plan(SHORT_REQUEST), model, SummaryBudget.for_model(100_000, None, 1000),
+                       run_parallel=_sequential)
+    assert len(model.history) == 1  # only the history was asked for
+    assert result.source == "model"
+    prefix = result.summary.split(SPLIT_TURN_SEPARATOR)[1]
+    assert prefix.startswith(f"{VERBATIM_PREFIX_INTRO}\n\n[User]: {SHORT_REQUEST}")
+
+
+def test_a_prefix_summary_longer_than_the_prefix_keeps_the_prefix_not_the_fallback() -> None:
+    request = "Fix the flaky test, keep the timeout at 30 s. " + sized(250)
+    model = ScriptedModel(INFO, summary(), "## Original Request\n" + sized(400))
+    result = summarize(_split_plan(request), model, SummaryBudget.for_model(100_000, None, 1000),
+                       run_parallel=_sequential)
+    assert result.source == "model" and "fallback" not in result.details
+    assert result.summary.startswith(summary() + SPLIT_TURN_SEPARATOR + VERBATIM_PREFIX_INTRO)
+    assert request in result.summary
