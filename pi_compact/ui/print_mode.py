@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from pi_compact.agent.compaction.reasons import fallback_text
 from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEvent, event_to_json
 from pi_compact.cancel import CancelToken
 from pi_compact.jstext import dumps_json
@@ -77,6 +78,8 @@ class PrintMode:
             sys.stderr.write(f"pi-compact: {event.text}\n")
         elif isinstance(event, CompactionEnd) and event.error_message:
             sys.stderr.write(f"pi-compact: {event.error_message}\n")
+        elif isinstance(event, CompactionEnd) and fallback_text(event.reason, event.result):
+            sys.stderr.write(f"pi-compact: {fallback_text(event.reason, event.result)}\n")
         if isinstance(event, AgentEnd) and event.error_message:
             self.failures.append(event.error_message)
         if isinstance(event, CompactionEnd) and event.aborted:

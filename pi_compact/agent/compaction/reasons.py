@@ -8,8 +8,9 @@ is the one wording of "nothing to compact". Adding a trigger adds a row here and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # a Literal only: the events (and the terminal) stay importable without the planner
     from pi_compact.compaction.plan import SkipReason
@@ -36,6 +37,10 @@ class ReasonWords:
 
     def failed(self, message: str) -> str:
         return f"{self.failure}: {message}"
+
+    def fell_back(self, error: str | None) -> str:
+        """Said wherever a compaction's summary was built without the model (every mode says it)."""
+        return f"{self.name}: the summary was built without the model ({error or 'the model failed'})."
 
     @property
     def shows_percent(self) -> bool:
@@ -74,4 +79,13 @@ def words(reason: CompactionReason) -> ReasonWords:
     return REASONS[reason]
 
 
-__all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "words"]
+def fallback_text(reason: CompactionReason, result: Mapping[str, Any] | None) -> str | None:
+    """What to say about a finished compaction (a ``compaction_end`` result) that fell back; None if it did not."""
+    details = (result or {}).get("details")
+    if not isinstance(details, Mapping) or not details.get("fallback"):
+        return None
+    error = details.get("error")
+    return words(reason).fell_back(error if isinstance(error, str) else None)
+
+
+__all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text", "words"]
