@@ -17,6 +17,7 @@ from typing import Any
 from pi_compact.jstext import js_json
 from pi_compact.messages import Message, bash_execution_text, text_of
 from pi_compact.session.entries import Entry, message_of_entry
+from pi_compact.session.terms import has_term, parse_terms, whole
 from pi_compact.session.timed_regex import ERRORS, IGNORECASE, MULTILINE, compile_pattern, timed_search
 
 # Calls of the ``recall`` tool and their results are never searched: they would only echo the query.
@@ -25,7 +26,8 @@ EXCERPT_RADIUS = 240  # characters of context shown on each side of a match
 # Characters that make a query a regular expression; "." and "?" are left out on purpose: they end
 # ordinary sentences and file names, which are meant as words.
 _REGEX_HINTS = re.compile(r"[\\\[\]()|*+^${}]")
-_WORD = re.compile(r"\w+")
+# A query that is only a quoted phrase is searched as that phrase, whatever characters it holds.
+_QUOTED_ONLY = re.compile(r'"[^"]+"|`[^`]+`')
 
 
 # ``walk`` is the root-first path to a leaf (``BranchWalker`` keeps it between calls); ``hidden_end`` says where
@@ -163,25 +165,28 @@ def _lower_pattern(source: str) -> str:
     return "".join(out)
 
 
-# Matches words (any of them, ranked by how many) or a regular expression, case-insensitive.
+# Matches terms (ranked by how many, exact ones first) or a regular expression, case-insensitive.
 @dataclass(frozen=True)
 class Query:
-    """A compiled recall query: either words (any may match) or one regular expression.
+    """A compiled recall query: terms (``session.terms``) or one regular expression.
 
-    ``score`` works on lower-cased text (what ``TextIndex`` holds); ``locate`` finds the match in the
-    original text, for the excerpt.
+    Exact terms (identifiers, paths, numbers, quoted phrases) match whole and outweigh every plain word
+    together: when a query has any, a message holding none of them is no hit (asked for ``NEEDLE-3``,
+    the messages about ``NEEDLE-0`` are not answers). ``score`` works on lower-cased text (what
+    ``TextIndex`` holds); ``locate`` finds the match in the original text, for the excerpt.
     """
 
     text: str
     words: tuple[str, ...] = ()
     pattern: Any = None  # for lower-cased text (a compiled ``timed_regex`` pattern)
     original: Any = None  # case-insensitive, for the original text
+    exact: int = 0  # how many of ``words`` (the first ones) must match whole
 
     @classmethod
     def parse(cls, text: str) -> Query:
-        """Words, unless the text uses regular-expression syntax; raises ValueError for a bad one."""
+        """Terms, unless the text uses regular-expression syntax; raises ValueError for a bad one."""
         stripped = text.strip()
-        if _REGEX_HINTS.search(stripped):
+        if _REGEX_HINTS.search(stripped) and not _QUOTED_ONLY.fullmatch(stripped):
             try:
                 original = compile_pattern(stripped, IGNORECASE | MULTILINE)
             except ERRORS as exc:
@@ -191,26 +196,40 @@ class Query:
             except ERRORS:
                 lowered = original  # e.g. a lower-cased group name clashes: the slower search still works
             return cls(stripped, pattern=lowered, original=original)
-        words = [w.lower() for w in _WORD.findall(stripped)]
-        long_words = [w for w in words if len(w) > 2]
-        unique = tuple(dict.fromkeys(long_words or words))
-        if not unique:
+        terms = parse_terms(stripped)
+        if not terms.all:
             raise ValueError("the query has no words to search for")
-        alternatives = "|".join(re.escape(word) for word in sorted(unique, key=len, reverse=True))
-        return cls(stripped, words=unique, original=compile_pattern(alternatives, IGNORECASE))
+        # The excerpt is placed on an exact term when there is one.
+        shown = [whole(t).pattern for t in terms.exact] or [
+            re.escape(w) for w in sorted(terms.plain, key=len, reverse=True)]
+        return cls(stripped, words=terms.all, original=compile_pattern("|".join(shown), IGNORECASE),
+                   exact=len(terms.exact))
+
+    @property
+    def weights(self) -> tuple[int, ...]:
+        """Per word: an exact term outweighs all plain words together."""
+        heavy = len(self.words) - self.exact + 1
+        return tuple(heavy if index < self.exact else 1 for index in range(len(self.words)))
+
+    @property
+    def floor(self) -> int:
+        """The least score of a hit: one exact term when the query has any, else one word."""
+        return len(self.words) - self.exact + 1 if self.exact else 1
 
     @property
     def best(self) -> int:
         """The highest score a message can get."""
-        return len(self.words) if self.pattern is None else 1
+        return sum(self.weights) if self.pattern is None else 1
 
     def score(self, lowered: str, until: float | None = None) -> int:
-        """How well lower-cased text matches: the number of words found (1 for a regex match), 0 for none.
+        """How well lower-cased text matches (0: no hit; 1 for a regex match).
 
         Raises ``PatternTimeout`` when a regular expression runs past ``until`` (``time.monotonic()``)."""
         if self.pattern is not None:
             return 1 if timed_search(self.pattern, lowered, until) else 0
-        return sum(1 for word in self.words if word in lowered)
+        score = sum(weight for index, (word, weight) in enumerate(zip(self.words, self.weights, strict=True))
+                    if has_term(lowered, word, index < self.exact))
+        return score if score >= self.floor else 0
 
     def locate(self, text: str, until: float | None = None) -> tuple[int, int]:
         """Where the first match is in ``text`` ((0, 0) when it cannot be placed); ``until`` as for ``score``."""
@@ -315,7 +334,7 @@ def search(
     entries: Sequence[Entry], query: Query, limit: int, index: TextIndex | None = None,
     out_of_time: Callable[[], bool] | None = None, until: float | None = None,
 ) -> SearchResult:
-    """The ``limit`` best-matching messages of ``entries``: more words matched first, then newest first.
+    """The ``limit`` best-matching messages of ``entries``: higher ``Query.score`` first, then newest first.
 
     Reads newest to oldest and stops once more than ``limit`` messages matched with the best possible
     score: nothing older could rank above them. ``index`` must have been updated with a list holding
@@ -332,6 +351,7 @@ def search(
     texts = index.texts
     best = query.best
     words, pattern = query.words, query.pattern
+    exact, weights, floor = query.exact, query.weights, query.floor
     kept: list[tuple[int, int]] = []  # a min-heap of (score, position): the ``limit`` best so far
     total = perfect = 0
     complete = True
@@ -349,9 +369,11 @@ def search(
             score = 1 if timed_search(pattern, lowered, until) else 0
         else:
             score = 0
-            for word in words:
-                if word in lowered:
-                    score += 1
+            for at, word in enumerate(words):
+                if word in lowered and (at >= exact or whole(word).search(lowered) is not None):
+                    score += weights[at]
+            if score < floor:
+                continue
         if not score:
             continue
         total += 1

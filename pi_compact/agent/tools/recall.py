@@ -187,10 +187,28 @@ class RecallTool:
         if result is None:
             return error("recall was cancelled.")
         partial = _partial_note(entries, result)
+        live = self._in_context(query) if scope == "compacted" else []
         if not result.hits:
+            if live:
+                return error(f"No compacted message matches {text!r}{partial}, but it is in your current context "
+                             f"({_entry_list(live)}): read it there.")
             return error(f"No message in {_SCOPE_WORDS[scope]} matches {text!r}{partial}. Try other words"
                          + (', or scope "branch"' if scope == "compacted" else "") + ".")
-        return self._report(text, scope, limit, result, partial)
+        output = self._report(text, scope, limit, result, partial)
+        if not live:
+            return output
+        note = (f"[{text!r} is also in your current context ({_entry_list(live)}), which is newer than these "
+                "compacted messages.]\n")
+        return ToolOutput(note + output.text, details={**(output.details or {}), "inContext": live})
+
+    def _in_context(self, query: Query) -> list[str]:
+        """Ids of the messages in the model's context (behind no compaction) that ``query`` matches, newest first."""
+        branch = self._branch()
+        live = branch[hidden_end(branch):]
+        # The user's newest message is usually the question that led to this call, not its answer.
+        asked = next((e.get("id") for e in reversed(live) if (message_of_entry(e) or {}).get("role") == "user"), None)
+        result = search([e for e in live if e.get("id") != asked], query, 3, self.index)
+        return [hit.entry_id for hit in result.hits]
 
     def _report(self, text: str, scope: str, limit: int, result: SearchResult, partial: str = "") -> ToolOutput:
         more = "at least " if not result.complete else ""
@@ -227,6 +245,10 @@ class RecallTool:
 
     def _tokens(self, text: str) -> int:
         return estimate_text_tokens(text, self.estimator)
+
+
+def _entry_list(ids: Sequence[str]) -> str:
+    return ("entry " if len(ids) == 1 else "entries ") + ", ".join(ids)
 
 
 def _partial_note(entries: Sequence[Entry], result: SearchResult) -> str:
