@@ -1,8 +1,8 @@
 """What the agent sends each turn: its system prompt, the live context as LLM messages, its tools.
 
 The one place a turn's ``ChatRequest`` is put together, so whatever a request must carry besides
-the conversation has one home: the pinned notes right after the system prompt, and the recall hint
-after the compaction summary when the ``recall`` tool is offered.
+the conversation has one home: the pinned notes right after the system prompt, the recall hint
+after the compaction summary when the ``recall`` tool is offered, and what automatic recall attached.
 """
 
 from __future__ import annotations
@@ -20,11 +20,19 @@ from pi_compact.session.pins import Pin, with_pins
 
 def build_request(
     system_prompt: str, messages: Sequence[Message], tools: Sequence[Tool], pins: Sequence[Pin] = (),
+    recalled: str | None = None,
 ) -> ChatRequest:
-    """The request for the next model call (no output cap: the provider's default applies)."""
+    """The request for the next model call (no output cap: the provider's default applies).
+
+    ``recalled``: original excerpts chosen by automatic recall (``agent.compaction.recall``), sent after
+    the context as one user message for this request only (the session file records them)."""
     specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
     recall = any(spec.name == RECALL_TOOL for spec in specs)
-    return ChatRequest(with_pins(system_prompt, pins), with_recall_hint(messages, recall), specs, None)
+    llm_messages = with_recall_hint(messages, recall)
+    if recalled:
+        timestamp = messages[-1].get("timestamp", 0) if messages else 0
+        llm_messages.append({"role": "user", "content": [{"type": "text", "text": recalled}], "timestamp": timestamp})
+    return ChatRequest(with_pins(system_prompt, pins), llm_messages, specs, None)
 
 
 def failed_reply(error: str, now_ms: int) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
+from pi_compact.agent.compaction.recall import AutoRecall
 from pi_compact.agent.compaction.triggers import Compactions
 from pi_compact.agent.events import (
     AgentEnd,
@@ -70,6 +71,7 @@ class AgentSession:
         self._context = LiveContext(store, settings.compaction.token_estimator)
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
+        self._recall = AutoRecall()  # compacted originals the next request names, attached to it
         self._compactions = Compactions(store, self._context, self._pins, emit, hooks=hooks, now_ms=now_ms,
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
@@ -180,8 +182,9 @@ class AgentSession:
         retried = False
         while True:  # as long as the model calls tools (no cap, as in pi: Ctrl-C stops it)
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
-            reply = stream_reply(self._model, build_request(self._system_prompt, self.messages, self._tools, pins),
-                                 cancel, self._emit)
+            recalled = self._recall.attach(self._store, self.messages, self.fitted_settings().compaction, self._now())
+            reply = stream_reply(self._model, build_request(self._system_prompt, self.messages, self._tools, pins,
+                                                            recalled), cancel, self._emit)
             self.add_message(reply)
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:

@@ -196,14 +196,19 @@ class Query:
             except ERRORS:
                 lowered = original  # e.g. a lower-cased group name clashes: the slower search still works
             return cls(stripped, pattern=lowered, original=original)
-        terms = parse_terms(stripped)
-        if not terms.all:
+        return cls.of_terms(stripped)
+
+    @classmethod
+    def of_terms(cls, text: str, most: int | None = None) -> Query:
+        """The terms of ``text`` (at most ``most`` of each kind), never a regular expression."""
+        terms = parse_terms(text)
+        exact, plain = terms.exact[:most], terms.plain[:most]
+        if not exact and not plain:
             raise ValueError("the query has no words to search for")
         # The excerpt is placed on an exact term when there is one.
-        shown = [whole(t).pattern for t in terms.exact] or [
-            re.escape(w) for w in sorted(terms.plain, key=len, reverse=True)]
-        return cls(stripped, words=terms.all, original=compile_pattern("|".join(shown), IGNORECASE),
-                   exact=len(terms.exact))
+        shown = [whole(t).pattern for t in exact] or [re.escape(w) for w in sorted(plain, key=len, reverse=True)]
+        return cls(text, words=exact + plain, original=compile_pattern("|".join(shown), IGNORECASE),
+                   exact=len(exact))
 
     @property
     def weights(self) -> tuple[int, ...]:

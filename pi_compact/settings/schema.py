@@ -82,6 +82,7 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("compaction.tokenEstimator", "compaction.token_estimator", _ESTIMATOR),
     SettingKey("compaction.retainTail", "compaction.retain_tail", _BOOL),
     SettingKey("compaction.recallMaxTokens", "compaction.recall_max_tokens", _POSITIVE),
+    SettingKey("compaction.autoRecallTokens", "compaction.auto_recall_tokens", _WHOLE),
     SettingKey("compaction.pinBudget", "compaction.pin_budget", _WHOLE),
     SettingKey("compaction.model", "compaction.model", _TEXT),
     SettingKey("compaction.background", "compaction.background", _BOOL),

@@ -26,6 +26,7 @@ class CompactionSettings:
     token_estimator: TokenEstimator = "auto"
     retain_tail: bool = True
     recall_max_tokens: int = 4000
+    auto_recall_tokens: int = 1000  # ``compaction.autoRecallTokens``: 0 turns automatic recall off
     pin_budget: int | None = None
     model: str | None = None
     background: bool = False

@@ -19,6 +19,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from pi_compact.agent.compaction.recall import describe_latest
 from pi_compact.agent.session import AgentSession
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.tokens import (
@@ -235,6 +236,9 @@ def context_report(session: AgentSession, model_name: str) -> Table:
         table.add_row("Breakdown", Text(f"not compacted · {new} ~{parts.new_tokens:,} tokens{pins}"))
     for label, text in extra_rows:
         table.add_row(label, text)
+    recalled = describe_latest(session.store.branch())
+    if recalled is not None:
+        table.add_row("Recalled", Text(recalled))
     table.add_row("Compactions", Text(f"{session.compactions} in this session"))
     return table
 

@@ -1,0 +1,144 @@
+"""Automatic recall: after a compaction, the original words a new request names come back with it.
+
+A small or busy model does not call the ``recall`` tool, and then guesses a value the summary lost.
+So before each request that follows a compaction, the newest user message (or, in a tool loop, the
+step the model just took) is matched against the compacted messages (``session.history``): exact
+terms (identifiers, paths, numbers, quoted phrases) whole, or at least two distinctive words. The
+best excerpts whose values the live context lacks are attached to that request only, marked as
+recalled, within ``compaction.autoRecallTokens`` (0: off). Each attachment is first recorded as a
+``custom`` entry (``RECALL_TYPE``, which pi ignores), so the file says what was sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_compact.compaction.quality import exact_items
+from pi_compact.compaction.tokens import estimate_text_tokens
+from pi_compact.messages import Message
+from pi_compact.session.entries import Entry
+from pi_compact.session.history import BranchWalker, Query, TextIndex, hidden_end, search, searchable_text
+from pi_compact.session.store import SessionStore
+from pi_compact.settings import CompactionSettings
+
+RECALL_TYPE = "pi-compact/recall"
+MAX_EXCERPTS = 4
+MAX_TERMS = 12  # of each kind: a pasted log names too much to be a question about one thing
+RECALLED_INTRO = (
+    "[Recalled automatically: original messages from the compacted part of this session, word for word. "
+    "Use them when they answer what is asked; they are older than everything after the summary.]"
+)
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """One recalled piece of an original message."""
+
+    entry_id: str
+    role: str
+    text: str
+
+
+def trigger_text(messages: Sequence[Message]) -> str:
+    """What the next request names: the user's newest message when it ends the context, else the
+    newest assistant step (its text and tool calls; tool output is not the model's question)."""
+    if not messages:
+        return ""
+    last = messages[-1]
+    if last.get("role") == "user":
+        return searchable_text(last)
+    step = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+    return searchable_text(step) if step is not None else ""
+
+
+def choose(
+    branch: Sequence[Entry], live: Sequence[Message], budget: int, estimator: Any = "auto",
+    index: TextIndex | None = None,
+) -> list[Excerpt]:
+    """The excerpts of compacted messages on ``branch`` that the request after ``live`` names and whose
+    exact values ``live`` lacks, best first, within ``budget`` tokens (none before any compaction)."""
+    hidden = hidden_end(branch)
+    text = trigger_text(live)
+    if budget <= 0 or not hidden or not text.strip():
+        return []
+    try:
+        query = Query.of_terms(text, MAX_TERMS)
+    except ValueError:  # nothing but punctuation
+        return []
+    # Without an exact term one word is no evidence: ask for two distinctive words.
+    floor = query.floor if query.exact else min(2, len(query.words))
+    compacted = list(branch[:hidden])
+    found = search(compacted, query, MAX_EXCERPTS * 3, index)
+    context_text = "\n".join(searchable_text(m) for m in live[:-1]).lower()
+    chosen: list[Excerpt] = []
+    used = estimate_text_tokens(RECALLED_INTRO, estimator)
+    for hit in found.hits:
+        if hit.score < floor or len(chosen) >= MAX_EXCERPTS:
+            continue
+        values = [v.lower() for v in exact_items(hit.excerpt)]
+        if hit.excerpt.lower() in context_text or (values and all(v in context_text for v in values)):
+            continue  # the live context already holds what this excerpt would add
+        excerpt = Excerpt(hit.entry_id, str(hit.message.get("role", "?")), hit.excerpt)
+        cost = estimate_text_tokens(_block(excerpt), estimator)
+        if used + cost > budget:
+            continue
+        chosen.append(excerpt)
+        used += cost
+    return chosen
+
+
+def _block(excerpt: Excerpt) -> str:
+    return f"\n--- entry {excerpt.entry_id} · {excerpt.role} ---\n{excerpt.text}"
+
+
+def recalled_text(excerpts: Sequence[Excerpt]) -> str:
+    """The text attached to the request: the intro, then each excerpt under its entry id and role."""
+    return RECALLED_INTRO + "".join(_block(e) for e in excerpts)
+
+
+def entry_fields(excerpts: Sequence[Excerpt], tokens: int) -> dict[str, Any]:
+    """The ``custom`` entry recording an attachment (pi keeps it and leaves it out of the context)."""
+    return {"type": "custom", "customType": RECALL_TYPE, "data": {
+        "tokens": tokens, "excerpts": [{"entryId": e.entry_id, "role": e.role, "text": e.text} for e in excerpts]}}
+
+
+def describe_latest(branch: Sequence[Mapping[str, Any]]) -> str | None:
+    """For ``/context``: what the latest automatic recall on ``branch`` attached (None: none yet)."""
+    for entry in reversed(branch):
+        if entry.get("type") == "compaction":
+            return None  # recalls before the latest compaction recalled into a context that is gone
+        if entry.get("type") == "custom" and entry.get("customType") == RECALL_TYPE:
+            data = entry.get("data") if isinstance(entry.get("data"), Mapping) else {}
+            assert isinstance(data, Mapping)
+            ids = [str(e.get("entryId")) for e in data.get("excerpts") or () if isinstance(e, Mapping)]
+            return f"~{int(data.get('tokens') or 0):,} tokens from entries {', '.join(ids)} (automatic recall)"
+    return None
+
+
+class AutoRecall:
+    """Chooses, records and returns what the next request carries besides its context (``None``: nothing)."""
+
+    def __init__(self) -> None:
+        self.index = TextIndex()  # built on first use, then extended as the session grows
+        self.walker = BranchWalker()
+
+    def attach(
+        self, store: SessionStore, live: Sequence[Message], settings: CompactionSettings, now_ms: int,
+    ) -> str | None:
+        """Excerpts for the request after ``live``, recorded in ``store`` first; None when there are none."""
+        if settings.auto_recall_tokens <= 0 or not any(m.get("role") == "compactionSummary" for m in live[:1]):
+            return None  # off, or nothing compacted: then everything is in the context already
+        branch = self.walker.path(store.by_id, store.leaf_id)
+        self.index.update(store.entries)
+        excerpts = choose(branch, live, settings.auto_recall_tokens, settings.token_estimator, self.index)
+        if not excerpts:
+            return None
+        text = recalled_text(excerpts)
+        store.append(entry_fields(excerpts, estimate_text_tokens(text, settings.token_estimator)), now_ms)
+        return text
+
+
+__all__ = ["RECALLED_INTRO", "RECALL_TYPE", "AutoRecall", "Excerpt", "choose", "describe_latest",
+           "entry_fields", "recalled_text", "trigger_text"]
