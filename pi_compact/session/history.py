@@ -205,7 +205,6 @@ class Query:
         exact, plain = terms.exact[:most], terms.plain[:most]
         if not exact and not plain:
             raise ValueError("the query has no words to search for")
-        # The excerpt is placed on an exact term when there is one.
         shown = [whole(t).pattern for t in exact] or [re.escape(w) for w in sorted(plain, key=len, reverse=True)]
         return cls(text, words=exact + plain, original=compile_pattern("|".join(shown), IGNORECASE),
                    exact=len(exact))
@@ -213,8 +212,7 @@ class Query:
     @property
     def weights(self) -> tuple[int, ...]:
         """Per word: an exact term outweighs all plain words together."""
-        heavy = len(self.words) - self.exact + 1
-        return tuple(heavy if index < self.exact else 1 for index in range(len(self.words)))
+        return tuple(self.floor if index < self.exact else 1 for index in range(len(self.words)))
 
     @property
     def floor(self) -> int:

@@ -232,3 +232,20 @@ def test_pi_counts_the_tokens_and_cost_we_record(scripted_server: ScriptedServer
     assert theirs["tokens"]["total"] == ours.usage["totalTokens"]
     assert theirs["cost"] == pytest.approx(ours.cost)
     assert theirs["cost"] == pytest.approx(2_700 * 1.5e-07 + 90 * 6e-07 + 1_000 * 7.5e-08)
+
+
+def test_pi_opens_a_session_with_our_automatic_recall_entries_and_leaves_them_out(
+    scripted_server: ScriptedServer, tmp_path: Path, pi_context: Any
+) -> None:
+    from pi_compact.agent.compaction.recall import Excerpt, entry_fields
+
+    path = tmp_path / "session.jsonl"
+    write_session(path, coding_session())
+    compact(path, scripted_server, "first")
+    store = SessionStore.open(path, str(path.parent), 0)
+    store.append_message(user("What flag did we add to src/cli.py?"), 1)
+    store.append(entry_fields([Excerpt("test-id-0", "user", "Add a --verbose flag to src/cli.py.")], 30), 2)
+    store.append_message(assistant("--verbose", usage=usage(6000, 10)), 3)
+    theirs = pi_context(path)
+    assert roles(theirs) == ["compactionSummary", "user", "assistant", "user", "assistant"]
+    assert theirs == our_context(path)
