@@ -129,3 +129,12 @@ def test_context_shows_the_latest_attachment(tmp_path: Path) -> None:
     console.print(context_report(h.session, "openai/scripted"))
     shown = console.export_text()
     assert "Recalled" in shown and "(automatic recall)" in shown
+
+
+def test_an_excerpt_whose_values_the_live_context_holds_is_not_attached(tmp_path: Path) -> None:
+    h = _compacted(tmp_path)
+    h.model.enqueue(ScriptedReply(text="Noted.", prompt_tokens=UNDER_THRESHOLD),
+                    ScriptedReply(text="48.", prompt_tokens=UNDER_THRESHOLD))
+    h.session.prompt('Reminder: PAY-1234 keeps burst 48; the error text is "bucket underflow at refill".')
+    h.session.prompt("What burst limit did we set for PAY-1234?")
+    assert RECALLED_INTRO not in str(h.agent_requests()[-1].messages)

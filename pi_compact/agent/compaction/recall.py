@@ -21,6 +21,7 @@ from pi_compact.messages import Message
 from pi_compact.session.entries import Entry
 from pi_compact.session.history import BranchWalker, Query, TextIndex, hidden_end, search, searchable_text
 from pi_compact.session.store import SessionStore
+from pi_compact.session.terms import has_term
 from pi_compact.settings import CompactionSettings
 
 RECALL_TYPE = "pi-compact/recall"
@@ -78,7 +79,7 @@ def choose(
         if hit.score < floor or len(chosen) >= MAX_EXCERPTS:
             continue
         values = [v.lower() for v in exact_items(hit.excerpt)]
-        if hit.excerpt.lower() in context_text or (values and all(v in context_text for v in values)):
+        if hit.excerpt.lower() in context_text or (values and all(has_term(context_text, v, True) for v in values)):
             continue  # the live context already holds what this excerpt would add
         excerpt = Excerpt(hit.entry_id, str(hit.message.get("role", "?")), hit.excerpt)
         cost = estimate_text_tokens(_block(excerpt), estimator)
