@@ -13,6 +13,7 @@ from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.llm.protocol import ChatRequest
 from pi_compact.llm.scripted import ScriptedCall, ScriptedReply
 from pi_compact.settings import Settings
+from pi_compact.settings.schema import parse_settings
 
 FACT = "The burst limit for PAY-1234 is 48 requests, and the error was \"bucket underflow at refill\"."
 
@@ -67,27 +68,15 @@ def test_the_next_request_does_not_carry_an_earlier_attachment(tmp_path: Path) -
                     ScriptedReply(text="ok", prompt_tokens=UNDER_THRESHOLD))
     h.session.prompt("What burst limit did we set for PAY-1234?")
     h.session.prompt("Thanks, carry on with the tests.")
-    assert RECALLED_INTRO not in str(h.agent_requests()[-1].messages)
+    attached, after = h.agent_requests()[-2:]
+    assert FACT in _last_text(attached)
+    assert RECALLED_INTRO not in str(after.messages)
 
 
-def test_nothing_is_attached_before_any_compaction(tmp_path: Path) -> None:
-    h = make_model_harness(tmp_path, ScriptedReply(text="ok", prompt_tokens=UNDER_THRESHOLD),
-                           ScriptedReply(text="ok", prompt_tokens=UNDER_THRESHOLD))
-    h.session.prompt(FACT)
-    h.session.prompt("What burst limit did we set for PAY-1234?")
-    assert RECALLED_INTRO not in str(h.agent_requests()[-1].messages)
-
-
-def test_a_message_naming_nothing_compacted_gets_nothing(tmp_path: Path) -> None:
-    h = _compacted(tmp_path)
-    h.model.enqueue(ScriptedReply(text="ok", prompt_tokens=UNDER_THRESHOLD))
-    h.session.prompt("Please continue.")
-    assert RECALLED_INTRO not in str(h.agent_requests()[-1].messages)
-    assert not [e for e in h.entries() if e.get("customType") == RECALL_TYPE]
-
-
-def test_zero_auto_recall_tokens_turns_it_off(tmp_path: Path) -> None:
-    h = _compacted(tmp_path, _settings(0))
+def test_zero_auto_recall_tokens_in_the_settings_file_turns_it_off(tmp_path: Path) -> None:
+    settings, warnings = parse_settings({"compaction": {"autoRecallTokens": 0}})
+    assert warnings == [] and settings.compaction.auto_recall_tokens == 0
+    h = _compacted(tmp_path, replace(SETTINGS, compaction=replace(SETTINGS.compaction, auto_recall_tokens=0)))
     h.model.enqueue(ScriptedReply(text="48.", prompt_tokens=UNDER_THRESHOLD))
     h.session.prompt("What burst limit did we set for PAY-1234?")
     assert RECALLED_INTRO not in str(h.agent_requests()[-1].messages)
@@ -101,7 +90,8 @@ def test_the_attachment_stays_within_auto_recall_tokens(tmp_path: Path) -> None:
     h2 = _compacted(tmp_path / "b", _settings(120))
     h2.model.enqueue(ScriptedReply(text="48.", prompt_tokens=UNDER_THRESHOLD))
     h2.session.prompt("What burst limit did we set for PAY-1234?")
-    assert estimate_text_tokens(_last_text(h2.agent_requests()[-1]), "chars4") <= 120
+    attached = _last_text(h2.agent_requests()[-1])
+    assert FACT in attached and estimate_text_tokens(attached, "chars4") <= 120
 
 
 def test_a_tool_step_naming_a_compacted_value_gets_the_original(tmp_path: Path) -> None:
@@ -131,10 +121,11 @@ def test_context_shows_the_latest_attachment(tmp_path: Path) -> None:
     assert "Recalled" in shown and "(automatic recall)" in shown
 
 
-def test_an_excerpt_whose_values_the_live_context_holds_is_not_attached(tmp_path: Path) -> None:
+def test_only_excerpts_whose_values_the_live_context_lacks_are_attached(tmp_path: Path) -> None:
     h = _compacted(tmp_path)
     h.model.enqueue(ScriptedReply(text="Noted.", prompt_tokens=UNDER_THRESHOLD),
                     ScriptedReply(text="48.", prompt_tokens=UNDER_THRESHOLD))
     h.session.prompt('Reminder: PAY-1234 keeps burst 48; the error text is "bucket underflow at refill".')
-    h.session.prompt("What burst limit did we set for PAY-1234?")
-    assert RECALLED_INTRO not in str(h.agent_requests()[-1].messages)
+    h.session.prompt("What burst limit did we set for PAY-1234, and which staging port 54317 host?")
+    attached = _last_text(h.agent_requests()[-1])
+    assert "the staging port is 54317" in attached and FACT not in attached

@@ -152,13 +152,6 @@ def test_a_retry_that_loses_a_value_and_adds_nothing_leaves_the_first(tmp_path: 
     ]
 
 
-def test_a_retry_that_keeps_every_value_replaces_the_first(tmp_path: Path) -> None:
-    better = summary(f"- {RULE}")
-    _, entry = _compact(_path(tmp_path), summary(), better)
-    assert entry["summary"] == better
-    assert entry["details"]["qualityGate"] == [{"action": "retried", "passed": True}]  # type: ignore[index]
-
-
 def test_a_usable_first_answer_survives_a_retry_without_headings(tmp_path: Path) -> None:
     first = summary()
     _, entry = _compact(_path(tmp_path), first, "Sure, here are the rules: never retry a refund twice.")

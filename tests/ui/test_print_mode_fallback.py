@@ -16,7 +16,3 @@ def test_print_mode_text_output_reports_a_fallback_compaction(capsys: pytest.Cap
     assert err == ("pi-compact: Auto-compaction: the summary was built without the model "
                    "(the summarizer timed out).\n")
 
-
-def test_print_mode_text_output_is_silent_about_a_model_summary(capsys: pytest.CaptureFixture[str]) -> None:
-    PrintMode(as_json=False).emit(CompactionEnd("threshold", {"summary": "s", "details": {"source": "model"}}))
-    assert capsys.readouterr().err == ""
