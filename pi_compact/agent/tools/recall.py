@@ -72,7 +72,8 @@ _SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": {"type": "string", "description": "Words to find (any may match; messages with more of "
-                  "them come first) or a regular expression; case-insensitive."},
+                  "them come first; ids, paths, numbers and \"quoted phrases\" match whole and must be there) "
+                  "or a regular expression; case-insensitive."},
         "entry_id": {"type": "string", "description": "Return this message in full (ids come from recall "
                      "results)."},
         "limit": {"type": "integer", "description": f"Most matches to return (default {DEFAULT_LIMIT}, at most "
