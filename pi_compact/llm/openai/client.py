@@ -20,6 +20,7 @@ from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_str
 from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
+from pi_compact.llm.params import plan_request
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
@@ -63,7 +64,8 @@ class OpenAICompatModel(ChatModel):
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         key = self._api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
-        data, messages = self._encoder.encode(request, self._info.model_id)
+        options = plan_request(self._info, request, api_base=self._api_base).options
+        data, messages = self._encoder.encode(request, self._info.model_id, options)
         facts = model_map.lookup(self._info.model)
         secrets = known_secrets((key, self._api_key), os.environ)
         headers = self._headers(key)
