@@ -20,11 +20,14 @@ from pi_compact.session.pins import Pin, with_pins
 
 def build_request(
     system_prompt: str, messages: Sequence[Message], tools: Sequence[Tool], pins: Sequence[Pin] = (),
+    *, thinking: str | None = None, cache: str = "short", session_id: str | None = None,
 ) -> ChatRequest:
-    """The request for the next model call (no output cap: the provider's default applies)."""
+    """The request for the next model call. No ``max_tokens``: the model layer sends its output cap
+    (``llm.output_cap``); ``thinking``, ``cache`` and ``session_id`` are ``ChatRequest``'s."""
     specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
     recall = any(spec.name == RECALL_TOOL for spec in specs)
-    return ChatRequest(with_pins(system_prompt, pins), with_recall_hint(messages, recall), specs, None)
+    return ChatRequest(with_pins(system_prompt, pins), with_recall_hint(messages, recall), specs, None,
+                       thinking=thinking, cache=cache, session_id=session_id)
 
 
 def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
