@@ -8,8 +8,9 @@
   ``thinking={"type": "enabled", "budget_tokens": B}`` with pi's budget inside ``max_tokens`` (litellm's
   own ``reasoning_effort`` mapping gives far smaller budgets); Gemini 2.5 the same (litellm turns it
   into ``thinkingConfig.thinkingBudget``), other Gemini models and OpenAI-style providers
-  ``reasoning_effort``. "off" sends nothing where thinking is off by default, and
-  ``reasoning_effort="none"`` to Gemini models that think unless told not to.
+  ``reasoning_effort``. "off" sends nothing where thinking is off by default or cannot be turned off
+  (Gemini 2.5 Pro refuses a zero budget), and ``reasoning_effort="none"`` to Gemini models that think
+  unless told not to.
 - ``prompt_cache_key``: the session id, on OpenAI's own endpoint, unless caching is "none" (pi).
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 
 from pi_compact.llm.output_cap import MIN_ANSWER, MIN_BUDGET, OutputCap, output_cap, prompt_estimate
 from pi_compact.llm.protocol import ChatRequest, ModelInfo
-from pi_compact.llm.thinking import LEVELS, thinking_budget
+from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
 
 RETENTIONS = ("none", "short", "long")
 _GEMINI_MIN_BUDGET = 128
@@ -82,8 +83,8 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
             return {}
         return {"thinking": {"type": "enabled", "budget_tokens": budget}}
     if api == "google-generative-ai":
-        if level == "off":
-            return {"reasoning_effort": "none"} if info.reasoning else {}
+        if level == "off":  # budget 0; a model that cannot stop thinking refuses it, so it gets nothing
+            return {"reasoning_effort": "none"} if "off" in supported_levels(info) and info.reasoning else {}
         if budget > 0:
             return {"thinking": {"type": "enabled", "budget_tokens": budget}}
         return {"reasoning_effort": "high" if level == "xhigh" else level}
