@@ -166,3 +166,14 @@ def test_text_after_thinking_and_interleaved_blocks_keep_their_order(server: Fak
     server.enqueue(AnthropicReply(blocks=(Text("Plan."),)))
     reply = complete(model_for(server), ChatRequest(SYSTEM, [user("hi")], thinking="off"))
     assert "thinking" not in server.requests[0] and reply["content"] == [{"type": "text", "text": "Plan."}]
+
+
+def test_a_too_low_estimate_is_refitted_from_the_refusal_without_an_overflow(server: FakeAnthropicServer) -> None:
+    server.token_counter = lambda text: (len(text) + 2) // 3  # the real tokenizer counts more than chars/4
+    server.enqueue(text_reply("Fine."))
+    reply = complete(model_for(server), ChatRequest(SYSTEM, [user("x" * (140_000 * 4))], thinking="medium"))
+    first, second = server.records
+    assert first.error is not None and "exceed context limit" in first.error.message
+    assert second.error is None and reply["stopReason"] == "stop"
+    assert second.prompt_tokens + second.body["max_tokens"] <= 200_000
+    assert second.body["max_tokens"] > second.body["thinking"]["budget_tokens"]

@@ -10,7 +10,7 @@ import pytest
 from pi_compact.llm.assemble import MessageAssembler
 from pi_compact.llm.convert import ConvertedHistory, Target, to_openai_messages, to_openai_tools, with_cache_marks
 from pi_compact.llm.failures import provider_text
-from pi_compact.llm.output_cap import output_cap, prompt_estimate
+from pi_compact.llm.output_cap import output_cap, prompt_estimate, refit_cap
 from pi_compact.llm.overflow import is_overflow_error_text, stated_window
 from pi_compact.llm.params import cache_retention, plan_request
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, ToolSpec
@@ -202,6 +202,9 @@ def test_assembler_keeps_signatures_as_pi() -> None:
 
 def test_anthropics_prompt_plus_max_tokens_wording_is_ours_and_states_the_window() -> None:
     assert is_overflow_error_text(ANTHROPIC_OVERFLOW) and stated_window(ANTHROPIC_OVERFLOW) == 200_000
+    assert refit_cap(ANTHROPIC_OVERFLOW) == 200_000 - 178_959 - 256  # the refusal's true prompt size, refitted
+    assert refit_cap("prompt is too long: 210000 tokens > 200000 maximum") is None
+    assert refit_cap(ANTHROPIC_OVERFLOW.replace("178959", "199500")) is None  # no room for an answer
 
 
 def test_a_bytes_repr_becomes_the_providers_sentence() -> None:

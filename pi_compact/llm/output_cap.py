@@ -7,11 +7,14 @@ from the same number and lowers it to what the window leaves after the prompt es
 margin); the thinking budget shrinks with it, so there is always room for an answer after thinking.
 ``prompt_estimate`` is what a request will cost in prompt tokens: the last reply's reported usage
 plus chars/4 of what came after it (pi's estimate), or chars/4 of everything when nothing was reported.
+When the estimate was too low anyway, Anthropic's refusal states the true prompt size, and
+``refit_cap`` gives the cap that fits it (the adapter retries once with it instead of compacting).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +28,7 @@ MIN_BUDGET = 1024  # Anthropic refuses smaller thinking budgets
 IMAGE_TOKENS = 1200  # pi's estimate for an image (4,800 characters)
 _MARGIN_SHARE = 0.02  # of the window: the estimate is chars/4 and tokenizers differ
 _MARGIN_MIN = 256
+_REFUSAL = re.compile(r"exceed context limit: (\d+) \+ (\d+) > (\d+)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,17 @@ def output_cap(
     if budget < min_budget:
         budget = 0
     return OutputCap(cap, budget, lowered=room < wanted)
+
+
+def refit_cap(error: str) -> int | None:
+    """The cap that fits the window an "input length and `max_tokens` exceed context limit: A + B > C"
+    refusal states (C - A, less a small margin), or None: another error, or no room for an answer."""
+    match = _REFUSAL.search(error)
+    if match is None:
+        return None
+    prompt, _, window = (int(group) for group in match.groups())
+    room = window - prompt - _MARGIN_MIN
+    return room if room >= MIN_ANSWER else None
 
 
 def prompt_estimate(request: ChatRequest, info: ModelInfo) -> int:
