@@ -205,6 +205,10 @@ def test_anthropics_prompt_plus_max_tokens_wording_is_ours_and_states_the_window
     assert refit_cap(ANTHROPIC_OVERFLOW) == 200_000 - 178_959 - 256  # the refusal's true prompt size, refitted
     assert refit_cap("prompt is too long: 210000 tokens > 200000 maximum") is None
     assert refit_cap(ANTHROPIC_OVERFLOW.replace("178959", "199500")) is None  # no room for an answer
+    vllm = ("This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (30000 in the "
+            "messages, 10000 in the completion).")
+    assert refit_cap(vllm) == refit_cap(vllm, 10_000) == 32_768 - 30_000 - 256
+    assert refit_cap(vllm, 8192) is None and refit_cap(ANTHROPIC_OVERFLOW, 40_192) is None  # another cap refused
 
 
 def test_a_bytes_repr_becomes_the_providers_sentence() -> None:

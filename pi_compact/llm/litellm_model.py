@@ -12,7 +12,6 @@ import os
 import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -20,9 +19,8 @@ from pi_compact.errors import AuthError
 from pi_compact.llm.convert import ANTHROPIC, ConvertedHistory, Target, to_openai_tools, with_cache_marks
 from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
 from pi_compact.llm.model_map import ModelLookup
-from pi_compact.llm.output_cap import refit_cap
-from pi_compact.llm.params import cache_retention, plan_request
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, Done, ModelInfo, StreamEvent
+from pi_compact.llm.params import cache_retention, plan_request, refit_on_refusal
+from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
@@ -174,11 +172,9 @@ class LiteLLMModel(ChatModel):
         that fits (``output_cap.refit_cap``), not reported as an overflow the caller would compact for.
         """
         key = self._resolve_key()
-        cancel = cancel or CancelToken()
-        events = self._stream_once(request, key, cancel)
-        if request.max_tokens is not None:
-            return events
-        return self._refit_once(events, request, key, cancel)
+        token = cancel or CancelToken()
+        return refit_on_refusal(self._info, request, self._api_base,
+                                lambda sent: self._stream_once(sent, key, token))
 
     def _stream_once(self, request: ChatRequest, key: str | None, cancel: CancelToken) -> Iterator[StreamEvent]:
         litellm = _litellm()
@@ -194,17 +190,6 @@ class LiteLLMModel(ChatModel):
             cancel=cancel,
             secrets=secrets,
         )
-
-    def _refit_once(
-        self, events: Iterator[StreamEvent], request: ChatRequest, key: str | None, cancel: CancelToken
-    ) -> Iterator[StreamEvent]:
-        for event in events:
-            if isinstance(event, Done) and event.message.get("stopReason") == "error" and not event.message["content"]:
-                fitted = refit_cap(str(event.message.get("errorMessage") or ""))
-                if fitted is not None:
-                    yield from self._stream_once(replace(request, max_tokens=fitted), key, cancel)
-                    return
-            yield event
 
     def _resolve_key(self) -> str | None:
         if self._api_key:

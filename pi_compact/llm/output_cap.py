@@ -28,7 +28,16 @@ MIN_BUDGET = 1024  # Anthropic refuses smaller thinking budgets
 IMAGE_TOKENS = 1200  # pi's estimate for an image (4,800 characters)
 _MARGIN_SHARE = 0.02  # of the window: the estimate is chars/4 and tokenizers differ
 _MARGIN_MIN = 256
-_REFUSAL = re.compile(r"exceed context limit: (\d+) \+ (\d+) > (\d+)")
+# Refusals that state the true prompt size and the window: (pattern, group of the prompt, of the window).
+# Refusals that state the true prompt size, the output asked for and the window: (pattern, group of the
+# prompt, of the output, of the window).
+_REFUSALS: tuple[tuple[re.Pattern[str], int, int, int], ...] = (
+    (re.compile(r"exceed context limit: (\d+) \+ (\d+) > (\d+)"), 1, 2, 3),  # Anthropic
+    # OpenAI, vLLM: "maximum context length is 32768 tokens. However, you requested 40000 tokens (30000 in the
+    # messages, 10000 in the completion)".
+    (re.compile(r"maximum context length is (\d+) tokens\. However, you requested \d+ tokens \((\d+) in the "
+                r"messages, (\d+) in the completion\)", re.IGNORECASE), 2, 3, 1),
+)
 
 
 @dataclass(frozen=True)
@@ -70,15 +79,20 @@ def output_cap(
     return OutputCap(cap, budget, lowered=room < wanted)
 
 
-def refit_cap(error: str) -> int | None:
-    """The cap that fits the window an "input length and `max_tokens` exceed context limit: A + B > C"
-    refusal states (C - A, less a small margin), or None: another error, or no room for an answer."""
-    match = _REFUSAL.search(error)
-    if match is None:
-        return None
-    prompt, _, window = (int(group) for group in match.groups())
-    room = window - prompt - _MARGIN_MIN
-    return room if room >= MIN_ANSWER else None
+def refit_cap(error: str, sent: int | None = None) -> int | None:
+    """The cap that fits the window a prompt + output refusal states (Anthropic's "input length and
+    `max_tokens` exceed context limit: A + B > C", OpenAI's and vLLM's "you requested N tokens (A in the
+    messages, B in the completion)"): C - A less a small margin. None for another error, no room for an
+    answer, or a refusal of another output than ``sent`` (the cap this request asked for)."""
+    for pattern, prompt_group, output_group, window_group in _REFUSALS:
+        match = pattern.search(error)
+        if match is None:
+            continue
+        if sent is not None and int(match.group(output_group)) != sent:
+            return None
+        room = int(match.group(window_group)) - int(match.group(prompt_group)) - _MARGIN_MIN
+        return room if room >= MIN_ANSWER else None
+    return None
 
 
 def prompt_estimate(request: ChatRequest, info: ModelInfo) -> int:

@@ -12,17 +12,20 @@
   (Gemini 2.5 Pro refuses a zero budget), and ``reasoning_effort="none"`` to Gemini models that think
   unless told not to.
 - ``prompt_cache_key``: the session id, on OpenAI's own endpoint, unless caching is "none" (pi).
+
+``refit_on_refusal`` sends a request once more when the cap chosen here was refused for prompt + output
+over the window: the refusal states the true prompt size, so the request need not be compacted.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pi_compact.llm.output_cap import MIN_ANSWER, MIN_BUDGET, OutputCap, output_cap, prompt_estimate
-from pi_compact.llm.protocol import ChatRequest, ModelInfo
+from pi_compact.llm.output_cap import MIN_ANSWER, MIN_BUDGET, OutputCap, output_cap, prompt_estimate, refit_cap
+from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo, StreamEvent
 from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
 
 RETENTIONS = ("none", "short", "long")
@@ -96,3 +99,30 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
 def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:
     """OpenAI's own API, where ``prompt_cache_key`` is known (pi sends it only there)."""
     return info.provider == "openai" and (api_base is None or "api.openai.com" in api_base)
+
+
+def refit_on_refusal(
+    info: ModelInfo, request: ChatRequest, api_base: str | None,
+    send: Callable[[ChatRequest], Iterator[StreamEvent]],
+) -> Iterator[StreamEvent]:
+    """``send(request)``'s events, unless they end in a refusal of the cap ``plan_request`` chose that
+    ``refit_cap`` can fit: then the request goes once more with that cap. A request with its own
+    ``max_tokens`` is never resent (its caller chose the number)."""
+    events = send(request)  # now: a problem found before sending raises from the adapter's stream()
+    if request.max_tokens is not None:
+        return events
+    return _refitted(events, request, plan_request(info, request, api_base=api_base).max_tokens, send)
+
+
+def _refitted(
+    events: Iterator[StreamEvent], request: ChatRequest, sent: int,
+    send: Callable[[ChatRequest], Iterator[StreamEvent]],
+) -> Iterator[StreamEvent]:
+    for event in events:
+        message = event.message if isinstance(event, Done) else None
+        if message is not None and message.get("stopReason") == "error" and not message.get("content"):
+            fitted = refit_cap(str(message.get("errorMessage") or ""), sent)
+            if fitted is not None:
+                yield from send(replace(request, max_tokens=fitted))
+                return
+        yield event
