@@ -107,6 +107,16 @@ def test_options_per_provider() -> None:
         "max_tokens": 16_384 - 10_001 - 327}  # a local 16k window: what the prompt leaves, less the margin
 
 
+def test_no_thinking_for_a_model_that_cannot_and_no_unknown_effort() -> None:
+    haiku = ModelInfo("anthropic/claude-3-5-haiku-latest", "anthropic", 200_000, 8192)
+    hello = ChatRequest("s", [{"role": "user", "content": "hi"}], thinking="high")
+    assert plan_request(haiku, hello).options == {"max_tokens": 8192}
+    xhigh = ChatRequest("s", [{"role": "user", "content": "hi"}], thinking="xhigh")
+    assert plan_request(GPT, xhigh).options["reasoning_effort"] == "high"
+    gpt_52 = ModelInfo("openai/gpt-5.2", "openai", 400_000, 128_000, reasoning=True)
+    assert plan_request(gpt_52, xhigh).options["reasoning_effort"] == "xhigh"
+
+
 def test_prompt_cache_key_only_on_openais_endpoint() -> None:
     request = ChatRequest("s", [{"role": "user", "content": "hi"}], session_id="sess-1")
     assert plan_request(GPT, request).options["prompt_cache_key"] == "sess-1"

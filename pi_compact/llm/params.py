@@ -58,7 +58,8 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     level = request.thinking_level
     level = level if level in LEVELS else None
     api = info.api
-    budget = thinking_budget(info, level)
+    # Budgets only for a model that can think: Anthropic and Gemini refuse thinking from the others.
+    budget = thinking_budget(info, level) if info.reasoning else 0
     min_budget = _GEMINI_MIN_BUDGET if api == "google-generative-ai" else MIN_BUDGET
     cap: OutputCap | None = None
     if request.max_tokens is not None:  # the caller's number (a summary's): thinking must fit inside it
@@ -86,6 +87,8 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
             return {}
         return {"thinking": {"type": "enabled", "budget_tokens": budget}}
     if api == "google-generative-ai":
+        if not info.reasoning:
+            return {}
         if level == "off":  # budget 0; a model that cannot stop thinking refuses it, so it gets nothing
             return {"reasoning_effort": "none"} if "off" in supported_levels(info) and info.reasoning else {}
         if budget > 0:
@@ -93,6 +96,10 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
         return {"reasoning_effort": "high" if level == "xhigh" else level}
     if level == "off":
         return {}
+    if level == "xhigh" and "xhigh" not in supported_levels(info):
+        level = "high"  # OpenAI refuses an effort the model does not know
+    # Sent also where litellm's map says nothing about reasoning (a local or new model): ``drop_params``
+    # lets litellm leave it out for a model that has no such knob.
     return {"reasoning_effort": _OPENAI_EFFORTS[level], "drop_params": True}
 
 
