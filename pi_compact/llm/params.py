@@ -118,16 +118,17 @@ def refit_on_refusal(
     events = send(request)  # now: a problem found before sending raises from the adapter's stream()
     if request.max_tokens is not None:
         return events
-    return _refitted(events, request, plan_request(info, request, api_base=api_base).max_tokens, send)
+    return _refitted(events, info, request, api_base, send)
 
 
 def _refitted(
-    events: Iterator[StreamEvent], request: ChatRequest, sent: int,
+    events: Iterator[StreamEvent], info: ModelInfo, request: ChatRequest, api_base: str | None,
     send: Callable[[ChatRequest], Iterator[StreamEvent]],
 ) -> Iterator[StreamEvent]:
     for event in events:
         message = event.message if isinstance(event, Done) else None
         if message is not None and message.get("stopReason") == "error" and not message.get("content"):
+            sent = plan_request(info, request, api_base=api_base).max_tokens  # the cap the adapter sent
             fitted = refit_cap(str(message.get("errorMessage") or ""), sent)
             if fitted is not None:
                 yield from send(replace(request, max_tokens=fitted))
