@@ -101,7 +101,7 @@ def provider_text(body: str, message: str, status: int | None) -> str:
     quoted = _bytes_literal(stripped)
     if quoted is not None:  # litellm wraps some bodies as a Python bytes repr: b'{"type": "error", ...}'
         return provider_text(quoted, "", status) if quoted.strip() else stripped
-    if stripped.startswith("{") and body == "":
+    if stripped.startswith("{"):  # a JSON body inside the message (no body of its own came with it)
         found = _json_body_message(stripped)
         if found:
             return found

@@ -1,7 +1,7 @@
 """What a chat request carries besides its messages and tools, per provider (pure).
 
-``request_options(info, request, api_base=...)`` gives the keyword arguments of one litellm call
-(the direct OpenAI-compatible client sends the same keys in its body):
+``plan_request(info, request, api_base=...).options`` are the keyword arguments of one litellm call
+(the direct OpenAI-compatible client sends the same keys, those it knows, in its body):
 
 - ``max_tokens``: the request's own, else the cap of ``output_cap`` (pi's number, lowered to fit).
 - Thinking (``request.thinking_level``): Anthropic gets an explicit
