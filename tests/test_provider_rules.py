@@ -65,6 +65,10 @@ def test_prompt_estimate_starts_from_the_last_reported_usage() -> None:
     assert prompt_estimate(request, SONNET) == 51_030 + 1000
     other = ModelInfo("anthropic/claude-opus-4-1", "anthropic", 200_000, 32_000, reasoning=True)
     assert prompt_estimate(request, other) < 2000  # another model's count says nothing: chars/4
+    summary = {"role": "compactionSummary", "summary": "s" * 4000, "tokensBefore": 90_000, "timestamp": 5}
+    kept = {**reply, "timestamp": 3}  # a reply kept from before the compaction: its usage is stale
+    after = ChatRequest("", [summary, kept, result])
+    assert prompt_estimate(after, SONNET) < 3000
 
 
 # --- thinking levels --------------------------------------------------------------------------------------

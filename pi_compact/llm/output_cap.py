@@ -28,6 +28,7 @@ MIN_BUDGET = 1024  # Anthropic refuses smaller thinking budgets
 IMAGE_TOKENS = 1200  # pi's estimate for an image (4,800 characters)
 _MARGIN_SHARE = 0.02  # of the window: the estimate is chars/4 and tokenizers differ
 _MARGIN_MIN = 256
+_LLM_ROLES = frozenset({"user", "assistant", "toolResult"})
 # Refusals that state the true prompt size and the window: (pattern, group of the prompt, of the window).
 # Refusals that state the true prompt size, the output asked for and the window: (pattern, group of the
 # prompt, of the output, of the window).
@@ -98,18 +99,29 @@ def refit_cap(error: str, sent: int | None = None) -> int | None:
 def prompt_estimate(request: ChatRequest, info: ModelInfo) -> int:
     """Prompt tokens ``request`` will use on ``info``'s model.
 
-    From the newest reply of this model that reported usage: its whole count (input, cache reads and
-    writes, output: the output is part of the next prompt) plus chars/4 of the messages after it.
-    Without one: chars/4 of the system prompt, the tools and every message.
+    From the newest reply of this model that reported usage, not older than the newest compaction: its
+    whole count (input, cache reads and writes, output: the output is part of the next prompt) plus
+    chars/4 of the messages after it. Without one: chars/4 of the system prompt, the tools and every message.
     """
+    # A reply kept from before a compaction measured a context that no longer exists. It shows by its
+    # place: the summary (however converted) comes first in the list but is newer than the kept replies.
     messages = list(request.messages)
-    for index in range(len(messages) - 1, -1, -1):
-        reported = _reported_tokens(messages[index], info)
+    newest_before: list[int] = []
+    newest = 0
+    for message in messages:
+        newest_before.append(newest)
+        newest = max(newest, _int(message.get("timestamp")))
+    trailing = 0
+    for index in range(len(messages) - 1, -1, -1):  # one pass back to the newest valid reported usage
+        message = messages[index]
+        fresh = _int(message.get("timestamp")) >= newest_before[index]
+        reported = _reported_tokens(message, info) if fresh else 0
         if reported:
-            return reported + sum(_message_tokens(m) for m in messages[index + 1:])
+            return reported + trailing
+        trailing += _message_tokens(message)
     tools = json.dumps([{"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
                         for t in request.tools]) if request.tools else ""
-    return _chars(request.system) + _chars(tools) + sum(_message_tokens(m) for m in messages)
+    return _chars(request.system) + _chars(tools) + trailing
 
 
 def _reported_tokens(message: Mapping[str, Any], info: ModelInfo) -> int:
@@ -124,8 +136,10 @@ def _reported_tokens(message: Mapping[str, Any], info: ModelInfo) -> int:
 
 
 def _message_tokens(message: Message) -> int:
-    llm = to_llm_message(message)  # agent-only entries (summaries, bash runs) as the model reads them
-    content = llm.get("content") if llm is not None else None
+    if message.get("role") not in _LLM_ROLES:  # agent-only entries (summaries, bash runs) as the model reads them
+        converted = to_llm_message(message)
+        message = converted if converted is not None else {}
+    content = message.get("content")
     if isinstance(content, str):
         return _chars(content)
     total = 0
