@@ -116,8 +116,8 @@ def main() -> None:
         print(f"{result['client']:<20} target {result['target']:>7,}: largest prompt {result['largest_prompt']:>7,}, "
               f"near 150k: {near.get('prompt_tokens', 0):,} tokens (read {near.get('cache_read', 0):,}, write "
               f"{near.get('cache_write', 0):,}) ${near.get('dollars', 0):.4f}; fill 25k->: {result['fill_requests']} "
-              f"requests ${result['fill_dollars']:.2f}; all ${result['total_dollars']:.2f}; "
-              f"(${result['fill_dollars_per_1k_grown']:.5f} per 1k grown); window refusals {result['window_refusals']}")  # fmt: skip
+              f"requests ${result['fill_dollars']:.2f} (${result['fill_dollars_per_1k_grown']:.5f} per 1k grown); "
+              f"all ${result['total_dollars']:.2f}; window refusals {result['window_refusals']}")  # fmt: skip
     print(json.dumps(results, indent=1))
 
 
