@@ -20,9 +20,10 @@ from pi_compact.session.pins import Pin, with_pins
 
 def build_request(
     system_prompt: str, messages: Sequence[Message], tools: Sequence[Tool], pins: Sequence[Pin] = (),
-    recalled: str | None = None,
+    recalled: str | None = None, *, thinking: str | None = None, cache: str = "short", session_id: str | None = None,
 ) -> ChatRequest:
-    """The request for the next model call (no output cap: the provider's default applies).
+    """The request for the next model call. No ``max_tokens``: the model layer sends its output cap
+    (``llm.output_cap``); ``thinking``, ``cache`` and ``session_id`` are ``ChatRequest``'s.
 
     ``recalled``: original excerpts chosen by automatic recall (``agent.compaction.recall``), sent after
     the context as one user message for this request only (the session file records them)."""
@@ -32,7 +33,8 @@ def build_request(
     if recalled:
         timestamp = messages[-1].get("timestamp", 0) if messages else 0
         llm_messages.append({"role": "user", "content": [{"type": "text", "text": recalled}], "timestamp": timestamp})
-    return ChatRequest(with_pins(system_prompt, pins), llm_messages, specs, None)
+    return ChatRequest(with_pins(system_prompt, pins), llm_messages, specs, None,
+                       thinking=thinking, cache=cache, session_id=session_id)
 
 
 def failed_reply(error: str, now_ms: int) -> dict[str, Any]:

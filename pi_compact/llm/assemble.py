@@ -21,6 +21,10 @@ from pi_compact.llm.protocol import (
     empty_usage,
 )
 
+# litellm carries a Gemini thought signature inside the tool-call id after this separator (and in the
+# call's ``provider_specific_fields``); we keep the id clean and the signature on the block, as pi does.
+THOUGHT_SEPARATOR = "__thought__"
+REDACTED_THINKING_TEXT = "[Reasoning redacted]"  # pi's text for a redacted block
 _STOP_REASONS = {"stop": "stop", "end_turn": "stop", "length": "length", "max_tokens": "length"}
 _TOOL_REASONS = frozenset({"tool_calls", "function_call", "tool_use"})
 MAX_ARGUMENT_DEPTH = 64  # tool-call arguments nested deeper are reported to the model as unreadable
@@ -46,6 +50,9 @@ class MessageAssembler:
     - content blocks in arrival order; consecutive text (or thinking) deltas extend one block; tool
       calls are assembled per ``index`` and their JSON arguments parsed at the end (text that is not a
       JSON object is kept as ``{"_raw": text}`` so nothing the model wrote is lost);
+    - signatures as pi keeps them: a thinking block's signature (litellm's ``thinking_blocks``) as
+      ``thinkingSignature``, redacted thinking as a thinking block with ``redacted: true`` and its
+      opaque data in ``thinkingSignature``, a Gemini tool call's signature as ``thoughtSignature``;
     - usage in pi's shape: ``input`` excludes cache reads and writes (litellm folds both into
       ``prompt_tokens``), cost from per-token prices when known, else zeros;
     - stopReason: stop -> "stop" ("toolUse" when tool calls were made), length -> "length",
@@ -77,6 +84,8 @@ class MessageAssembler:
             if isinstance(thinking, str) and thinking:
                 self._append("thinking", thinking)
                 yield ThinkingDelta(thinking)
+            for block in _get(delta, "thinking_blocks") or ():
+                self._signed_block(block)
             text = _get(delta, "content")
             text = valid_text(text) if isinstance(text, str) else text
             if isinstance(text, str) and text:
@@ -128,10 +137,30 @@ class MessageAssembler:
     def _append(self, kind: str, text: str) -> None:
         self.started = True
         key = "thinking" if kind == "thinking" else "text"
-        if self._blocks and self._blocks[-1]["type"] == kind:
+        last = self._blocks[-1] if self._blocks else None
+        # A signed (or redacted) thinking block is complete: later thinking starts a new one.
+        if last is not None and last["type"] == kind and "thinkingSignature" not in last:
             self._blocks[-1][key] += text
         else:
             self._blocks.append({"type": kind, key: text})
+
+    def _signed_block(self, block: Any) -> None:
+        """A signature or a redacted block from litellm's ``thinking_blocks`` (its text came as
+        ``reasoning_content`` already)."""
+        if _get(block, "type") == "redacted_thinking":
+            data = _get(block, "data")
+            if isinstance(data, str):
+                self.started = True
+                self._blocks.append({"type": "thinking", "thinking": REDACTED_THINKING_TEXT,
+                                     "thinkingSignature": data, "redacted": True})
+            return
+        signature = _get(block, "signature")
+        if isinstance(signature, str) and signature:
+            last = self._blocks[-1] if self._blocks else None
+            if last is None or last["type"] != "thinking" or last.get("redacted"):
+                last = {"type": "thinking", "thinking": ""}  # a signature for thinking that sent no text
+                self._blocks.append(last)
+            last["thinkingSignature"] = last.get("thinkingSignature", "") + signature
 
     def _tool_delta(self, position: int, call: Any) -> ToolCallDelta:
         self.started = True
@@ -144,7 +173,13 @@ class MessageAssembler:
             self._calls[index] = block
             self._blocks.append(block)
         if _get(call, "id"):
-            block["id"] = str(_get(call, "id"))
+            call_id, _, signature = str(_get(call, "id")).partition(THOUGHT_SEPARATOR)
+            block["id"] = call_id
+            if signature:
+                block["thoughtSignature"] = signature
+        carried = _get(_get(call, "provider_specific_fields"), "thought_signature")
+        if isinstance(carried, str) and carried:
+            block["thoughtSignature"] = carried
         if _get(function, "name"):
             block["name"] = str(_get(function, "name"))
         fragment = _get(function, "arguments")
@@ -164,6 +199,11 @@ class MessageAssembler:
         fresh_input = max(0, prompt - cache_read - cache_write)
         counts = {"input": fresh_input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write}
         cost = {key: counts[key] * self._costs.get(key, 0.0) for key in counts}
+        # Writes kept for an hour (cacheRetention "long") have their own price where the map knows it.
+        details = _get(_get(usage, "prompt_tokens_details"), "cache_creation_token_details")
+        hour = min(cache_write, _int(_get(details, "ephemeral_1h_input_tokens")))
+        if hour and self._costs.get("cacheWrite1h"):
+            cost["cacheWrite"] += hour * (self._costs["cacheWrite1h"] - self._costs.get("cacheWrite", 0.0))
         cost["total"] = sum(cost.values())
         return {**counts, "totalTokens": fresh_input + output + cache_read + cache_write, "cost": cost}
 

@@ -1,7 +1,10 @@
 """pi-shaped messages and tools -> OpenAI chat-completions messages, what both HTTP adapters send (pure).
 
 ``to_openai_messages`` converts a whole context, ``ConvertedHistory`` only what a growing one gained;
-the rules (pi-ai's provider-side transform) are listed on ``_Conversion``.
+the rules (pi-ai's provider-side transform) are listed on ``_Conversion``. A ``Target`` (the model the
+request goes to) decides what only one provider takes: signed thinking and Gemini thought signatures
+go back to the model that made them, tool ids are rewritten only where the provider needs it.
+``with_cache_marks`` adds pi's prompt-cache breakpoints for Anthropic.
 """
 
 from __future__ import annotations
@@ -9,9 +12,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pi_compact.llm.protocol import ToolSpec
+from pi_compact.llm.protocol import ModelInfo, ToolSpec
 from pi_compact.messages import Message, to_llm_message
 
 NO_RESULT_TEXT = "No result provided"
@@ -21,6 +25,36 @@ TOOL_IMAGES_INTRO = "Images returned by the tool calls above:"
 
 _SKIPPED_STOP_REASONS = frozenset({"error", "aborted"})
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+ANTHROPIC = "anthropic-messages"
+GOOGLE = "google-generative-ai"
+
+
+@dataclass(frozen=True)
+class Target:
+    """The model a conversion is for, by pi's names (the default: an OpenAI-compatible server)."""
+
+    provider: str = ""
+    model_id: str = ""
+    api: str = "openai-completions"
+
+    @classmethod
+    def of(cls, info: ModelInfo) -> Target:
+        return cls(info.provider, info.model_id, info.api)
+
+    def made(self, message: Mapping[str, Any]) -> bool:
+        """Did this model write ``message``? Only then are its signatures valid here (pi's rule)."""
+        api = message.get("api")
+        return (
+            message.get("provider") == self.provider and message.get("model") == self.model_id
+            and api in (None, self.api)
+        )
+
+    def tool_id(self, call_id: str) -> str:
+        """The id as this provider takes it: Gemini's ids travel unchanged (litellm reads a signature
+        an older session kept in one); everyone else gets Anthropic's rule, the strictest."""
+        if self.api == GOOGLE:
+            return call_id or "call"
+        return safe_tool_call_id(call_id)
 
 
 def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -34,9 +68,11 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def to_openai_messages(system: str, messages: Iterable[Message]) -> list[dict[str, Any]]:
+def to_openai_messages(
+    system: str, messages: Iterable[Message], target: Target | None = None
+) -> list[dict[str, Any]]:
     """The full ``messages`` list for one request: system prompt, then the converted history."""
-    conversion = _Conversion(system)
+    conversion = _Conversion(system, target or Target())
     for message in messages:
         conversion.feed(message)
     return conversion.finish()
@@ -58,17 +94,21 @@ class ConvertedHistory:
         self._sources: list[Message] = []
         self._conversion: _Conversion | None = None
 
-    def convert(self, system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    def convert(
+        self, system: str, messages: Sequence[Message], target: Target | None = None
+    ) -> list[dict[str, Any]]:
+        target = target or Target()
         done = len(self._sources)
         conversion = self._conversion
         reusable = (
             conversion is not None
             and conversion.system == system
+            and conversion.target == target
             and len(messages) >= done
             and list(messages[:done]) == self._sources  # identity first, then equality, per element
         )
         if not reusable or conversion is None:
-            conversion, done = _Conversion(system), 0
+            conversion, done = _Conversion(system, target), 0
         for message in messages[done:]:
             conversion.feed(message)
         self._sources = list(messages)
@@ -83,18 +123,23 @@ class _Conversion:
       ``pi_compact.messages.to_llm_message`` first.
     - User text/image blocks become content parts; images become ``data:`` URIs.
     - Assistant messages whose ``stopReason`` is "error" or "aborted" are skipped, as pi does: they are
-      failed attempts, not conversation. Thinking blocks are never sent back. Text blocks are joined
-      and toolCall blocks become ``tool_calls`` with JSON-string arguments.
+      failed attempts, not conversation. Text blocks are joined and toolCall blocks become
+      ``tool_calls`` with JSON-string arguments.
+    - Thinking goes back only to the model that wrote it (``Target.made``): to Anthropic as litellm's
+      ``thinking_blocks`` (signed thinking, redacted thinking's opaque data), byte for byte; a toolCall's
+      Gemini ``thoughtSignature`` as ``provider_specific_fields``. Anything else is left out, so a
+      signature never reaches another provider.
     - A tool call still without a result when the next user or assistant message starts gets a
       synthetic error result "No result provided" (providers reject unanswered tool calls).
     - Tool results become ``role: "tool"`` messages; one that answers no open call of the preceding
       assistant message (skipped, or a duplicate) is dropped. Their images follow in one user message.
     - Tool call ids are reduced to ``[A-Za-z0-9_-]{1,64}`` (Anthropic's rule; other pi providers may
-      write ``|``), alike for calls and results so the pairing survives.
+      write ``|``), alike for calls and results so the pairing survives; not for Gemini (``Target.tool_id``).
     """
 
-    def __init__(self, system: str) -> None:
+    def __init__(self, system: str, target: Target) -> None:
         self.system = system
+        self.target = target
         self.out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
         self.pending: dict[str, str] = {}  # tool call id -> tool name, still waiting for a result
         self.images: list[dict[str, Any]] = []  # tool-result images waiting for the tool messages to end
@@ -105,7 +150,7 @@ class _Conversion:
             return
         role = llm.get("role")
         if role == "toolResult":
-            call_id = safe_tool_call_id(str(llm.get("toolCallId", "")))
+            call_id = self.target.tool_id(str(llm.get("toolCallId", "")))
             if self.pending.pop(call_id, None) is None:
                 return  # its call was skipped, already answered, or never made
             text, result_images = _tool_result_parts(llm.get("content"))
@@ -121,7 +166,7 @@ class _Conversion:
         if role == "user":
             converted = _user_message(llm)
         elif role == "assistant":
-            converted = _assistant_message(llm)
+            converted = _assistant_message(llm, self.target)
         else:
             converted = None
         if converted is None:
@@ -169,27 +214,23 @@ def _user_message(message: Message) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant_message(message: Message) -> dict[str, Any] | None:
+def _assistant_message(message: Message, target: Target) -> dict[str, Any] | None:
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    thinking: list[dict[str, Any]] = []
+    own = target.made(message)
     content = message.get("content")
     for block in content if isinstance(content, Sequence) and not isinstance(content, str) else ():
         if not isinstance(block, Mapping):
             continue
         if block.get("type") == "text" and block.get("text"):
             texts.append(str(block["text"]))
+        elif block.get("type") == "thinking" and own and target.api == ANTHROPIC:
+            signed = _signed_thinking(block)
+            if signed is not None:
+                thinking.append(signed)
         elif block.get("type") == "toolCall":
-            arguments = block.get("arguments")
-            calls.append(
-                {
-                    "id": safe_tool_call_id(str(block.get("id", ""))),
-                    "type": "function",
-                    "function": {
-                        "name": str(block.get("name", "")),
-                        "arguments": json.dumps(arguments if arguments is not None else {}),
-                    },
-                }
-            )
+            calls.append(_tool_call(block, target, own))
     if isinstance(content, str) and content:
         texts.append(content)
     if not texts and not calls:
@@ -197,7 +238,69 @@ def _assistant_message(message: Message) -> dict[str, Any] | None:
     converted: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
     if calls:
         converted["tool_calls"] = calls
+    if thinking:
+        converted["thinking_blocks"] = thinking
     return converted
+
+
+def _signed_thinking(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A thinking block as litellm sends it to Anthropic; None when unsigned (the API would refuse it)."""
+    signature = block.get("thinkingSignature")
+    if not isinstance(signature, str) or not signature.strip():
+        return None
+    if block.get("redacted"):
+        return {"type": "redacted_thinking", "data": signature}
+    text = block.get("thinking")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return {"type": "thinking", "thinking": text, "signature": signature}
+
+
+def _tool_call(block: Mapping[str, Any], target: Target, own: bool) -> dict[str, Any]:
+    arguments = block.get("arguments")
+    call: dict[str, Any] = {
+        "id": target.tool_id(str(block.get("id", ""))),
+        "type": "function",
+        "function": {
+            "name": str(block.get("name", "")),
+            "arguments": json.dumps(arguments if arguments is not None else {}),
+        },
+    }
+    signature = block.get("thoughtSignature")
+    if own and target.api == GOOGLE and isinstance(signature, str) and signature:
+        call["provider_specific_fields"] = {"thought_signature": signature}
+    return call
+
+
+def with_cache_marks(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]], control: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """pi's Anthropic breakpoints: the system prompt, the last tool, the last block of the last
+    message when it is the user's (text, image or tool result). Three at most (the API takes four).
+
+    ``tools`` (fresh dicts) are marked in place; marked messages are copies, because converted
+    messages are shared between requests (``ConvertedHistory``).
+    """
+    if tools:
+        tools[-1]["cache_control"] = dict(control)
+    out = list(messages)
+    if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
+        out[0] = {"role": "system", "content": [_text_part(out[0]["content"], control)]}
+    if len(out) > (1 if out and out[0].get("role") == "system" else 0):
+        last = out[-1]
+        if last.get("role") == "tool":  # litellm puts a message-level mark on the tool_result block
+            out[-1] = {**last, "cache_control": dict(control)}
+        elif last.get("role") == "user":
+            content = last.get("content")
+            if isinstance(content, str):
+                out[-1] = {**last, "content": [_text_part(content, control)]}
+            elif isinstance(content, list) and content:
+                out[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": dict(control)}]}
+    return out
+
+
+def _text_part(text: str, control: Mapping[str, str]) -> dict[str, Any]:
+    return {"type": "text", "text": text, "cache_control": dict(control)}
 
 
 def _tool_result_parts(content: Any) -> tuple[str, list[dict[str, Any]]]:

@@ -7,6 +7,7 @@ whether to try again. The helpers below read the parts every adapter's exception
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
@@ -73,6 +74,7 @@ def root_text(exc: BaseException) -> str:
 
 # Library messages start with their class names: "litellm.BadRequestError: OpenAIException - ...".
 _CLASS_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception)(?::\s*|\s+-\s+))+")
+_BYTES_REPR = re.compile(r"b(?:'.*'|\".*\")", re.DOTALL)
 # What the Python OpenAI SDK says when an error response has no body.
 _BARE_STATUS = re.compile(r"Error code: \d+")
 _GENERIC_ERROR_TYPES = frozenset({"invalid_request_error", "error", "api_error"})
@@ -96,10 +98,35 @@ def provider_text(body: str, message: str, status: int | None) -> str:
         found = _json_error_message(parsed)
         return found if found else body.strip()
     stripped = _CLASS_PREFIX.sub("", message).strip()
+    quoted = _bytes_literal(stripped)
+    if quoted is not None:  # litellm wraps some bodies as a Python bytes repr: b'{"type": "error", ...}'
+        return provider_text(quoted, "", status) if quoted.strip() else stripped
+    if stripped.startswith("{"):  # a JSON body inside the message (no body of its own came with it)
+        found = _json_body_message(stripped)
+        if found:
+            return found
     if status is not None and (not stripped or _BARE_STATUS.fullmatch(stripped)):
         # No body at all. Say it the way pi's (JavaScript) SDK does, which its overflow rules expect.
         return "status code (no body)"
     return stripped
+
+
+def _bytes_literal(text: str) -> str | None:
+    """The text inside a Python bytes literal (``b'...'``), decoded; None when ``text`` is not one."""
+    if not _BYTES_REPR.fullmatch(text):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else None
+
+
+def _json_body_message(text: str) -> str | None:
+    try:
+        return _json_error_message(json.loads(text))
+    except ValueError:
+        return None
 
 
 def _json_error_message(parsed: object) -> str | None:

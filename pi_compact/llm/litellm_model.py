@@ -16,9 +16,10 @@ from types import ModuleType
 from typing import Any
 
 from pi_compact.errors import AuthError
-from pi_compact.llm.convert import ConvertedHistory, to_openai_tools
+from pi_compact.llm.convert import ANTHROPIC, ConvertedHistory, Target, to_openai_tools, with_cache_marks
 from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
 from pi_compact.llm.model_map import ModelLookup
+from pi_compact.llm.params import cache_retention, plan_request, refit_on_refusal
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
@@ -129,6 +130,7 @@ def _model_costs(litellm: ModuleType, model: str) -> dict[str, float]:
         "output": "output_cost_per_token",
         "cacheRead": "cache_read_input_token_cost",
         "cacheWrite": "cache_creation_input_token_cost",
+        "cacheWrite1h": "cache_creation_input_token_cost_above_1hr",  # writes kept an hour cost more
     }
     return {ours: float(info.get(theirs) or 0.0) for ours, theirs in keys.items()}
 
@@ -163,9 +165,19 @@ class LiteLLMModel(ChatModel):
         preload_litellm()
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
-        """Stream one reply. Raises ``AuthError`` here, before any request, when the key is missing."""
-        litellm = _litellm()
+        """Stream one reply. Raises ``AuthError`` here, before any request, when the key is missing.
+
+        When the cap we chose (the request had none) still made prompt + ``max_tokens`` exceed the
+        window, the refusal states the true prompt size: the request is sent once more with the cap
+        that fits (``output_cap.refit_cap``), not reported as an overflow the caller would compact for.
+        """
         key = self._resolve_key()
+        token = cancel or CancelToken()
+        return refit_on_refusal(self._info, request, self._api_base,
+                                lambda sent: self._stream_once(sent, key, token))
+
+    def _stream_once(self, request: ChatRequest, key: str | None, cancel: CancelToken) -> Iterator[StreamEvent]:
+        litellm = _litellm()
         kwargs = self._completion_kwargs(request, key)
         secrets = known_secrets((key, self._api_key), os.environ)
         return stream_reply(
@@ -175,7 +187,7 @@ class LiteLLMModel(ChatModel):
             open_stream=lambda: litellm.completion(**kwargs),
             failure_of=litellm_failure,
             costs=_model_costs(litellm, self._info.model),
-            cancel=cancel or CancelToken(),
+            cancel=cancel,
             secrets=secrets,
         )
 
@@ -194,25 +206,29 @@ class LiteLLMModel(ChatModel):
 
     def _messages(self, request: ChatRequest) -> list[dict[str, Any]]:
         with self._history_lock:
-            return self._history.convert(request.system, request.messages)
+            return self._history.convert(request.system, request.messages, Target.of(self._info))
 
     def _completion_kwargs(self, request: ChatRequest, api_key: str | None) -> dict[str, Any]:
+        messages = self._messages(request)
+        tools = to_openai_tools(request.tools) if request.tools else []
+        retention = cache_retention(request)
+        if self._info.api == ANTHROPIC and retention != "none":
+            control = {"type": "ephemeral", **({"ttl": "1h"} if retention == "long" else {})}
+            messages = with_cache_marks(messages, tools, control)
         kwargs: dict[str, Any] = {
             "model": self._info.model,
-            "messages": self._messages(request),
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_retries": 0,
             # A backstop for the worker thread's socket; the timeouts users see are enforced in stream_loop.
             "timeout": max(self._retry.timeout_ms, self._retry.idle_timeout_ms) / 1000 + 1,
         }
-        if request.tools:
-            kwargs["tools"] = to_openai_tools(request.tools)
-        if request.max_tokens is not None:
-            kwargs["max_tokens"] = request.max_tokens
-        if request.reasoning:
-            kwargs["reasoning_effort"] = request.reasoning
-            kwargs["drop_params"] = True  # models without the knob just ignore it
+        if tools:
+            kwargs["tools"] = tools
+        # The output cap, thinking and the prompt-cache key (``params``); ``drop_params`` lets a model
+        # without a reasoning knob ignore it.
+        kwargs.update(plan_request(self._info, request, api_base=self._api_base).options)
         if self._api_base:
             kwargs["api_base"] = self._api_base
         if api_key:

@@ -38,6 +38,7 @@ _COST_KEYS = {
     "output": "output_cost_per_token",
     "cacheRead": "cache_read_input_token_cost",
     "cacheWrite": "cache_creation_input_token_cost",
+    "cacheWrite1h": "cache_creation_input_token_cost_above_1hr",
 }
 
 

@@ -59,6 +59,8 @@ _EXTRA_TABLE: tuple[tuple[str, str], ...] = (
     ("vLLM engine", r"is longer than the maximum model length"),
     ("Cerebras", r"current length is \d+ while limit is \d+"),
     ("Ollama", r"input length exceeds the context length"),
+    # Prompt + max_tokens over the window (pi 0.73.1 does not know it; litellm only through its own list).
+    ("Anthropic, prompt plus max_tokens", r"input length and `?max_tokens`? exceed context limit"),
     ("Amazon Bedrock", r"too many input tokens"),
 )
 
@@ -70,6 +72,7 @@ EXTRA_OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
 _WINDOW_TABLE: tuple[tuple[str, str], ...] = (
     ("OpenAI, Azure, vLLM, DeepSeek, OpenRouter", r"maximum context length is (\d+)"),
     ("Anthropic", r"prompt is too long: \d+ tokens > (\d+) maximum"),
+    ("Anthropic, prompt plus max_tokens", r"exceed context limit: \d+ \+ \d+ > (\d+)"),
     ("llama.cpp server", r"exceeds the available context size \((\d+) tokens\)"),
     ("LM Studio 0.3", r"context length of only (\d+) tokens"),
     ("LM Studio (n_keep >= n_ctx)", r"n_ctx: (\d+)"),

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from pi_compact.cancel import CancelToken as CancelToken  # re-exported: part of the ChatModel seam
 from pi_compact.clock import now_ms as now_ms  # re-exported: the adapters stamp replies with it
+from pi_compact.llm.provider_names import pi_api
 from pi_compact.messages import Message
 
 ABORTED_MESSAGE = "Request was aborted"
@@ -45,6 +46,11 @@ class ModelInfo:
         """
         return self.model.split("/", 1)[1] if "/" in self.model else self.model
 
+    @property
+    def api(self) -> str:
+        """pi's name for the wire protocol of this model's replies (``provider_names.pi_api``)."""
+        return pi_api(self.provider)
+
     def is_same_model(self, provider: object, model: object) -> bool:
         """Does an assistant message's ``provider``/``model`` name this model?"""
         return model in (self.model, self.model_id) and provider in (None, self.provider)
@@ -63,8 +69,12 @@ class ToolSpec:
 class ChatRequest:
     """One model call. ``messages`` are pi-shaped LLM messages (user / assistant / toolResult).
 
-    ``reasoning`` ("minimal" | "low" | "medium" | "high") asks a reasoning model to think; None sends
-    nothing, so the provider's default applies.
+    ``thinking`` is pi's thinking level (off | minimal | low | medium | high | xhigh; ``llm.thinking``
+    clamps one to what a model can do and maps it per provider); None sends nothing, so the provider's
+    default applies. ``reasoning`` is the older spelling of the same knob, used when ``thinking`` is None.
+    ``max_tokens`` None: the adapter sends the output cap of ``llm.output_cap`` (it leaves room in the
+    window). ``cache`` is pi's ``cacheRetention`` (none | short | long): the prompt-cache breakpoints
+    for providers that take them; ``session_id`` keys OpenAI's prompt cache (``prompt_cache_key``).
     """
 
     system: str
@@ -72,6 +82,14 @@ class ChatRequest:
     tools: Sequence[ToolSpec] = ()
     max_tokens: int | None = None
     reasoning: str | None = None
+    thinking: str | None = None
+    cache: str = "short"
+    session_id: str | None = None
+
+    @property
+    def thinking_level(self) -> str | None:
+        """The level asked for: ``thinking``, else ``reasoning``."""
+        return self.thinking if self.thinking is not None else self.reasoning
 
 
 @dataclass(frozen=True)
@@ -214,7 +232,7 @@ def assistant_message(
     message: dict[str, Any] = {
         "role": "assistant",
         "content": content,
-        "api": "openai-completions",
+        "api": info.api,
         "provider": info.provider,
         "model": info.model_id,
         "usage": usage if usage is not None else empty_usage(),

@@ -56,6 +56,9 @@ _TEXT = Rule("a non-empty string", lambda v: isinstance(v, str) and bool(v.strip
 _ESTIMATOR = Rule('"auto" or "chars4"', lambda v: v in ("auto", "chars4"))
 _PERCENT = Rule("a whole number from 10 to 99", lambda v: _whole(10)(v) and v <= 99)
 _APPROVE = Rule('"none", "edits" or "all"', lambda v: v in ("none", "edits", "all"))
+_THINKING = Rule('"off", "minimal", "low", "medium", "high" or "xhigh"',
+                 lambda v: v in ("off", "minimal", "low", "medium", "high", "xhigh"))
+_RETENTION = Rule('"none", "short" or "long"', lambda v: v in ("none", "short", "long"))
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,8 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("sessionDir", "session_dir", _TEXT),
     SettingKey("approve", "approve", _APPROVE),
     SettingKey("localModelPath", "local_model_path", _TEXT),
+    SettingKey("defaultThinkingLevel", "default_thinking_level", _THINKING),
+    SettingKey("cacheRetention", "cache_retention", _RETENTION),
 )
 
 KEYS_BY_NAME: Mapping[str, SettingKey] = {key.dotted: key for key in KEYS}

@@ -73,6 +73,12 @@ class Settings:
     session_dir: str | None = None
     approve: str = "none"  # "none" (pi's way), "edits" (ask before write/edit) or "all" (also bash)
     local_model_path: str | None = None  # a GGUF file for ``--model local`` instead of the bundled model
+    # pi's thinking level for a new session (off | minimal | low | medium | high | xhigh); None: pi's
+    # default ("medium" where the model can think, see ``llm.thinking``).
+    default_thinking_level: str | None = None
+    # Prompt-cache retention (none | short | long), pi-ai's ``cacheRetention`` option; None: "short",
+    # or "long" when PI_CACHE_RETENTION=long (pi has no settings key for it, only the variable).
+    cache_retention: str | None = None
     # Whether ``.pi/extensions/`` of the working directory may load: False when the project is not trusted
     # (``settings.trust``); not a settings-file key.
     project_extensions: bool = True

@@ -129,3 +129,15 @@ def test_only_excerpts_whose_values_the_live_context_lacks_are_attached(tmp_path
     h.session.prompt("What burst limit did we set for PAY-1234, and which staging port 54317 host?")
     attached = _last_text(h.agent_requests()[-1])
     assert "the staging port is 54317" in attached and FACT not in attached
+
+
+def test_a_message_of_common_words_asks_for_nothing_so_no_old_entry_is_read() -> None:
+    from pi_compact.agent.compaction.recall import wanted
+
+    def said(text: str) -> list[dict[str, object]]:
+        return [{"role": "user", "content": [{"type": "text", "text": text}]}]
+
+    assert wanted(said("and now?")) is None
+    assert wanted(said("go on")) is None
+    assert wanted(said("fix AUTH-4123 please")) is not None
+    assert wanted(said("what did we decide about the retry budget")) is not None

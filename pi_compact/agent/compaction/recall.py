@@ -21,7 +21,7 @@ from pi_compact.messages import Message
 from pi_compact.session.entries import Entry
 from pi_compact.session.history import BranchWalker, Query, TextIndex, hidden_end, search, searchable_text
 from pi_compact.session.store import SessionStore
-from pi_compact.session.terms import has_term
+from pi_compact.session.terms import COMMON, has_term, parse_terms
 from pi_compact.settings import CompactionSettings
 
 RECALL_TYPE = "pi-compact/recall"
@@ -54,6 +54,24 @@ def trigger_text(messages: Sequence[Message]) -> str:
     return searchable_text(step) if step is not None else ""
 
 
+def wanted(live: Sequence[Message]) -> tuple[Query, int] | None:
+    """What the request after ``live`` asks about, and the score a hit needs; None: nothing to look for.
+
+    Cheap (it reads only ``live``), so a message with nothing to look for never reads the old entries
+    of a lazily opened session."""
+    text = trigger_text(live)
+    terms = parse_terms(text)
+    if not terms.exact and len([w for w in terms.plain if w not in COMMON]) < 2:
+        return None  # common words only ("and now?"), or one plain word: no evidence of a compacted fact
+    try:
+        query = Query.of_terms(text, MAX_TERMS)
+    except ValueError:  # nothing but punctuation
+        return None
+    # Without an exact term one word is no evidence: ask for two distinctive words.
+    floor = query.floor if query.exact else min(2, len(query.words))
+    return (query, floor) if floor > 0 and (query.exact or len(query.words) >= 2) else None
+
+
 def choose(
     branch: Sequence[Entry], live: Sequence[Message], budget: int, estimator: Any = "auto",
     index: TextIndex | None = None,
@@ -61,15 +79,10 @@ def choose(
     """The excerpts of compacted messages on ``branch`` that the request after ``live`` names and whose
     exact values ``live`` lacks, best first, within ``budget`` tokens (none before any compaction)."""
     hidden = hidden_end(branch)
-    text = trigger_text(live)
-    if budget <= 0 or not hidden or not text.strip():
+    asked = wanted(live)
+    if budget <= 0 or not hidden or asked is None:
         return []
-    try:
-        query = Query.of_terms(text, MAX_TERMS)
-    except ValueError:  # nothing but punctuation
-        return []
-    # Without an exact term one word is no evidence: ask for two distinctive words.
-    floor = query.floor if query.exact else min(2, len(query.words))
+    query, floor = asked
     compacted = list(branch[:hidden])
     found = search(compacted, query, MAX_EXCERPTS * 3, index)
     context_text = "\n".join(searchable_text(m) for m in live[:-1]).lower()
@@ -131,6 +144,8 @@ class AutoRecall:
         """Excerpts for the request after ``live``, recorded in ``store`` first; None when there are none."""
         if settings.auto_recall_tokens <= 0 or not any(m.get("role") == "compactionSummary" for m in live[:1]):
             return None  # off, or nothing compacted: then everything is in the context already
+        if wanted(live) is None:
+            return None  # before the walk and the index: they read every entry of the file
         branch = self.walker.path(store.by_id, store.leaf_id)
         self.index.update(store.entries)
         excerpts = choose(branch, live, settings.auto_recall_tokens, settings.token_estimator, self.index)
@@ -142,4 +157,4 @@ class AutoRecall:
 
 
 __all__ = ["RECALLED_INTRO", "RECALL_TYPE", "AutoRecall", "Excerpt", "choose", "describe_latest",
-           "entry_fields", "recalled_text", "trigger_text"]
+           "entry_fields", "recalled_text", "trigger_text", "wanted"]

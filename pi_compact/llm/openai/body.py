@@ -1,7 +1,8 @@
 """The JSON body of a chat-completions request, encoded once per message (pure).
 
-``RequestEncoder.encode(request, model_id)`` returns the bytes ``json.dumps`` would give for the body
-litellm sends, reusing the bytes of every message an earlier request already encoded.
+``RequestEncoder.encode(request, model_id, options)`` returns the bytes ``json.dumps`` would give for
+the body litellm sends, reusing the bytes of every message an earlier request already encoded;
+``options`` are the request's ``params.plan_request`` options (the output cap, reasoning effort...).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ class RequestEncoder:
         self._encoded: dict[int, tuple[Mapping[str, Any], bytes]] = {}
         self._lock = threading.Lock()
 
-    def encode(self, request: ChatRequest, model_id: str) -> tuple[bytes, list[dict[str, Any]]]:
+    def encode(
+        self, request: ChatRequest, model_id: str, options: Mapping[str, Any] | None = None
+    ) -> tuple[bytes, list[dict[str, Any]]]:
         """The body bytes, and the converted messages (``without_null_content`` gives them as sent)."""
         with self._lock:
             messages = self._history.convert(request.system, request.messages)
@@ -48,23 +51,30 @@ class RequestEncoder:
             self._encoded = encoded
         if messages:
             parts.pop()  # the separator after the last message
-        parts += (b"], ", json.dumps(_options(request))[1:].encode("utf-8"))  # the options without their "{"
+        body_options = _options(request, options)
+        parts += (b"], ", json.dumps(body_options)[1:].encode("utf-8"))  # the options without their "{"
         return b"".join(parts), messages  # one copy of a body that may be megabytes
 
 
-def request_body(request: ChatRequest, model_id: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+def request_body(
+    request: ChatRequest, model_id: str, messages: list[dict[str, Any]], options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The body as a dict (what ``RequestEncoder.encode`` encodes)."""
-    return {"model": model_id, "messages": messages, **_options(request)}
+    return {"model": model_id, "messages": messages, **_options(request, options)}
 
 
-def _options(request: ChatRequest) -> dict[str, Any]:
+def _options(request: ChatRequest, planned: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The body's keys after the messages; without ``planned`` (tests), the request's own fields."""
+    if planned is None:
+        planned = {"max_tokens": request.max_tokens, "reasoning_effort": request.reasoning}
     options: dict[str, Any] = {}
-    if request.max_tokens is not None:
-        options["max_tokens"] = request.max_tokens
+    if planned.get("max_tokens") is not None:
+        options["max_tokens"] = planned["max_tokens"]
     if request.tools:
         options["tools"] = to_openai_tools(request.tools)
-    if request.reasoning:
-        options["reasoning_effort"] = request.reasoning
+    for key in ("reasoning_effort", "prompt_cache_key"):  # what an OpenAI-compatible server takes
+        if planned.get(key):
+            options[key] = planned[key]
     options["stream"] = True
     options["stream_options"] = {"include_usage": True}
     return options

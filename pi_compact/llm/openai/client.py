@@ -20,6 +20,7 @@ from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_str
 from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
+from pi_compact.llm.params import plan_request, refit_on_refusal
 from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
@@ -62,8 +63,14 @@ class OpenAICompatModel(ChatModel):
         return self._api_base
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        token = cancel or CancelToken()
+        # A cap we chose that still overflowed is refitted from the refusal (``output_cap``), as on litellm.
+        return refit_on_refusal(self._info, request, self._api_base, lambda sent: self._stream_once(sent, token))
+
+    def _stream_once(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
         key = self._api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
-        data, messages = self._encoder.encode(request, self._info.model_id)
+        options = plan_request(self._info, request, api_base=self._api_base).options
+        data, messages = self._encoder.encode(request, self._info.model_id, options)
         facts = model_map.lookup(self._info.model)
         secrets = known_secrets((key, self._api_key), os.environ)
         headers = self._headers(key)
@@ -74,7 +81,7 @@ class OpenAICompatModel(ChatModel):
             open_stream=lambda: self._open(data, messages, headers),
             failure_of=failure_of,
             costs=facts.costs if facts is not None else {},
-            cancel=cancel or CancelToken(),
+            cancel=cancel,
             secrets=secrets,
         )
 

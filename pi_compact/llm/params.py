@@ -1,0 +1,136 @@
+"""What a chat request carries besides its messages and tools, per provider (pure).
+
+``plan_request(info, request, api_base=...).options`` are the keyword arguments of one litellm call
+(the direct OpenAI-compatible client sends the same keys, those it knows, in its body):
+
+- ``max_tokens``: the request's own, else the cap of ``output_cap`` (pi's number, lowered to fit).
+- Thinking (``request.thinking_level``): Anthropic gets an explicit
+  ``thinking={"type": "enabled", "budget_tokens": B}`` with pi's budget inside ``max_tokens`` (litellm's
+  own ``reasoning_effort`` mapping gives far smaller budgets); Gemini 2.5 the same (litellm turns it
+  into ``thinkingConfig.thinkingBudget``), other Gemini models and OpenAI-style providers
+  ``reasoning_effort``. "off" sends nothing where thinking is off by default or cannot be turned off
+  (Gemini 2.5 Pro refuses a zero budget), and ``reasoning_effort="none"`` to Gemini models that think
+  unless told not to.
+- ``prompt_cache_key``: the session id, on OpenAI's own endpoint, unless caching is "none" (pi).
+
+``refit_on_refusal`` sends a request once more when the cap chosen here was refused for prompt + output
+over the window: the refusal states the true prompt size, so the request need not be compacted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pi_compact.llm.output_cap import MIN_ANSWER, MIN_BUDGET, OutputCap, output_cap, prompt_estimate, refit_cap
+from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo, StreamEvent
+from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
+
+RETENTIONS = ("none", "short", "long")
+_GEMINI_MIN_BUDGET = 128
+_OPENAI_EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
+
+
+@dataclass(frozen=True)
+class RequestPlan:
+    """What one request asks of the provider besides the conversation."""
+
+    cap: OutputCap | None  # None: the caller's own ``max_tokens`` is sent as is
+    max_tokens: int
+    level: str | None
+    options: Mapping[str, Any]
+
+
+def cache_retention(request: ChatRequest, environ: Mapping[str, str] | None = None) -> str:
+    """pi's ``resolveCacheRetention``: the request's choice; "short" (the default) turns "long" when
+    ``PI_CACHE_RETENTION=long`` is set; anything unknown is "short"."""
+    environ = os.environ if environ is None else environ
+    chosen = request.cache if request.cache in RETENTIONS else "short"
+    if chosen == "short" and environ.get("PI_CACHE_RETENTION") == "long":
+        return "long"
+    return chosen
+
+
+def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None = None) -> RequestPlan:
+    """The options of one request to ``info``'s model at ``api_base`` (None: the provider's own)."""
+    level = request.thinking_level
+    level = level if level in LEVELS else None
+    api = info.api
+    # Budgets only for a model that can think: Anthropic and Gemini refuse thinking from the others.
+    budget = thinking_budget(info, level) if info.reasoning else 0
+    min_budget = _GEMINI_MIN_BUDGET if api == "google-generative-ai" else MIN_BUDGET
+    cap: OutputCap | None = None
+    if request.max_tokens is not None:  # the caller's number (a summary's): thinking must fit inside it
+        max_tokens = request.max_tokens
+        budget = min(budget, max_tokens - MIN_ANSWER)
+        budget = budget if budget >= min_budget else 0
+    else:
+        cap = output_cap(
+            max_output=info.max_output_tokens, context_window=info.context_window,
+            prompt_tokens=prompt_estimate(request, info), thinking_budget=budget, min_budget=min_budget,
+        )
+        max_tokens, budget = cap.max_tokens, cap.thinking_budget
+    options: dict[str, Any] = {"max_tokens": max_tokens}
+    if level is not None:
+        options.update(_thinking_options(info, level, budget))
+    if _openai_endpoint(info, api_base) and cache_retention(request) != "none" and request.session_id:
+        options["prompt_cache_key"] = request.session_id
+    return RequestPlan(cap, max_tokens, level, options)
+
+
+def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any]:
+    api = info.api
+    if api == "anthropic-messages":
+        if level == "off" or budget <= 0:
+            return {}
+        return {"thinking": {"type": "enabled", "budget_tokens": budget}}
+    if api == "google-generative-ai":
+        if not info.reasoning:
+            return {}
+        if level == "off":  # budget 0; a model that cannot stop thinking refuses it, so it gets nothing
+            return {"reasoning_effort": "none"} if "off" in supported_levels(info) and info.reasoning else {}
+        if budget > 0:
+            return {"thinking": {"type": "enabled", "budget_tokens": budget}}
+        return {"reasoning_effort": "high" if level == "xhigh" else level}
+    if level == "off":
+        return {}
+    if level == "xhigh" and "xhigh" not in supported_levels(info):
+        level = "high"  # OpenAI refuses an effort the model does not know
+    # Sent also where litellm's map says nothing about reasoning (a local or new model): ``drop_params``
+    # lets litellm leave it out for a model that has no such knob.
+    return {"reasoning_effort": _OPENAI_EFFORTS[level], "drop_params": True}
+
+
+def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:
+    """OpenAI's own API, where ``prompt_cache_key`` is known (pi sends it only there)."""
+    return info.provider == "openai" and (api_base is None or "api.openai.com" in api_base)
+
+
+def refit_on_refusal(
+    info: ModelInfo, request: ChatRequest, api_base: str | None,
+    send: Callable[[ChatRequest], Iterator[StreamEvent]],
+) -> Iterator[StreamEvent]:
+    """``send(request)``'s events, unless they end in a refusal of the cap ``plan_request`` chose that
+    ``refit_cap`` can fit: then the request goes once more with that cap. A request with its own
+    ``max_tokens`` is never resent (its caller chose the number)."""
+    events = send(request)  # now: a problem found before sending raises from the adapter's stream()
+    if request.max_tokens is not None:
+        return events
+    return _refitted(events, info, request, api_base, send)
+
+
+def _refitted(
+    events: Iterator[StreamEvent], info: ModelInfo, request: ChatRequest, api_base: str | None,
+    send: Callable[[ChatRequest], Iterator[StreamEvent]],
+) -> Iterator[StreamEvent]:
+    for event in events:
+        message = event.message if isinstance(event, Done) else None
+        if message is not None and message.get("stopReason") == "error" and not message.get("content"):
+            sent = plan_request(info, request, api_base=api_base).max_tokens  # the cap the adapter sent
+            fitted = refit_cap(str(message.get("errorMessage") or ""), sent)
+            if fitted is not None:
+                yield from send(replace(request, max_tokens=fitted))
+                return
+        yield event
