@@ -14,17 +14,9 @@ import pytest
 from builders import structured_summary
 from rich.console import Console
 
+from pi_compact.cancel import CancelToken
 from pi_compact.cli.wiring import AppRuntimes
-from pi_compact.llm.protocol import (
-    CancelToken,
-    ChatModel,
-    ChatRequest,
-    Done,
-    ModelInfo,
-    StreamEvent,
-    TextDelta,
-    assistant_message,
-)
+from pi_compact.llm.protocol import ChatModel, ChatRequest, Done, ModelInfo, StreamEvent, TextDelta, assistant_message
 from pi_compact.messages import text_of
 from pi_compact.options import AppOptions
 from pi_compact.settings.files import load_settings

@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pi_compact.cancel import CancelToken
 from pi_compact.compaction.fileops import FileOps, file_lists
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.summarize import Source, SummaryBudget, summarize
 from pi_compact.compaction.tokens import Estimator
-from pi_compact.llm.protocol import CancelToken, ChatModel
+from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.entries import compaction_message, message_of_entry
 

@@ -15,12 +15,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
 from pi_compact.llm.convert import ANTHROPIC, ConvertedHistory, Target, to_openai_tools, with_cache_marks
 from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
 from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.params import cache_retention, plan_request, refit_on_refusal
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pi_compact.cancel import CancelToken as CancelToken  # re-exported: part of the ChatModel seam
-from pi_compact.clock import now_ms as now_ms  # re-exported: the adapters stamp replies with it
+from pi_compact.cancel import CancelToken
+from pi_compact.clock import now_ms
 from pi_compact.llm.provider_names import pi_api
 from pi_compact.messages import Message
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, Retrying, StreamEvent, WrappedModel
+from pi_compact.cancel import CancelToken
+from pi_compact.llm.protocol import ChatModel, ChatRequest, Retrying, StreamEvent, WrappedModel
 
 
 class RetryWatcher(WrappedModel):

@@ -13,19 +13,12 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any
 
+from pi_compact.cancel import CancelToken
+from pi_compact.clock import now_ms
 from pi_compact.llm.assemble import MessageAssembler
 from pi_compact.llm.failures import Failure
 from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import (
-    ABORTED_MESSAGE,
-    CancelToken,
-    Done,
-    ModelInfo,
-    Retrying,
-    StreamEvent,
-    aborted_message,
-    now_ms,
-)
+from pi_compact.llm.protocol import ABORTED_MESSAGE, Done, ModelInfo, Retrying, StreamEvent, aborted_message
 from pi_compact.llm.redact import redact
 from pi_compact.llm.retry import backoff_delay_ms, describe
 from pi_compact.settings import RetrySettings

@@ -18,8 +18,9 @@ from agent_harness import (
 )
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
+from pi_compact.cancel import CancelToken
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 
 
 class _Canceller(threading.Thread):

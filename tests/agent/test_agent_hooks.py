@@ -20,9 +20,9 @@ from agent_harness import (
 from scripted_server import Reply, ScriptedServer
 
 from pi_compact.agent.events import Notice, SessionEvent
+from pi_compact.cancel import CancelToken
 from pi_compact.cli.wiring import Runtime, build_runtime
 from pi_compact.llm.litellm_model import LiteLLMModel
-from pi_compact.llm.protocol import CancelToken
 from pi_compact.options import AppOptions
 
 CANCEL = """

@@ -20,7 +20,7 @@ from agent_harness import (
 from scripted_server import Reply, ScriptedServer
 
 from pi_compact.agent.events import CompactionEnd, event_to_json
-from pi_compact.llm.protocol import CancelToken
+from pi_compact.cancel import CancelToken
 
 FOCUS = "keep every decision about the database schema"
 

@@ -28,10 +28,10 @@ from builders import (
 from scripted_server import Reply, ScriptedServer, openai_context_overflow_reply, server_error_reply
 
 from pi_compact.agent.events import CompactionEnd, SessionEvent
+from pi_compact.cancel import CancelToken
 from pi_compact.compaction.fallback import fallback_summary
 from pi_compact.compaction.prompts import HISTORY_HEADINGS, PROGRESS_SUBHEADINGS, STRICT_REMINDER
 from pi_compact.compaction.summarize import CompactionResult
-from pi_compact.llm.protocol import CancelToken
 from pi_compact.messages import Message
 
 MESSAGES: list[Message] = [

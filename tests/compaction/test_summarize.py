@@ -37,6 +37,7 @@ from builders import (
 from scripted_server import Reply, ScriptedServer, server_error_reply
 
 from pi_compact.agent.events import CompactionEnd, CompactionStart, SessionEvent
+from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.prompts import (
     INITIAL_PROMPT,
@@ -49,7 +50,6 @@ from pi_compact.compaction.prompts import (
 from pi_compact.compaction.serialize import serialize_conversation
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import estimate_text_tokens
-from pi_compact.llm.protocol import CancelToken
 from pi_compact.messages import convert_to_llm
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings

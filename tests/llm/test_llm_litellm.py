@@ -24,11 +24,11 @@ from scripted_server import (
     server_error_reply,
 )
 
+from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
 from pi_compact.llm.litellm_model import LiteLLMModel, preload_litellm
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import (
-    CancelToken,
     ChatModel,
     ChatRequest,
     Done,

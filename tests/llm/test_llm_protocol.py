@@ -6,8 +6,8 @@ import threading
 import time
 from collections.abc import Iterator
 
+from pi_compact.cancel import CancelToken
 from pi_compact.llm.protocol import (
-    CancelToken,
     ChatModel,
     ChatRequest,
     Done,

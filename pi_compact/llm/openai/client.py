@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pi_compact import __version__
+from pi_compact.cancel import CancelToken
 from pi_compact.llm import model_map
 from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
@@ -21,7 +22,7 @@ from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
 from pi_compact.llm.params import plan_request, refit_on_refusal
-from pi_compact.llm.protocol import CancelToken, ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
