@@ -39,6 +39,11 @@ _VERBS = ("load", "parse", "merge", "flush", "resolve", "check", "apply", "rende
           "encode", "decode", "fetch", "store", "prune", "retry", "schedule", "normalize", "validate", "emit")
 
 
+def _past(verb: str) -> str:
+    irregular = {"split": "split", "emit": "emitted", "apply": "applied", "retry": "retried"}
+    return irregular.get(verb) or (verb + "d" if verb.endswith("e") else verb + "ed")
+
+
 def _name_pairs(rng: random.Random, n: int) -> list[tuple[str, str]]:
     return [(rng.choice(_VERBS), rng.choice(_NOUNS)) for _ in range(n)]
 
@@ -60,7 +65,7 @@ def _py_code(rng: random.Random, module: str, functions: int) -> str:
             f'        if item.get("{noun}_id") is None:',
             f'            log.debug("skipping %r: no {noun}_id", item)',
             "            continue",
-            f'        result.append({{**item, "{verb}ed": True}})',
+            f'        result.append({{**item, "{_past(verb)}": True}})',
             "    return result",
         ]
     lines += ["", "", "@dataclass(frozen=True)", f"class {module.title().replace('_', '')}Config:",
@@ -217,7 +222,7 @@ def _ts_code(rng: random.Random, module: str, functions: int) -> str:
             f"    if (!item.{noun}Id) {{",
             f'      log.debug("skip {noun} without id", {{ item }});',
             "      continue;", "    }",
-            f"    out.push({{ ...item, {verb}edAt: Date.now() }});", "  }",
+            f"    out.push({{ ...item, {_past(verb)}At: Date.now() }});", "  }",
             "  return out;", "}", "",
         ]
     lines += [f"export const {module}Schema = z.object({{ id: z.string(), weight: z.number().min(0) }});", ""]
