@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -72,8 +74,8 @@ class Agent:
         home = scratch / "home"
         agent_dir = home / "agent"
         agent_dir.mkdir(parents=True, exist_ok=True)
-        self.project = scratch / "project"
-        self.project.mkdir(exist_ok=True)
+        # The agents' working directory is outside any checkout: a model may run tools (bash, edit) in it.
+        self.project = Path(tempfile.mkdtemp(prefix=f"pi-eval-{name}-"))
         settings = dict(SETTINGS)
         if name == "ours":
             settings["models"] = {target.ours: {"contextWindow": target.window, "maxTokens": target.max_tokens}}
@@ -100,6 +102,9 @@ class Agent:
             self.base = ["node", str(pi), "--provider", "eval", "--model", target.model_id,
                          "--no-extensions", "--no-skills", "--no-context-files"]
             self.model_flags = []
+
+    def close(self) -> None:
+        shutil.rmtree(self.project, ignore_errors=True)
 
     def _run(self, args: list[str]) -> Ran:
         began = time.monotonic()

@@ -64,6 +64,8 @@ def notes(results: Sequence[dict[str, Any]]) -> str:
             if data.get("first_kept_entry_id") != result["expected_cut"]:
                 out.append(f"- {result['transcript']} / {agent}: cut at {data.get('first_kept_entry_id')}, "
                            f"expected {result['expected_cut']}")
+            if data.get("probes_skipped"):
+                out.append(f"- {result['transcript']} / {agent}: probes not asked: {data['probes_skipped']}")
             lost = data.get("facts_lost")
             if lost:
                 out.append(f"- {result['transcript']} / {agent}: lost {', '.join(lost)}")

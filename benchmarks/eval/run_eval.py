@@ -58,6 +58,14 @@ def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, ou
     scratch = out / rules.name / name
     scratch.mkdir(parents=True, exist_ok=True)
     agent = Agent(name, scratch, target, proxy.base_url, timeout_s, pi)
+    try:
+        return _compact_and_ask(agent, rules, proxy, scratch)
+    finally:
+        agent.close()
+
+
+def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch: Path) -> dict[str, Any]:
+    name = agent.name
     session = prepare_session(rules.transcript, scratch / "session.jsonl", agent.project)
     proxy.tag = f"{rules.name}/{name}/compact"
     ran = agent.compact(session)
@@ -84,6 +92,11 @@ def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, ou
     }
     probes_dir = scratch / "probes"
     probes_dir.mkdir(exist_ok=True)
+    result["probes_total"] = len(rules.probes)
+    if not entry:  # asking the uncompacted session would measure something else
+        result["probes_right"] = 0
+        result["probes_skipped"] = "no compaction entry was written"
+        return result
     for probe in rules.probes:
         copy = scratch / f"probe-{probe['id']}.jsonl"
         shutil.copyfile(session, copy)
@@ -98,7 +111,6 @@ def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, ou
         result["probes"].append({"id": probe["id"], "right": right, "exit": asked.code,
                                  "seconds": round(asked.seconds, 1), "answer": answer[:2000]})
     result["probes_right"] = sum(p["right"] for p in result["probes"])
-    result["probes_total"] = len(rules.probes)
     return result
 
 
@@ -132,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     pi = pi_cli(args.pi_cli)
     agents = [a for a in args.agents.split(",") if a == "ours" or (a == "pi" and pi is not None)]
     skipped = "pi is not installed (pass --pi-cli)" if "pi" in args.agents and pi is None else None
-    out = args.results or ROOT / "benchmarks" / ".cache" / "eval" / time.strftime("%Y%m%d-%H%M%S")
+    out = (args.results or ROOT / "benchmarks" / ".cache" / "eval" / time.strftime("%Y%m%d-%H%M%S")).resolve()
     out.mkdir(parents=True, exist_ok=True)
     scripted = ScriptedTarget() if args.target == "scripted" else None
     if scripted is not None:
