@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,9 @@ from typing import Any
 from targets import ROOT, Target
 
 API_KEY = "sk-eval"
+# Said after every probe question, to both agents: the scratch project is empty, and a small model
+# otherwise spends its turn running commands there instead of answering.
+PROBE_SUFFIX = "Answer from this session's history; do not run commands or read files."
 PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
 SETTINGS: dict[str, Any] = {
     "compaction": {"enabled": True, "reserveTokens": 4096, "keepRecentTokens": 1500, "tokenEstimator": "chars4"},
@@ -71,6 +75,7 @@ class Agent:
     def __init__(self, name: str, scratch: Path, target: Target, proxy_url: str, timeout_s: float,
                  pi: Path | None = None) -> None:
         self.name, self.target, self.timeout_s = name, target, timeout_s
+        self.probe_timeout_s = timeout_s
         home = scratch / "home"
         agent_dir = home / "agent"
         agent_dir.mkdir(parents=True, exist_ok=True)
@@ -106,11 +111,21 @@ class Agent:
     def close(self) -> None:
         shutil.rmtree(self.project, ignore_errors=True)
 
-    def _run(self, args: list[str]) -> Ran:
+    def _run(self, args: list[str], timeout_s: float | None = None) -> Ran:
+        """Run to the end, or until the timeout: then the process group is killed and the run is
+        reported with exit code -9 and whatever it printed (a looping model must not stop the eval)."""
+        timeout_s = timeout_s or self.timeout_s
         began = time.monotonic()
-        done = subprocess.run(args, cwd=self.project, env=self.env, capture_output=True, text=True,
-                              timeout=self.timeout_s, stdin=subprocess.DEVNULL)
-        return Ran(done.returncode, time.monotonic() - began, done.stdout, done.stderr)
+        child = subprocess.Popen(args, cwd=self.project, env=self.env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        try:
+            out, err = child.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            out, err = child.communicate()
+            err += f"\n[eval: killed after {timeout_s:.0f} s]"
+            return Ran(-9, time.monotonic() - began, out, err)
+        return Ran(child.returncode, time.monotonic() - began, out, err)
 
     def compact(self, session: Path) -> Ran:
         if self.name == "ours":
@@ -118,9 +133,11 @@ class Agent:
         return self._rpc_compact(session)
 
     def ask(self, session: Path, question: str) -> Ran:
+        question = f"{question} {PROBE_SUFFIX}"
         if self.name == "ours":
-            return self._run([*self.base, *self.model_flags, "--session", str(session), "-p", question])
-        return self._run([*self.base, "--session", str(session), "-p", question])
+            return self._run([*self.base, *self.model_flags, "--session", str(session), "-p", question],
+                             self.probe_timeout_s)
+        return self._run([*self.base, "--session", str(session), "-p", question], self.probe_timeout_s)
 
     def _rpc_compact(self, session: Path) -> Ran:
         """pi in RPC mode: one ``compact`` command; the clock runs from sending it to its response."""

@@ -53,11 +53,12 @@ def _prompt_tokens(exchanges: list[Exchange]) -> int | None:
 
 
 def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, out: Path,
-              timeout_s: float, pi: Path | None) -> dict[str, Any]:
+              timeout_s: float, pi: Path | None, probe_timeout_s: float = 900.0) -> dict[str, Any]:
     """Compact one transcript with one agent, then ask every probe; returns the scores and raw paths."""
     scratch = out / rules.name / name
     scratch.mkdir(parents=True, exist_ok=True)
     agent = Agent(name, scratch, target, proxy.base_url, timeout_s, pi)
+    agent.probe_timeout_s = probe_timeout_s
     try:
         return _compact_and_ask(agent, rules, proxy, scratch)
     finally:
@@ -126,7 +127,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--agents", default="ours,pi", help="ours,pi (pi is skipped when not installed)")
     parser.add_argument("--pi-cli", help="pi's dist/cli.js (default: $PI_CLI or node_modules/ here)")
     parser.add_argument("--results", type=Path, help="results directory (default benchmarks/.cache/eval/<time>)")
-    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per agent command")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a compaction may take")
+    parser.add_argument("--probe-timeout", type=float, default=900.0,
+                        help="seconds a probe may take; then it is stopped and counted as not right")
     args = parser.parse_args(argv)
     if bool(args.target) == bool(args.model):
         parser.error("give --target or --model (with --api-base)")
@@ -163,7 +166,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             result: dict[str, Any] = {"transcript": name, "expected_cut": rules.cut_entry_id, "agents": {}}
             for agent in agents:
                 print(f"{name}: {agent}…", file=sys.stderr, flush=True)
-                result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi)
+                result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
+                                                       args.probe_timeout)
             cuts = {data["first_kept_entry_id"] for data in result["agents"].values()}
             result["same_cut"] = len(cuts) == 1 and rules.cut_entry_id in cuts
             results.append(result)
