@@ -1,0 +1,170 @@
+"""The two agents, each driven through its own command line in a subprocess, in a scratch home.
+
+``Agent.compact(session)`` compacts the session file in place and returns the wall seconds and the
+process's output: pi-compact with ``pi-compact compact FILE``, pi with RPC ``{"type": "compact"}``
+(timed from the command to its response, so Node's start-up is not counted). ``Agent.ask(session,
+question)`` runs one prompt in print mode on that session file and returns the printed answer.
+Both get the same settings file (reserve 4,096, keep 1,500, chars/4, no retries) in a temporary
+``PI_CODING_AGENT_DIR`` under a temporary ``HOME``, so nothing of the real user's setup is read or
+touched, and both reach the model only through the recording proxy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from targets import ROOT, Target
+
+API_KEY = "sk-eval"
+# Said after every probe question, to both agents: the scratch project is empty, and a small model
+# otherwise spends its turn running commands there instead of answering.
+PROBE_SUFFIX = "Answer from this session's history; do not run commands or read files."
+PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
+SETTINGS: dict[str, Any] = {
+    "compaction": {"enabled": True, "reserveTokens": 4096, "keepRecentTokens": 1500, "tokenEstimator": "chars4"},
+    "retry": {"enabled": False, "provider": {"timeoutMs": 3_600_000, "idleTimeoutMs": 3_600_000}},
+    "quietStartup": True,
+}
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One finished command: exit code, wall seconds, what it printed."""
+
+    code: int
+    seconds: float
+    stdout: str
+    stderr: str
+
+
+def pi_cli(explicit: str | None = None) -> Path | None:
+    """pi's cli.js (``--pi-cli``, ``$PI_CLI``, or this checkout's node_modules), or None."""
+    candidate = Path(explicit or os.environ.get("PI_CLI") or PI_CLI)
+    return candidate if candidate.is_file() else None
+
+
+def prepare_session(source: Path, dest: Path, cwd: Path) -> Path:
+    """Copy ``source`` to ``dest`` with the header's cwd set to ``cwd`` (pi refuses a missing cwd)."""
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["cwd"] = str(cwd)
+    dest.write_text(json.dumps(header, separators=(",", ":")) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    return dest
+
+
+def last_compaction(session: Path) -> dict[str, Any] | None:
+    entries = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines() if line.strip()]
+    found = [e for e in entries if e.get("type") == "compaction"]
+    return found[-1] if found else None
+
+
+class Agent:
+    """One agent (``ours`` or ``pi``) set up in ``scratch`` for ``target`` behind ``proxy_url``."""
+
+    def __init__(self, name: str, scratch: Path, target: Target, proxy_url: str, timeout_s: float,
+                 pi: Path | None = None) -> None:
+        self.name, self.target, self.timeout_s = name, target, timeout_s
+        self.probe_timeout_s = timeout_s
+        home = scratch / "home"
+        agent_dir = home / "agent"
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        # The agents' working directory is outside any checkout: a model may run tools (bash, edit) in it.
+        self.project = Path(tempfile.mkdtemp(prefix=f"pi-eval-{name}-"))
+        settings = dict(SETTINGS)
+        if name == "ours":
+            settings["models"] = {target.ours: {"contextWindow": target.window, "maxTokens": target.max_tokens}}
+        (agent_dir / "settings.json").write_text(json.dumps(settings, indent=1), encoding="utf-8")
+        keep = {k: v for k, v in os.environ.items()
+                if not k.startswith(("PI_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "PYTHON", "XDG_"))
+                and not k.endswith(("_API_KEY", "_TOKEN"))}
+        self.env = {**keep, "HOME": str(home), "PI_CODING_AGENT_DIR": str(agent_dir)}
+        if name == "ours":
+            self.env |= {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1",
+                         "PI_COMPACT_CACHE_DIR": str(home / "cache"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                         "LITELLM_OFFLINE_MODE": "true"}
+            self.base = [sys.executable, "-m", "pi_compact"]
+            self.model_flags = ["--model", target.ours, "--api-base", proxy_url, "--api-key", API_KEY,
+                                "--context-window", str(target.window)]
+        else:
+            assert pi is not None, "pi's cli.js is needed for the pi agent"
+            models = {"providers": {"eval": {
+                "baseUrl": proxy_url, "api": "openai-completions", "apiKey": API_KEY,
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                "models": [{"id": target.model_id, "contextWindow": target.window, "maxTokens": target.max_tokens}]}}}
+            (agent_dir / "models.json").write_text(json.dumps(models, indent=1), encoding="utf-8")
+            self.env |= {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
+            self.base = ["node", str(pi), "--provider", "eval", "--model", target.model_id,
+                         "--no-extensions", "--no-skills", "--no-context-files"]
+            self.model_flags = []
+
+    def close(self) -> None:
+        shutil.rmtree(self.project, ignore_errors=True)
+
+    def _run(self, args: list[str], timeout_s: float | None = None) -> Ran:
+        """Run to the end, or until the timeout: then the process group is killed and the run is
+        reported with exit code -9 and whatever it printed (a looping model must not stop the eval)."""
+        timeout_s = timeout_s or self.timeout_s
+        began = time.monotonic()
+        child = subprocess.Popen(args, cwd=self.project, env=self.env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        try:
+            out, err = child.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            out, err = child.communicate()
+            err += f"\n[eval: killed after {timeout_s:.0f} s]"
+            return Ran(-9, time.monotonic() - began, out, err)
+        return Ran(child.returncode, time.monotonic() - began, out, err)
+
+    def compact(self, session: Path) -> Ran:
+        if self.name == "ours":
+            return self._run([*self.base, "compact", str(session), *self.model_flags])
+        return self._rpc_compact(session)
+
+    def ask(self, session: Path, question: str) -> Ran:
+        question = f"{question} {PROBE_SUFFIX}"
+        if self.name == "ours":
+            return self._run([*self.base, *self.model_flags, "--session", str(session), "-p", question],
+                             self.probe_timeout_s)
+        return self._run([*self.base, "--session", str(session), "-p", question], self.probe_timeout_s)
+
+    def _rpc_compact(self, session: Path) -> Ran:
+        """pi in RPC mode: one ``compact`` command; the clock runs from sending it to its response."""
+        child = subprocess.Popen([*self.base, "--mode", "rpc", "--session", str(session)], cwd=self.project,
+                                 env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        assert child.stdin is not None and child.stdout is not None
+        watchdog = threading.Timer(self.timeout_s, child.kill)  # a hung pi must not hang the harness
+        watchdog.start()
+        began = time.monotonic()
+        child.stdin.write(json.dumps({"id": "eval-compact", "type": "compact"}) + "\n")
+        child.stdin.flush()
+        lines, code = [], 1
+        for line in child.stdout:
+            lines.append(line)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("type") == "response" and event.get("id") == "eval-compact":
+                code = 0 if event.get("success") else 1
+                break
+        seconds = time.monotonic() - began
+        watchdog.cancel()
+        try:
+            rest, err = child.communicate(timeout=60)  # closes stdin: pi then exits
+        except subprocess.TimeoutExpired:
+            child.kill()
+            rest, err = child.communicate()
+        return Ran(code, seconds, "".join(lines) + rest, err)

@@ -1,0 +1,157 @@
+"""A recording pass-through in front of the model server, so both agents are measured the same way.
+
+Both agents talk to ``proxy.base_url``; each request is forwarded to the upstream OpenAI-compatible
+base URL (with the upstream's own key), streamed back as it arrives (a slow local model must not trip
+a first-byte timeout), and recorded under the current ``tag``: the request body, the assembled reply
+text, the usage and llama.cpp ``timings`` the server reported, and the seconds it took. With
+``temperature`` set, every chat request is sent with that temperature (greedy decoding at 0).
+A request is a summarizer request when it offers no tools and wraps a conversation in
+``<conversation>`` tags (both agents' summary prompts do); everything else is a chat turn.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Exchange:
+    """One request through the proxy."""
+
+    tag: str
+    kind: str  # "summarizer" or "chat"
+    request: dict[str, Any]
+    status: int = 0
+    reply: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tag": self.tag, "kind": self.kind, "status": self.status, "seconds": round(self.seconds, 3),
+                "usage": self.usage, "timings": self.timings, "reply": self.reply, "request": self.request}
+
+
+def request_kind(body: dict[str, Any]) -> str:
+    if body.get("tools"):
+        return "chat"
+    text = json.dumps(body.get("messages", []))
+    return "summarizer" if "<conversation>" in text else "chat"
+
+
+def _absorb(exchange: Exchange, line: bytes) -> None:
+    """Take what matters from one SSE ``data:`` line (or a whole JSON body)."""
+    text = line.decode("utf-8", "replace").strip()
+    if text.startswith("data:"):
+        text = text[5:].strip()
+    if not text or text == "[DONE]" or not text.startswith("{"):
+        return
+    try:
+        event = json.loads(text)
+    except ValueError:
+        return
+    for choice in event.get("choices") or ():
+        delta = choice.get("delta") or choice.get("message") or {}
+        exchange.reply += delta.get("content") or ""
+    if event.get("usage"):
+        exchange.usage = event["usage"]
+    if event.get("timings"):
+        exchange.timings = event["timings"]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # the reply ends when the connection closes
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self._forward(None)
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._forward(json.loads(raw or b"{}"))
+
+    def _forward(self, body: dict[str, Any] | None) -> None:
+        owner = self.server.owner
+        if body is not None and owner.temperature is not None and "messages" in body:
+            body["temperature"] = owner.temperature
+        exchange = Exchange(owner.tag, request_kind(body or {}), body or {"GET": self.path})
+        started = time.monotonic()
+        upstream = urllib.parse.urlsplit(owner.upstream)
+        path = upstream.path.rstrip("/") + self.path.removeprefix("/v1")
+        conn = http.client.HTTPConnection(upstream.hostname or "127.0.0.1", upstream.port or 80, timeout=3600)
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {owner.upstream_key}"}
+        try:
+            conn.request(self.command, path, json.dumps(body).encode() if body is not None else None, headers)
+            response = conn.getresponse()
+            exchange.status = response.status
+            self.send_response(response.status)
+            self.send_header("Content-Type", response.getheader("Content-Type") or "application/json")
+            self.end_headers()
+            pending = b""
+            while chunk := response.read1(65536):
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    _absorb(exchange, line)
+            _absorb(exchange, pending)
+        except OSError as error:  # upstream gone or client hung up: keep the record of it
+            exchange.reply += f"[proxy: {error}]"
+        finally:
+            conn.close()
+            exchange.seconds = time.monotonic() - started
+            owner.record(exchange)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: RecordingProxy) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.owner = owner
+
+
+class RecordingProxy:
+    """Forward to ``upstream`` (a ``.../v1`` base URL) and record every exchange."""
+
+    def __init__(self, upstream: str, upstream_key: str = "sk-none", temperature: float | None = 0.0) -> None:
+        self.upstream = upstream
+        self.upstream_key = upstream_key
+        self.temperature = temperature
+        self.tag = ""
+        self._lock = threading.Lock()
+        self._exchanges: list[Exchange] = []
+        self._httpd = _Server(self)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+
+    def start(self) -> RecordingProxy:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def record(self, exchange: Exchange) -> None:
+        with self._lock:
+            self._exchanges.append(exchange)
+
+    def take(self, tag: str) -> list[Exchange]:
+        """The exchanges recorded under ``tag``, oldest first."""
+        with self._lock:
+            return [e for e in self._exchanges if e.tag == tag]

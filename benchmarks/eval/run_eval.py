@@ -1,0 +1,189 @@
+"""The compaction-quality eval: planted facts kept by the summary, probes answered after compaction.
+
+    .venv/bin/python benchmarks/eval/run_eval.py --target scripted                 # fast, canned (CI)
+    .venv/bin/python benchmarks/eval/run_eval.py --target local --transcripts go-leasekeeper
+    .venv/bin/python benchmarks/eval/run_eval.py --model openai/gpt-4o-mini --api-base https://api.openai.com/v1 \\
+        --api-key-env OPENAI_API_KEY --context-window 16384
+
+For each transcript (``data/``) and each agent (pi-compact, and pi 0.73.1 where node and its package
+are found): copy the transcript into a scratch directory, compact it through the agent's own command
+line, score the compaction entry's summary against the fixed fact rules, then for each probe question
+copy the compacted session and ask the question in print mode (a fresh continuation), and score the
+answer. Every request goes through a recording proxy (``proxy.py``). Everything raw is kept under the
+results directory (default ``benchmarks/.cache/eval/<timestamp>/``, git-ignored): each agent's scratch
+home and sessions, ``summary.md``, the compaction entry, the command outputs, every request with its
+reply, usage and server timings (``requests.jsonl``), each probe's answer, ``results.json`` and
+``table.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from agents import Agent, last_compaction, pi_cli, prepare_session  # noqa: E402
+from proxy import Exchange, RecordingProxy  # noqa: E402
+from report import notes, table  # noqa: E402
+from scoring import Rules, available, facts_kept, load_rules, probe_right  # noqa: E402
+from targets import ROOT, ScriptedTarget, Target, custom_target, local_target  # noqa: E402
+
+LONG = ("python-ratekeeper", "go-leasekeeper", "ts-billing")
+
+
+def _write_exchanges(path: Path, exchanges: list[Exchange]) -> None:
+    with path.open("a", encoding="utf-8") as out:
+        for exchange in exchanges:
+            out.write(json.dumps(exchange.to_json(), ensure_ascii=False) + "\n")
+
+
+def _prompt_tokens(exchanges: list[Exchange]) -> int | None:
+    """Prompt tokens of the summarizer requests: the server's own count (llama.cpp ``timings.prompt_n``
+    counts only what it evaluated, after its prompt cache), else the reported usage."""
+    counted = [e.timings.get("prompt_n", e.usage.get("prompt_tokens")) if e.timings else e.usage.get("prompt_tokens")
+               for e in exchanges]
+    values = [int(v) for v in counted if isinstance(v, (int, float))]
+    return sum(values) if values else None
+
+
+def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, out: Path,
+              timeout_s: float, pi: Path | None, probe_timeout_s: float = 900.0) -> dict[str, Any]:
+    """Compact one transcript with one agent, then ask every probe; returns the scores and raw paths."""
+    scratch = out / rules.name / name
+    scratch.mkdir(parents=True, exist_ok=True)
+    agent = Agent(name, scratch, target, proxy.base_url, timeout_s, pi)
+    agent.probe_timeout_s = probe_timeout_s
+    try:
+        return _compact_and_ask(agent, rules, proxy, scratch)
+    finally:
+        agent.close()
+
+
+def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch: Path) -> dict[str, Any]:
+    name = agent.name
+    session = prepare_session(rules.transcript, scratch / "session.jsonl", agent.project)
+    proxy.tag = f"{rules.name}/{name}/compact"
+    ran = agent.compact(session)
+    exchanges = proxy.take(proxy.tag)
+    _write_exchanges(scratch / "requests.jsonl", exchanges)
+    (scratch / "compact.stdout").write_text(ran.stdout, encoding="utf-8")
+    (scratch / "compact.stderr").write_text(ran.stderr, encoding="utf-8")
+    entry = last_compaction(session) or {}
+    summary = str(entry.get("summary") or "")
+    (scratch / "summary.md").write_text(summary, encoding="utf-8")
+    (scratch / "compaction.json").write_text(
+        json.dumps({k: v for k, v in entry.items() if k != "retainedTail"}, indent=1), encoding="utf-8")
+    kept = facts_kept(rules, summary)
+    summarizer = [e for e in exchanges if e.kind == "summarizer"]
+    details = entry.get("details") or {}
+    result: dict[str, Any] = {
+        "exit": ran.code, "compaction_s": round(ran.seconds, 1), "first_kept_entry_id": entry.get("firstKeptEntryId"),
+        "summary_chars": len(summary), "facts_kept": len(kept), "facts_total": len(rules.facts),
+        "facts_kept_ids": kept, "facts_lost": [f["id"] for f in rules.facts if f["id"] not in kept],
+        "summarizer_requests": len(summarizer), "summarizer_prompt_tokens": _prompt_tokens(summarizer),
+        "summarizer_server_s": round(sum(e.seconds for e in summarizer), 1),
+        "fallback": bool(details.get("fallback")), "quality_gate": details.get("qualityGate"),
+        "probes": [],
+    }
+    probes_dir = scratch / "probes"
+    probes_dir.mkdir(exist_ok=True)
+    result["probes_total"] = len(rules.probes)
+    if not entry:  # asking the uncompacted session would measure something else
+        result["probes_right"] = 0
+        result["probes_skipped"] = "no compaction entry was written"
+        return result
+    for probe in rules.probes:
+        copy = scratch / f"probe-{probe['id']}.jsonl"
+        shutil.copyfile(session, copy)
+        proxy.tag = f"{rules.name}/{name}/{probe['id']}"
+        asked = agent.ask(copy, probe["question"])
+        _write_exchanges(scratch / "requests.jsonl", proxy.take(proxy.tag))
+        answer = asked.stdout.strip()
+        right = probe_right(probe, answer)
+        (probes_dir / f"{probe['id']}.txt").write_text(
+            f"Q: {probe['question']}\nexit: {asked.code}, {asked.seconds:.1f} s, fully right: {right}\n\n"
+            f"{answer}\n\n--- stderr ---\n{asked.stderr[-4000:]}", encoding="utf-8")
+        result["probes"].append({"id": probe["id"], "right": right, "exit": asked.code,
+                                 "seconds": round(asked.seconds, 1), "answer": answer[:2000]})
+    result["probes_right"] = sum(p["right"] for p in result["probes"])
+    return result
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--target", choices=("scripted", "local"), help="a built-in model target")
+    parser.add_argument("--model", help="any other model: ours as this litellm string (openai/NAME), pi as NAME")
+    parser.add_argument("--api-base", help="its OpenAI-compatible base URL (with --model)")
+    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding its key")
+    parser.add_argument("--context-window", type=int, default=16384)
+    parser.add_argument("--max-tokens", type=int, default=4096, help="the model's max output (with --model)")
+    parser.add_argument("--transcripts", nargs="+", help=f"names in data/ (default: {' '.join(LONG)})")
+    parser.add_argument("--agents", default="ours,pi", help="ours,pi (pi is skipped when not installed)")
+    parser.add_argument("--pi-cli", help="pi's dist/cli.js (default: $PI_CLI or node_modules/ here)")
+    parser.add_argument("--results", type=Path, help="results directory (default benchmarks/.cache/eval/<time>)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a compaction may take")
+    parser.add_argument("--probe-timeout", type=float, default=900.0,
+                        help="seconds a probe may take; then it is stopped and counted as not right")
+    args = parser.parse_args(argv)
+    if bool(args.target) == bool(args.model):
+        parser.error("give --target or --model (with --api-base)")
+    if args.model and not args.api_base:
+        parser.error("--model needs --api-base")
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    names = args.transcripts or list(LONG)
+    unknown = set(names) - set(available())
+    if unknown:
+        raise SystemExit(f"unknown transcripts: {', '.join(sorted(unknown))} (have: {', '.join(available())})")
+    pi = pi_cli(args.pi_cli)
+    agents = [a for a in args.agents.split(",") if a == "ours" or (a == "pi" and pi is not None)]
+    skipped = "pi is not installed (pass --pi-cli)" if "pi" in args.agents and pi is None else None
+    out = (args.results or ROOT / "benchmarks" / ".cache" / "eval" / time.strftime("%Y%m%d-%H%M%S")).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    scripted = ScriptedTarget() if args.target == "scripted" else None
+    if scripted is not None:
+        target = scripted.target()
+    elif args.target == "local":
+        target = local_target(args.context_window)
+    else:
+        target = custom_target(args.model, args.api_base, args.api_key_env, args.context_window, args.max_tokens)
+    proxy = RecordingProxy(target.upstream, target.upstream_key, target.temperature).start()
+    results = []
+    try:
+        for name in names:
+            rules = load_rules(name)
+            if scripted is not None:
+                scripted.current = rules
+            result: dict[str, Any] = {"transcript": name, "expected_cut": rules.cut_entry_id, "agents": {}}
+            for agent in agents:
+                print(f"{name}: {agent}…", file=sys.stderr, flush=True)
+                result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
+                                                       args.probe_timeout)
+            cuts = {data["first_kept_entry_id"] for data in result["agents"].values()}
+            result["same_cut"] = len(cuts) == 1 and rules.cut_entry_id in cuts
+            results.append(result)
+            (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    finally:
+        proxy.stop()
+        if scripted is not None:
+            scripted.stop()
+    meta = {"target": target.name, "model": target.ours, "window": target.window, "agents": agents,
+            "skipped": skipped, "argv": sys.argv[1:] if argv is None else argv}
+    text = table(results, agents) + "\n" + notes(results)
+    (out / "table.md").write_text(f"<!-- {json.dumps(meta)} -->\n" + text, encoding="utf-8")
+    (out / "results.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1), encoding="utf-8")
+    print(text + (f"\n{skipped}\n" if skipped else "") + f"\nraw outputs: {out}")
+    return {"meta": meta, "results": results, "dir": str(out)}
+
+
+if __name__ == "__main__":
+    main()

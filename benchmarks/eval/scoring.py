@@ -1,0 +1,51 @@
+"""Scoring by the rules fixed in ``data/*.facts.json``: facts kept by a summary, probes answered right.
+
+A fact is kept when its regex matches the summary case-insensitively, with the file lists both agents
+append by code (``<read-files>``, ``<modified-files>``) removed first: those are not the model's work.
+A probe is fully right when its regex matches the answer. Nothing here knows which agent wrote what.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data"
+_FILE_LISTS = re.compile(r"<(read-files|modified-files)>[\s\S]*?</\1>")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One transcript and its fixed rules."""
+
+    name: str
+    transcript: Path
+    cut_entry_id: str
+    facts: tuple[dict[str, Any], ...]
+    probes: tuple[dict[str, Any], ...]
+
+
+def load_rules(name: str, data: Path = DATA) -> Rules:
+    info = json.loads((data / f"{name}.facts.json").read_text(encoding="utf-8"))
+    return Rules(name, data / info["transcript"], info["cut_entry_id"], tuple(info["facts"]), tuple(info["probes"]))
+
+
+def available(data: Path = DATA) -> list[str]:
+    return sorted(p.name.removesuffix(".facts.json") for p in data.glob("*.facts.json"))
+
+
+def without_file_lists(summary: str) -> str:
+    return _FILE_LISTS.sub("", summary)
+
+
+def facts_kept(rules: Rules, summary: str) -> list[str]:
+    """Ids of the facts whose rule matches the summary (file lists removed)."""
+    text = without_file_lists(summary)
+    return [f["id"] for f in rules.facts if re.search(f["regex"], text, re.IGNORECASE)]
+
+
+def probe_right(probe: dict[str, Any], answer: str) -> bool:
+    return re.search(probe["regex"], answer, re.IGNORECASE) is not None

@@ -1,0 +1,124 @@
+"""Model targets of the eval: where the recording proxy forwards to, and what model id the agents use.
+
+- ``scripted``: the tests' scripted OpenAI-compatible server with a route that answers every
+  summarizer request with a canned summary holding the first ``SCRIPTED_KEPT`` facts of the current
+  transcript, and every chat turn as a perfect reader would: the probe's right answer when each of
+  its facts is in the request's context, else "I do not know." Fast and deterministic (CI).
+- ``local``: one xllamacpp server with the embedded model, started through the product's public
+  ``llm.local.server`` functions (our chat template, greedy sampling, repeat penalty), 16,384 tokens.
+- ``custom``: any OpenAI-compatible base URL, with its key read from an environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scoring import Rules
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTED_KEPT = 7  # facts the canned summary states (the first seven of the transcript's list)
+UNKNOWN = "I do not know."
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to send requests and how to describe the model to both agents."""
+
+    name: str
+    upstream: str  # OpenAI-compatible base URL (``.../v1``)
+    upstream_key: str
+    model_id: str  # pi's model id; ours is ``openai/<model_id>`` unless ``ours_model`` says otherwise
+    window: int
+    max_tokens: int
+    ours_model: str = ""
+    temperature: float | None = 0.0
+
+    @property
+    def ours(self) -> str:
+        return self.ours_model or f"openai/{self.model_id}"
+
+
+def _text(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(block.get("text", "")) for block in content if isinstance(block, dict))
+    return "\n".join(parts)
+
+
+def canned_summary(rules: Rules, kept: int = SCRIPTED_KEPT) -> str:
+    """A summary in pi's six sections that states the first ``kept`` facts word for word."""
+    facts = rules.facts[:kept]
+    bullets = "\n".join(f"- {f['statement']}" for f in facts)
+    return (f"## Goal\n- Finish the work on {rules.name}.\n\n## Constraints & Preferences\n{bullets}\n\n"
+            "## Progress\n### Done\n- [x] Earlier turns.\n\n### In Progress\n- [ ] (none)\n\n"
+            "### Blocked\n- (none)\n\n## Key Decisions\n- **Scripted**: canned for the eval.\n\n"
+            "## Next Steps\n1. Continue.\n\n## Critical Context\n- (none)")
+
+
+class ScriptedTarget:
+    """The scripted server, routed by the transcript the harness is on (``current``)."""
+
+    def __init__(self) -> None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from scripted_server import Reply, ScriptedServer
+
+        self._reply = Reply
+        self.current: Rules | None = None
+        self.server = ScriptedServer()
+        self.server.route = self._route
+        self.server.start()
+
+    def target(self) -> Target:
+        return Target("scripted", self.server.base_url, "sk-scripted", "fake-model", 16384, 4096)
+
+    def _route(self, body: dict[str, Any]) -> Any:
+        rules = self.current
+        if rules is None:
+            return self._reply(text=UNKNOWN)
+        text = _text(body)
+        if not body.get("tools") and "<conversation>" in text:
+            return self._reply(text=canned_summary(rules), prompt_tokens=len(text) // 4, completion_tokens=300)
+        asked = _last_user(body)
+        for probe in rules.probes:
+            if probe["question"] in asked:
+                facts = [f for f in rules.facts if f["id"] in probe["facts"]]
+                known = all(re.search(f["regex"], text, re.IGNORECASE) for f in facts)
+                return self._reply(text=probe["answer"] if known else UNKNOWN, prompt_tokens=len(text) // 4)
+        return self._reply(text=UNKNOWN)
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    """The question: the last user message, or the one before it when pi-compact's automatic recall
+    attached its excerpts after the question (they come as one trailing user message)."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    return _text({"messages": users[-2:]})
+
+
+def local_target(window: int = 16384) -> Target:
+    """Start (or reuse) the embedded model's server in this process; stops with the process."""
+    sys.path.insert(0, str(ROOT))
+    from pi_compact.llm.local import server as local_server
+
+    server = local_server.shared_server(local_server.ServerSpec(window=window))
+    base = server.wait()
+    if base is None:
+        raise SystemExit("the local model server did not start")
+    return Target("local", base, server.api_key, "local", window, local_server.MAX_OUTPUT_TOKENS)
+
+
+def custom_target(model: str, api_base: str, key_env: str, window: int, max_tokens: int) -> Target:
+    """Any OpenAI-compatible server; ``model`` is ours (``openai/x``), pi gets the part after the slash."""
+    return Target("custom", api_base.rstrip("/"), os.environ.get(key_env, "sk-none"), model.split("/", 1)[-1],
+                  window, max_tokens, ours_model=model)
