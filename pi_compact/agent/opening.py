@@ -3,7 +3,8 @@
 pi opens a session without messages with its model and its thinking level. We record them when first
 needed (the first prompt or model switch) rather than at start-up, which must not wait for the model
 to resolve; like every entry they reach the file with the first answer. Without a usable model pi
-records only the thinking level, and so do we.
+records only the thinking level, and so do we. The level is the session's, clamped to the model
+(``agent.thinking``); "off" when the model is unusable.
 """
 
 from __future__ import annotations
@@ -28,18 +29,21 @@ class Opening:
         self._due = due  # only a session that starts without messages has them still to write
         self._now = now_ms
 
-    def record(self, model: ChatModel) -> None:
+    def record(self, model: ChatModel, level_for: Callable[[ModelInfo], str]) -> str | None:
+        """Write the opening pair if still due; returns the thinking level written (None: nothing written)."""
         if not self._due:
-            return
+            return None
         self._due = False
         try:
             info = model.info
         except PiCompactError:
             info = None  # the prompt itself reports why the model is unusable
+        level = "off"
         if info is not None:
             record_model(self._store, info, self._now())
-        # No model is ever asked to think (no reasoning effort is sent): pi's level "off".
-        self._store.append({"type": "thinking_level_change", "thinkingLevel": "off"}, self._now())
+            level = level_for(info)
+        self._store.append({"type": "thinking_level_change", "thinkingLevel": level}, self._now())
+        return level
 
 
 __all__ = ["Opening", "record_model"]
