@@ -33,7 +33,7 @@ from pi_compact.agent.events import (
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.opening import Opening, record_model
 from pi_compact.agent.request import build_request, failed_reply
-from pi_compact.agent.thinking import ThinkingLevel, level_entry, next_level, recorded_level
+from pi_compact.agent.thinking import ThinkingLevel, level_entry, next_level
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
@@ -81,7 +81,7 @@ class AgentSession:
                                         make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
         # ``thinking``: --thinking; else the file's latest level, else defaultThinkingLevel (agent.thinking).
-        self._thinking = ThinkingLevel(flag=thinking, recorded=_file_level(store),
+        self._thinking = ThinkingLevel(flag=thinking, recorded=store.thinking_level(),
                                        default=settings.default_thinking_level)
         self._compactions.thinking = self._thinking.asked  # summaries reason at the session's level (pi 0.73)
 
@@ -312,11 +312,6 @@ class AgentSession:
     def set_auto_compaction(self, enabled: bool) -> None:
         self._compactions.switch(enabled)
         self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
-
-
-def _file_level(store: SessionStore) -> str | None:
-    """The latest level on the branch; the whole branch is read only when the tail after a compaction has none."""
-    return recorded_level(store.branch_tail()) or (recorded_level(store.branch()) if store.compaction_count() else None)
 
 
 def uncompact_store(store: SessionStore, settings: Settings, *, force: bool = False, context_window: int | None = None,

@@ -9,19 +9,8 @@ written only when the level in force differs from the file's latest (pi's ``setT
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS, Clamped, clamp_level, supported_levels
-
-
-def recorded_level(branch: Sequence[dict[str, Any]]) -> str | None:
-    """The latest ``thinking_level_change`` on ``branch`` (root first), None without one."""
-    for entry in reversed(branch):
-        if entry.get("type") == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
-            return str(entry["thinkingLevel"])
-    return None
 
 
 def level_entry(level: str) -> dict[str, str]:
@@ -66,4 +55,4 @@ class ThinkingLevel:
                 f"using {clamped.level}.")
 
 
-__all__ = ["ThinkingLevel", "level_entry", "next_level", "recorded_level"]
+__all__ = ["ThinkingLevel", "level_entry", "next_level"]

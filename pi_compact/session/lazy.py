@@ -105,6 +105,21 @@ class EntryIndex:
         with self._file():
             return [reader.full(index) for index in reversed(found)], met
 
+    def latest_level_change(self, leaf_id: str | None) -> Entry | None:
+        """The newest ``thinking_level_change`` on the path to ``leaf_id``: the walk reads ids and parents,
+        and of the bodies only that one entry's, so no full read is needed."""
+        reader = self._reader
+        current = reader.by_id.get(leaf_id) if leaf_id is not None else None
+        for _ in range(len(reader.ids)):  # a parent loop cannot make it run forever
+            if current is None:
+                return None
+            if reader.levels[current]:
+                with self._file():
+                    return reader.full(current)
+            parent = reader.parents[current]
+            current = reader.by_id.get(parent) if parent is not None else None
+        return None
+
     def all_entries(self) -> list[Entry]:
         """Every entry in file order (then the appended ones); recent ones are the objects in memory."""
         reader = self._reader
@@ -147,6 +162,7 @@ class EntryIndex:
         reader.parents.append(parent if type(parent) is str else None)
         reader.compactions.append(1 if entry.get("type") == "compaction" else 0)
         reader.customs.append(entry.get("type") == "custom")
+        reader.levels.append(entry.get("type") == "thinking_level_change")
         reader.kept.append(entry)
         reader.where.extend((0, 0, 0))
         if isinstance(entry_id, str):
@@ -159,6 +175,7 @@ class EntryIndex:
         reader.parents.pop()
         reader.compactions.pop()
         reader.customs.pop()
+        reader.levels.pop()
         reader.kept.pop()
         del reader.where[-3:]
         if isinstance(entry_id, str):

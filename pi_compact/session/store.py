@@ -217,6 +217,16 @@ class SessionStore:
             return self._index.customs_on_path(leaf_id, since)
         return customs_on_path(self.by_id, leaf_id, since)
 
+    def thinking_level(self) -> str | None:
+        """The newest ``thinking_level_change`` level on the current branch (None: there is none); a
+        resumed store reads no other old entry for it."""
+        if self._index is not None:
+            entry = self._index.latest_level_change(self.leaf_id)
+        else:
+            entry = next((e for e in reversed(self.branch()) if e.get("type") == "thinking_level_change"), None)
+        level = entry.get("thinkingLevel") if entry is not None else None
+        return level if isinstance(level, str) else None
+
     def context(self) -> SessionContext:
         """What the model sees from the current leaf."""
         return build_session_context(self.entries, self.leaf_id, self.by_id)
