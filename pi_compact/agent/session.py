@@ -31,9 +31,8 @@ from pi_compact.agent.events import (
     UncompactOutcome,
 )
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
-from pi_compact.agent.opening import Opening, record_model
+from pi_compact.agent.opening import Opening, ThinkingLevel, level_entry, next_level, record_model, recorded_level
 from pi_compact.agent.request import build_request, failed_reply
-from pi_compact.agent.thinking import ThinkingLevel, level_entry, next_level
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
@@ -80,8 +79,8 @@ class AgentSession:
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
-        # ``thinking``: --thinking; else the file's latest level, else defaultThinkingLevel (agent.thinking).
-        self._thinking = ThinkingLevel(flag=thinking, recorded=store.thinking_level(),
+        # ``thinking``: --thinking; else the file's latest level, else defaultThinkingLevel (agent.opening).
+        self._thinking = ThinkingLevel(flag=thinking, recorded=recorded_level(store),
                                        default=settings.default_thinking_level)
         self._compactions.thinking = self._thinking.asked  # summaries reason at the session's level (pi 0.73)
 

@@ -84,11 +84,12 @@ class EntryIndex:
         with self._file():
             return self._reader.branch_tail(leaf_id)
 
-    def customs_on_path(self, leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
+    def customs_on_path(self, leaf_id: str | None, since: str | None, kind: str = "custom") -> tuple[list[Entry], bool]:
         """``customs_on_path`` over the index: the walk reads ids and parents only, and of the bodies only
-        the custom entries it meets (read again from the file if old), so no full read is needed."""
+        the ``kind`` entries it meets (read again from the file if old), so no full read is needed."""
         reader = self._reader
-        ids, parents, customs, by_id = reader.ids, reader.parents, reader.customs, reader.by_id
+        ids, parents, by_id = reader.ids, reader.parents, reader.by_id
+        customs = reader.levels if kind == "thinking_level_change" else reader.customs  # the kinds it marks
         found: list[int] = []
         current = by_id.get(leaf_id) if leaf_id is not None else None
         met = False
@@ -104,21 +105,6 @@ class EntryIndex:
             current = by_id.get(parent) if parent is not None else None
         with self._file():
             return [reader.full(index) for index in reversed(found)], met
-
-    def latest_level_change(self, leaf_id: str | None) -> Entry | None:
-        """The newest ``thinking_level_change`` on the path to ``leaf_id``: the walk reads ids and parents,
-        and of the bodies only that one entry's, so no full read is needed."""
-        reader = self._reader
-        current = reader.by_id.get(leaf_id) if leaf_id is not None else None
-        for _ in range(len(reader.ids)):  # a parent loop cannot make it run forever
-            if current is None:
-                return None
-            if reader.levels[current]:
-                with self._file():
-                    return reader.full(current)
-            parent = reader.parents[current]
-            current = reader.by_id.get(parent) if parent is not None else None
-        return None
 
     def all_entries(self) -> list[Entry]:
         """Every entry in file order (then the appended ones); recent ones are the objects in memory."""
@@ -193,9 +179,11 @@ def tail_start(path: Sequence[Mapping[str, Any]]) -> int:
     return 0
 
 
-def customs_on_path(by_id: Mapping[str, Entry], leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
-    """The ``custom`` entries on the path to ``leaf_id`` that come after the entry ``since``, root side
-    first, and whether ``since`` is on that path (else they are all of the path's custom entries)."""
+def customs_on_path(
+    by_id: Mapping[str, Entry], leaf_id: str | None, since: str | None, kind: str = "custom"
+) -> tuple[list[Entry], bool]:
+    """The ``kind`` entries (``custom`` or ``thinking_level_change``) on the path to ``leaf_id`` that come after
+    the entry ``since``, root side first, and whether ``since`` is on that path (else all of the path's)."""
     found: list[Entry] = []
     current = by_id.get(leaf_id) if leaf_id is not None else None
     for _ in range(len(by_id)):
@@ -203,7 +191,7 @@ def customs_on_path(by_id: Mapping[str, Entry], leaf_id: str | None, since: str 
             break
         if since is not None and current.get("id") == since:
             return found[::-1], True
-        if current.get("type") == "custom":
+        if current.get("type") == kind:
             found.append(current)
         parent = current.get("parentId")
         current = by_id.get(parent) if isinstance(parent, str) else None

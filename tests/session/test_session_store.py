@@ -310,7 +310,7 @@ def test_new_entry_with_lone_surrogate_is_appended_as_escape(tmp_path: Path) -> 
 # ---- the thinking level a resume starts at ----------------------------------------------------------------
 
 
-def test_the_branch_thinking_level_before_a_compaction_is_read_without_a_full_read(tmp_path: Path) -> None:
+def test_the_branch_thinking_levels_before_a_compaction_are_read_without_a_full_read(tmp_path: Path) -> None:
     from pi_compact.session.lazy import EntryIndex
 
     path = tmp_path / "s.jsonl"
@@ -325,11 +325,13 @@ def test_the_branch_thinking_level_before_a_compaction_is_read_without_a_full_re
     store.close()
     reads = EntryIndex.full_reads
     reopened = _open(path)
-    assert reopened.thinking_level() == "high"
+    changes, _ = reopened.customs_on_path(reopened.leaf_id, None, "thinking_level_change")
+    assert [change["thinkingLevel"] for change in changes] == ["low", "high"]
     assert EntryIndex.full_reads == reads
 
 
-def test_a_branch_without_a_thinking_level_has_none(tmp_path: Path) -> None:
+def test_a_branch_without_a_thinking_level_change_has_none(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     _write_lines(path, _v3_lines())
-    assert _open(path).thinking_level() is None
+    store = _open(path)
+    assert store.customs_on_path(store.leaf_id, None, "thinking_level_change") == ([], False)
