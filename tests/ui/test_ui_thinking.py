@@ -55,6 +55,13 @@ def test_the_cycle_key_moves_to_the_next_level_and_writes_one_entry(project: Pat
     assert _levels(project / "s.jsonl") == ["medium", "high"]
 
 
+def test_the_cycle_key_on_a_model_that_cannot_think_says_so_and_writes_nothing(project: Path) -> None:
+    state, _buffer = make_state(project, ScriptedModel(ModelInfo("openai/plain", "openai", 100_000, None), "hi"))
+    chat(state, "Say hi.")
+    assert cycle(state) == "This model does not think: the thinking level stays off."
+    assert _levels(project / "s.jsonl") == ["off"]
+
+
 def test_the_status_line_shows_a_level_other_than_off() -> None:
     assert "openai/gpt-4o · thinking medium · " in status_text(info(thinking="medium")).plain
     assert "thinking" not in status_text(info(thinking="off")).plain

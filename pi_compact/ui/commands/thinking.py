@@ -33,6 +33,8 @@ def thinking(state: ReplState, arg: str) -> Outcome:
 def cycle(state: ReplState) -> str:
     """The cycle key: the next level the model can do; returns the line to show."""
     try:
+        if state.session.thinking_levels() == ("off",):
+            return "This model does not think: the thinking level stays off."
         return f"Thinking level {state.session.cycle_thinking_level()}."
     except PiCompactError as exc:
         return str(exc)
