@@ -34,6 +34,7 @@ class AppOptions:
     compaction_model: str | None = None  # --compaction-model (else the ``compaction.model`` setting)
     local_model_path: str | None = None  # --local-model-path (else the ``localModelPath`` setting)
     trust_project: bool = False  # --trust-project: apply the project's risky settings (``settings.trust``)
+    thinking: str | None = None  # --thinking (else the session's level, else defaultThinkingLevel)
 
     def settings_overrides(self) -> dict[str, object]:
         """The settings the flags set, by dotted key (for ``load_settings``, at start and on reload)."""

@@ -79,6 +79,13 @@ class UsageTotals:
     usage: Mapping[str, Any]
     calls: int
     unpriced: int
+    saved: float = 0.0  # what the cache reads saved (``cache_saving``), summed over the priced calls
+
+    def cache_text(self) -> str:
+        """"12,000 read · 3,000 written · saved $0.0324" (the saving only where prices are known)."""
+        reads, writes = usage_count(self.usage, "cacheRead"), usage_count(self.usage, "cacheWrite")
+        saved = f" · saved {dollars(self.saved)}" if self.saved > 0 else ""
+        return f"{reads:,} read · {writes:,} written{saved}"
 
     @property
     def cost(self) -> float:
@@ -107,10 +114,21 @@ def entry_usage(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
+def cache_saving(usage: Mapping[str, Any]) -> float:
+    """What one call's cache reads saved: those tokens at the call's input price, minus what they cost.
+    The input price is the call's own (cost.input / input), so 0 for a call with no fresh input or no price."""
+    fresh, reads = _number(usage.get("input")), _number(usage.get("cacheRead"))
+    cost = _cost_of(usage)
+    if fresh <= 0 or reads <= 0 or _number(cost.get("input")) <= 0:
+        return 0.0
+    return reads * _number(cost.get("input")) / fresh - _number(cost.get("cacheRead"))
+
+
 def session_totals(entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
     """Everything a session's model calls used, on every branch: replies and the summaries' requests."""
     total: dict[str, Any] = empty_usage()
     calls = unpriced = 0
+    saved = 0.0
     for entry in entries:
         usage = entry_usage(entry)
         if usage is None or usage_tokens(usage) == 0:
@@ -118,10 +136,11 @@ def session_totals(entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
         total = add_usage(total, usage)
         calls += 1
         unpriced += is_unpriced(usage)
-    return UsageTotals(total, calls, unpriced)
+        saved += cache_saving(usage)
+    return UsageTotals(total, calls, unpriced, saved)
 
 
 __all__ = [
-    "COUNT_KEYS", "UsageTotals", "add_usage", "cost_text", "dollars", "entry_usage", "is_unpriced",
+    "COUNT_KEYS", "UsageTotals", "add_usage", "cache_saving", "cost_text", "dollars", "entry_usage", "is_unpriced",
     "session_totals", "usage_cost", "usage_count", "usage_tokens",
 ]

@@ -145,6 +145,7 @@ def make_harness(
     info: ModelInfo = INFO,
     extra_tools: Sequence[Tool] = (),
     system_prompt: str = AGENT_SYSTEM,
+    thinking: str | None = None,
 ) -> Harness:
     cwd = tmp_path / "work dir ü"
     cwd.mkdir(parents=True, exist_ok=True)
@@ -154,7 +155,7 @@ def make_harness(
     session = AgentSession(
         store=store or SessionStore.create(path, str(cwd), 1_700_000_000_000),
         model=model, settings=settings, tools=[*default_tools(), *extra_tools], system_prompt=system_prompt,
-        cwd=cwd, emit=events.append, hooks=hooks, auto_compact=auto_compact,
+        cwd=cwd, emit=events.append, hooks=hooks, auto_compact=auto_compact, thinking=thinking,
     )
     harness = Harness(session, server, path, cwd, events)
     _CREATED.append(harness)
@@ -168,6 +169,8 @@ def make_model_harness(
     hooks: CompactionHooks | None = None,
     auto_compact: bool = True,
     info: ModelInfo = INFO,
+    thinking: str | None = None,
+    store: SessionStore | None = None,
 ) -> ModelHarness:
     """``make_harness`` on an in-process ``ScriptedModel`` that will answer ``replies`` in order."""
     cwd = tmp_path / "work dir ü"
@@ -176,9 +179,9 @@ def make_model_harness(
     model = ScriptedModel(info, *replies)
     events: list[SessionEvent] = []
     session = AgentSession(
-        store=SessionStore.create(path, str(cwd), 1_700_000_000_000), model=model, settings=settings,
+        store=store or SessionStore.create(path, str(cwd), 1_700_000_000_000), model=model, settings=settings,
         tools=default_tools(), system_prompt=AGENT_SYSTEM, cwd=cwd, emit=events.append, hooks=hooks,
-        auto_compact=auto_compact,
+        auto_compact=auto_compact, thinking=thinking,
     )
     harness = ModelHarness(session, model, path, cwd, events)
     _CREATED.append(harness)

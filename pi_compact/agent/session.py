@@ -25,12 +25,13 @@ from pi_compact.agent.events import (
     AgentStart,
     MessageEnd,
     MessageStart,
+    Notice,
     SessionEvent,
     TreeOutcome,
     UncompactOutcome,
 )
 from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
-from pi_compact.agent.opening import Opening, record_model
+from pi_compact.agent.opening import Opening, ThinkingLevel, level_entry, next_level, record_model, recorded_level
 from pi_compact.agent.request import build_request, failed_reply
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
@@ -39,7 +40,8 @@ from pi_compact.compaction.plan import plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.errors import PiCompactError, SessionError
-from pi_compact.llm.protocol import ChatModel
+from pi_compact.llm.protocol import ChatModel, ModelInfo
+from pi_compact.llm.thinking import Clamped, supported_levels
 from pi_compact.messages import Message
 from pi_compact.session.pins import Pin, PinTracker, fold_pins, pin_for, unpin_fields
 from pi_compact.session.store import SessionStore
@@ -64,6 +66,7 @@ class AgentSession:
         auto_compact: bool = True,
         now_ms: Callable[[], int] = now_ms,
         make_summarizer: Callable[[str, Settings], ChatModel] | None = None,
+        thinking: str | None = None,
     ) -> None:
         self._store, self._model, self._tools, self._cwd = store, model, list(tools), cwd
         self._system_prompt, self._emit, self._now = system_prompt, emit, now_ms
@@ -76,6 +79,10 @@ class AgentSession:
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
+        # ``thinking``: --thinking; else the file's latest level, else defaultThinkingLevel (agent.opening).
+        self._thinking = ThinkingLevel(flag=thinking, recorded=recorded_level(store),
+                                       default=settings.default_thinking_level)
+        self._compactions.thinking = self._thinking.asked  # summaries reason at the session's level (pi 0.73)
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -150,7 +157,7 @@ class AgentSession:
     def _report(self, message: dict[str, Any]) -> None:
         self._emit(MessageStart(str(message["role"])))
         self._emit(MessageEnd(message))
-        self._opening.record(self._model)  # a new session's opening entries come first (once)
+        self._open()  # a new session's opening entries come first (once)
         self.add_message(message)
 
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
@@ -180,11 +187,14 @@ class AgentSession:
 
     def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
         retried = False
+        thinking = self._sync_thinking(self._model.info)  # clamped to the model; told once, recorded if changed
+        cache = self._settings.cache_retention or "short"  # PI_CACHE_RETENTION is the model layer's (llm.params)
         while True:  # as long as the model calls tools (no cap, as in pi: Ctrl-C stops it)
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
             recalled = self._recall.attach(self._store, self.messages, self.fitted_settings().compaction, self._now())
-            reply = stream_reply(self._model, build_request(self._system_prompt, self.messages, self._tools, pins,
-                                                            recalled), cancel, self._emit)
+            request = build_request(self._system_prompt, self.messages, self._tools, pins, recalled,
+                                    thinking=thinking, cache=cache, session_id=self._store.session_id or None)
+            reply = stream_reply(self._model, request, cancel, self._emit)
             self.add_message(reply)
             stop = reply.get("stopReason")
             if stop == "aborted" or cancel.cancelled:
@@ -237,13 +247,60 @@ class AgentSession:
         self._store.append(name_fields(name), self._now())
         return session_name(self._store.entries)
 
+    # ---- the thinking level: pi's setThinkingLevel and cycleThinkingLevel -------------------------
+
+    @property
+    def thinking_level(self) -> str:
+        """The level in force on the model (the one asked for while the model is still resolving)."""
+        try:
+            return self._thinking.in_force(self._model.info).level if self._model.ready else self._thinking.asked
+        except PiCompactError:
+            return self._thinking.asked
+
+    def thinking_levels(self) -> tuple[str, ...]:
+        """The levels the model can do, in pi's order."""
+        return supported_levels(self._model.info)
+
+    def set_thinking_level(self, level: str) -> Clamped:
+        """``/thinking LEVEL``: the level in force from now on (clamped to the model: told once); one
+        ``thinking_level_change`` entry when it changed."""
+        self._open()
+        self._thinking.ask(level)
+        clamped = self._thinking.in_force(self._model.info)
+        self._sync_thinking(self._model.info)
+        return clamped
+
+    def cycle_thinking_level(self) -> str:
+        """The cycle key: the next level the model can do, wrapping round."""
+        level = next_level(self._model.info, self.thinking_level)
+        return self.set_thinking_level(level).level
+
+    def _open(self) -> None:
+        written = self._opening.record(self._model, lambda info: self._thinking.in_force(info).level)
+        if written is not None:
+            self._thinking.recorded = written
+
+    def _sync_thinking(self, info: ModelInfo) -> str:
+        """The level in force on ``info``'s model; a clamp of the user's choice is told once, and a level
+        other than the file's latest (pi's "off" when it has none) is recorded."""
+        notice = self._thinking.clamp_notice(info)
+        if notice is not None:
+            self._emit(Notice(notice, "info"))
+        level = self._thinking.in_force(info).level
+        self._compactions.thinking = level
+        if level != (self._thinking.recorded or "off"):
+            self._store.append(level_entry(level), self._now())
+            self._thinking.recorded = level
+        return level
+
     # ---- settings ------------------------------------------------------------------------------
 
     def set_model(self, model: ChatModel, cancel: CancelToken | None = None) -> None:
         """Switch models; compact first when the context would not fit the new window's threshold."""
-        self._opening.record(self._model)  # a new session records the model it started with first, as pi does
+        self._open()  # a new session records the model it started with first, as pi does
         self._model = model
         record_model(self._store, model.info, self._now())
+        self._sync_thinking(model.info)  # re-clamped to the new model: one notice, one entry if it changed
         self._compactions.compact_if_due("model_switch", self._model, self.fitted_settings(), cancel)
 
     def set_settings(self, settings: Settings) -> None:

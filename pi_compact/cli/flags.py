@@ -72,6 +72,8 @@ MAIN: tuple[Flag, ...] = (
     Flag(("--trust-project",), "trust_project", "bool", "Apply this directory's .pi settings that can send data "
          "elsewhere or run code, without asking."),
     Flag((INITIAL_OPTION,), "initial_message", "str", "", hidden=True),
+    Flag(("--thinking",), "thinking", "str", "Thinking level (else the session's, else defaultThinkingLevel, else "
+         "medium; clamped to what the model can do).", metavar="[off|minimal|low|medium|high|xhigh]"),
 )
 
 COMPACT_SESSION = Positional("session", "The session file (.jsonl) to compact.")

@@ -16,6 +16,7 @@ def start(
     context_window: int | None, session: Path | None, continue_recent: bool, resume: bool, no_session: bool,
     no_auto_compact: bool, extension: list[Path] | None, session_dir: str | None, approve: str | None,
     compaction_model: str | None, local_model_path: Path | None, trust_project: bool, initial_message: str | None,
+    thinking: str | None = None,
 ) -> int:
     """Run what the flags ask for; returns the exit code."""
     try:
@@ -25,6 +26,7 @@ def start(
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
         if approve not in (None, "none", "edits", "all"):
             raise UsageError(f"--approve must be none, edits or all, got {approve!r}.")
+        _check_thinking(thinking)
         if session is not None and no_session:
             raise UsageError("--session and --no-session cannot be used together.")
         from pi_compact.cli.argv import plan_start, read_piped_stdin
@@ -37,6 +39,7 @@ def start(
             no_session=no_session, auto_compact=not no_auto_compact, extensions=tuple(extension or ()),
             session_dir=session_dir, approve=approve, compaction_model=compaction_model,
             local_model_path=str(local_model_path) if local_model_path else None, trust_project=trust_project,
+            thinking=thinking,
         )
         from pi_compact.ui.trust_prompt import policy
 
@@ -64,3 +67,10 @@ def start(
         if raise_errors():
             raise
         return report(exc)
+
+
+def _check_thinking(thinking: str | None) -> None:
+    from pi_compact.llm.thinking import LEVELS
+
+    if thinking is not None and thinking not in LEVELS:
+        raise UsageError(f"--thinking must be one of {', '.join(LEVELS)}, got {thinking!r}.")

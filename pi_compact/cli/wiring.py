@@ -219,7 +219,8 @@ def build_runtime(
                                  project_instructions(options.cwd))
     session = AgentSession(store=store, model=chat_model, settings=settings, tools=tools, system_prompt=prompt,
                            cwd=options.cwd, emit=emit, hooks=hooks, auto_compact=options.auto_compact,
-                           make_summarizer=summarizer_factory(options, lambda text: emit(Notice(text, "info"))))
+                           make_summarizer=summarizer_factory(options, lambda text: emit(Notice(text, "info"))),
+                           thinking=options.thinking)
     return Runtime(session, store, chat_model)
 
 

@@ -81,6 +81,7 @@ class _LeanReader:
         self.parents: list[str | None] = []  # None for a parentId that is not a string
         self.compactions = bytearray()  # 1 where the entry is a compaction
         self.customs = bytearray()  # 1 where it is a custom entry (pins are: see session/pins.py)
+        self.levels = bytearray()  # 1 where it is a thinking_level_change (the level a resume starts at)
         # Per entry: its digested entry, its raw line (see the module docstring), or None once cold.
         self.kept: list[Entry | bytes | None] = []
         self.where = array("q")  # per entry: offset, length and hash of its line
@@ -152,6 +153,7 @@ class _LeanReader:
                 self.held += len(raw)
             kind = value.get("type")
             customs.append(kind == "custom")
+            self.levels.append(kind == "thinking_level_change")
             if kind == "compaction":
                 compactions.append(1)
                 kept_id = value.get("firstKeptEntryId")

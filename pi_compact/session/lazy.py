@@ -84,11 +84,12 @@ class EntryIndex:
         with self._file():
             return self._reader.branch_tail(leaf_id)
 
-    def customs_on_path(self, leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
+    def customs_on_path(self, leaf_id: str | None, since: str | None, kind: str = "custom") -> tuple[list[Entry], bool]:
         """``customs_on_path`` over the index: the walk reads ids and parents only, and of the bodies only
-        the custom entries it meets (read again from the file if old), so no full read is needed."""
+        the ``kind`` entries it meets (read again from the file if old), so no full read is needed."""
         reader = self._reader
-        ids, parents, customs, by_id = reader.ids, reader.parents, reader.customs, reader.by_id
+        ids, parents, by_id = reader.ids, reader.parents, reader.by_id
+        customs = reader.levels if kind == "thinking_level_change" else reader.customs  # the kinds it marks
         found: list[int] = []
         current = by_id.get(leaf_id) if leaf_id is not None else None
         met = False
@@ -147,6 +148,7 @@ class EntryIndex:
         reader.parents.append(parent if type(parent) is str else None)
         reader.compactions.append(1 if entry.get("type") == "compaction" else 0)
         reader.customs.append(entry.get("type") == "custom")
+        reader.levels.append(entry.get("type") == "thinking_level_change")
         reader.kept.append(entry)
         reader.where.extend((0, 0, 0))
         if isinstance(entry_id, str):
@@ -159,6 +161,7 @@ class EntryIndex:
         reader.parents.pop()
         reader.compactions.pop()
         reader.customs.pop()
+        reader.levels.pop()
         reader.kept.pop()
         del reader.where[-3:]
         if isinstance(entry_id, str):
@@ -176,9 +179,11 @@ def tail_start(path: Sequence[Mapping[str, Any]]) -> int:
     return 0
 
 
-def customs_on_path(by_id: Mapping[str, Entry], leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
-    """The ``custom`` entries on the path to ``leaf_id`` that come after the entry ``since``, root side
-    first, and whether ``since`` is on that path (else they are all of the path's custom entries)."""
+def customs_on_path(
+    by_id: Mapping[str, Entry], leaf_id: str | None, since: str | None, kind: str = "custom"
+) -> tuple[list[Entry], bool]:
+    """The ``kind`` entries (``custom`` or ``thinking_level_change``) on the path to ``leaf_id`` that come after
+    the entry ``since``, root side first, and whether ``since`` is on that path (else all of the path's)."""
     found: list[Entry] = []
     current = by_id.get(leaf_id) if leaf_id is not None else None
     for _ in range(len(by_id)):
@@ -186,7 +191,7 @@ def customs_on_path(by_id: Mapping[str, Entry], leaf_id: str | None, since: str 
             break
         if since is not None and current.get("id") == since:
             return found[::-1], True
-        if current.get("type") == "custom":
+        if current.get("type") == kind:
             found.append(current)
         parent = current.get("parentId")
         current = by_id.get(parent) if isinstance(parent, str) else None

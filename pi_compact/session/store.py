@@ -210,12 +210,12 @@ class SessionStore:
         branch = self.branch()
         return branch[tail_start(branch) :]
 
-    def customs_on_path(self, leaf_id: str | None, since: str | None) -> tuple[list[Entry], bool]:
-        """The custom entries (pins among them) on the path to ``leaf_id`` after ``since``, root first, and
-        whether ``since`` is on it. A resumed store reads only those entries (see lazy.py)."""
+    def customs_on_path(self, leaf_id: str | None, since: str | None, kind: str = "custom") -> tuple[list[Entry], bool]:
+        """The ``kind`` entries (custom: pins among them; thinking_level_change) on the path to ``leaf_id`` after
+        ``since``, root first, and whether ``since`` is on it. A resumed store reads only those (see lazy.py)."""
         if self._index is not None:
-            return self._index.customs_on_path(leaf_id, since)
-        return customs_on_path(self.by_id, leaf_id, since)
+            return self._index.customs_on_path(leaf_id, since, kind)
+        return customs_on_path(self.by_id, leaf_id, since, kind)
 
     def context(self) -> SessionContext:
         """What the model sees from the current leaf."""

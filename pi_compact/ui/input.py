@@ -60,9 +60,18 @@ class SlashCompleter(Completer):
                 yield Completion(option, start_position=-len(word))
 
 
-def key_bindings(on_expand: Callable[[], None] | None = None) -> KeyBindings:
-    """The prompt's keys; ``on_expand`` (Ctrl-O) prints above the prompt, leaving what is typed alone."""
+def key_bindings(on_expand: Callable[[], None] | None = None,
+                 on_cycle_thinking: Callable[[], None] | None = None) -> KeyBindings:
+    """The prompt's keys; ``on_expand`` (Ctrl-O) and ``on_cycle_thinking`` (Shift+Tab, pi's key) print
+    above the prompt, leaving what is typed alone."""
     bindings = KeyBindings()
+
+    if on_cycle_thinking is not None:
+        cycle = on_cycle_thinking
+
+        @bindings.add("s-tab")
+        def _cycle_thinking(event: KeyPressEvent) -> None:
+            run_in_terminal(cycle)
 
     if on_expand is not None:
         expand = on_expand
@@ -116,13 +125,13 @@ def _continuation(width: int, line_number: int, wrap_count: int) -> FormattedTex
 # second one in a row); Ctrl-D on an empty line raises ``EOFError``.
 def make_prompt(
     history: History, completer: Completer, *, input: Input | None = None, output: Output | None = None,
-    on_expand: Callable[[], None] | None = None,
+    on_expand: Callable[[], None] | None = None, on_cycle_thinking: Callable[[], None] | None = None,
 ) -> PromptSession[str]:
     """The REPL's prompt session (``input``/``output`` default to the terminal; tests pass pipes)."""
     return PromptSession(
         message=FormattedText([("bold ansicyan", PROMPT)]),
         multiline=True,  # Enter is rebound to send; the newline keys insert line breaks
-        key_bindings=key_bindings(on_expand),
+        key_bindings=key_bindings(on_expand, on_cycle_thinking),
         history=history,
         completer=completer,
         complete_while_typing=True,

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from pi_compact.ui.state import ReplState, Runtimes
 
 # Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
-COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/session", "/new",
-                 "/uncompact", "/pin", "/pins", "/unpin", "/tree", "/fork", "/clone", "/name", "/resume", "/expand",
-                 "/copy", "/export", "/help", "/quit")
+COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/thinking",
+                 "/session", "/new", "/uncompact", "/pin", "/pins", "/unpin", "/tree", "/fork", "/clone", "/name",
+                 "/resume", "/expand", "/copy", "/export", "/help", "/quit")
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
 
@@ -234,6 +234,15 @@ class Repl:
         if self.state is None or not self.state.renderer.expand_last():
             _plain("No collapsed tool output to expand yet.", "ansibrightblack")
 
+    def _cycle_thinking(self) -> None:
+        """Shift+Tab at the prompt: the next thinking level (one entry in the session file)."""
+        if self.state is None:
+            _plain("The session is still loading.", "ansibrightblack")
+            return
+        from pi_compact.ui.commands.thinking import cycle
+
+        _plain(cycle(self.state), "ansibrightblack")
+
     # ---- the loop --------------------------------------------------------------------------------
 
     def _commands(self) -> list[tuple[str, str]]:
@@ -285,7 +294,8 @@ class Repl:
         if self._model_error:
             _plain(self._model_error, "ansired")
         completer = merge_completers([SlashCompleter(self._commands, self._arguments), MentionCompleter(Path.cwd())])
-        prompt = make_prompt(open_history(history_file()), completer, on_expand=self._expand)
+        prompt = make_prompt(open_history(history_file()), completer, on_expand=self._expand,
+                             on_cycle_thinking=self._cycle_thinking)
         self._above.app = prompt.app
         prompt.app.after_render += self.start_loader
         interrupted = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,7 @@ class StatusInfo:
     from_usage: bool
     auto_compact: bool
     session_name: str
+    thinking: str = "off"  # the session's thinking level, shown when the model thinks
 
     @property
     def percent(self) -> float | None:
@@ -91,6 +92,10 @@ def session_name(session: AgentSession) -> str:
 
 def gather_status(session: AgentSession, model_name: str) -> StatusInfo:
     """The status numbers now; ``model_name`` labels a model that has not resolved yet."""
+    return replace(_gather_status(session, model_name), thinking=session.thinking_level)
+
+
+def _gather_status(session: AgentSession, model_name: str) -> StatusInfo:
     auto = auto_compaction_on(session)
     if model_ready(session.model):
         usage = session.context_usage()
@@ -120,6 +125,8 @@ def status_text(info: StatusInfo) -> Text:
     approx = "" if info.from_usage else "~"
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(info.model, style="bold")
+    if info.thinking != "off":
+        line.append(f" · thinking {info.thinking}", style="dim")
     line.append(*sep)
     if info.window is None:
         line.append(f"{approx}{info.tokens:,}/{UNKNOWN} tokens", style="dim")
@@ -240,6 +247,7 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     if recalled is not None:
         table.add_row("Recalled", Text(recalled))
     table.add_row("Compactions", Text(f"{session.compactions} in this session"))
+    table.add_row("Cache", Text(session_totals(session.store.each_entry()).cache_text() + " (this session)"))
     return table
 
 
@@ -338,4 +346,5 @@ def session_table(store: SessionStore, compactions: int) -> Table:
         f"{usage_count(usage, 'cacheRead'):,} cache read · {usage_count(usage, 'cacheWrite'):,} cache write "
         f"({usage_tokens(usage):,} total, replies and compactions)"))
     table.add_row("Cost", Text(totals.cost_text() if totals.calls else "none yet"))
+    table.add_row("Cache", Text(totals.cache_text()))
     return table

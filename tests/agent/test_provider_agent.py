@@ -50,4 +50,6 @@ def test_the_agent_fills_to_the_threshold_without_a_refused_request(tmp_path: Pa
     assert all(record.prompt_tokens + record.body["max_tokens"] <= 200_000 for record in records)
     assert all(count_cache_breakpoints(record.body) == 3 for record in agent)
     after = records[records.index(next(r for r in records if r.body in summaries)) + 1]
-    assert after.body["max_tokens"] == 32_000  # the kept replies' old usage does not squeeze the cap
+    # The kept replies' old usage does not squeeze the cap: back to pi's 32,000 plus the 8,192 budget of
+    # "medium", the level a session runs Sonnet at by default (as pi does).
+    assert after.body["max_tokens"] == 32_000 + 8_192

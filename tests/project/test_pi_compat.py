@@ -35,11 +35,15 @@ from builders import (
 from pi_session import PACKAGE, PROJECT_ROOT, pi_unavailable
 from scripted_server import Reply, ScriptedServer
 
+from pi_compact.llm.protocol import ModelInfo
 from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 
 # Loads a session file with pi's SessionManager and prints the context's messages as JSON.
+# A reasoning model on the scripted (OpenAI-compatible) server: levels go out as ``reasoning_effort``.
+REASONING = ModelInfo("openai/scripted", "openai", 10_000, None, reasoning=True)
+
 PI_CONTEXT_SCRIPT = f"""
 import {{ SessionManager }} from "{PACKAGE}";
 const [file, dir] = process.argv.slice(1);
@@ -187,11 +191,64 @@ def test_pi_restores_the_model_we_switched_to(
     gemini = create_model(resolve_model("gemini/gemini-2.5-pro", settings=settings), settings=settings)
     h.session.set_model(gemini)  # a window of a million tokens: no compaction, no request
     restored = pi_restore(h.path)
-    assert restored["types"][-1] == "model_change"
+    # The scripted model could not think ("off"); Gemini 2.5 Pro runs pi's default "medium", recorded
+    # after the switch as pi's setModel records it.
+    assert restored["types"][-2:] == ["model_change", "thinking_level_change"]
+    assert restored["thinkingLevel"] == "medium"
     # litellm's "gemini" is pi's "google": pi finds the model in its registry and restores it.
     assert restored["model"] == {"provider": "google", "modelId": "gemini-2.5-pro"}
     assert restored["found"] == ["google", "gemini-2.5-pro"]
     assert SessionStore.open(h.path, str(h.cwd), 0).context().model == ("google", "gemini-2.5-pro")
+
+
+def test_pi_restores_the_thinking_level_we_set(
+    scripted_server: ScriptedServer, tmp_path: Path, pi_restore: Any
+) -> None:
+    h = make_harness(scripted_server, tmp_path, info=REASONING, thinking="low")
+    scripted_server.enqueue(Reply(text="Hi."), Reply(text="Again."))
+    h.session.prompt("Say hi.")
+    h.session.set_thinking_level("high")
+    h.session.prompt("Again.")
+    restored = pi_restore(h.path)
+    assert restored["types"] == ["model_change", "thinking_level_change", "message", "message",
+                                 "thinking_level_change", "message", "message"]
+    assert restored["thinkingLevel"] == "high"
+
+
+# Writes a session the way pi's SessionManager does (model, thinking level, one exchange) and prints its path.
+PI_WRITE_SCRIPT = f"""
+import {{ SessionManager }} from "{PACKAGE}";
+const [cwd, dir] = process.argv.slice(1);
+const manager = SessionManager.create(cwd, dir);
+manager.appendModelChange("openai", "scripted");
+manager.appendThinkingLevelChange("minimal");
+manager.appendMessage({{ role: "user", content: [{{ type: "text", text: "Hi." }}], timestamp: 1 }});
+manager.appendMessage({{ role: "assistant", content: [{{ type: "text", text: "Hello." }}], api: "openai-completions",
+  provider: "openai", model: "scripted", stopReason: "stop", timestamp: 2,
+  usage: {{ input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
+           cost: {{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 }} }} }});
+process.stdout.write(manager.getSessionFile());
+"""
+
+
+def test_we_continue_pi_session_at_its_thinking_level(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    reason = pi_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    done = subprocess.run(["node", "--input-type=module", "-e", PI_WRITE_SCRIPT, str(cwd), str(tmp_path / "s")],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    path = Path(done.stdout)
+    store = SessionStore.open(path, str(cwd), 0)
+    h = make_harness(scripted_server, tmp_path, info=REASONING, store=store)
+    scripted_server.enqueue(Reply(text="Sure."))
+    h.session.prompt("Go on.")
+    assert h.agent_requests()[-1]["reasoning_effort"] == "minimal"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [line["thinkingLevel"] for line in lines if line["type"] == "thinking_level_change"] == ["minimal"]
 
 
 # ---- the usage we record is the usage pi counts --------------------------------------------------------

@@ -32,7 +32,7 @@ def differences_section() -> str:
         "fits in\n  `keepRecentTokens`",  # no call on an empty history
         "`[... middle of the turn omitted to fit ...]`",  # an over-long turn prefix
         "half the context window",  # summary max tokens
-        "Earlier thinking is not sent back",
+        "Unsigned thinking is not sent back",
     ],
 )
 def test_readme_states_each_deliberate_difference(statement: str) -> None:

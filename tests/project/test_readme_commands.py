@@ -19,9 +19,10 @@ def test_every_command_is_in_the_readme_command_table() -> None:
 
 
 def test_every_key_of_help_is_in_the_readme_key_table() -> None:
-    for key in ("Enter", "Ctrl-J", "Esc or Ctrl-C", "Ctrl-D", "Up / Down", "Tab", "Ctrl-O"):
+    for key in ("Enter", "Ctrl-J", "Esc or Ctrl-C", "Ctrl-D", "Up / Down", "Tab", "Ctrl-O", "Shift+Tab"):
         assert f"| {key}" in USING_IT or f" {key} " in USING_IT, key
-    assert {k.split(" ")[0] for k, _ in KEYS_HELP} <= {"Enter", "Alt-Enter", "Esc", "Ctrl-C", "Up", "Tab", "Ctrl-O"}
+    assert {k.split(" ")[0] for k, _ in KEYS_HELP} <= {"Enter", "Alt-Enter", "Esc", "Ctrl-C", "Up", "Tab", "Ctrl-O",
+                                                       "Shift+Tab"}
 
 
 def test_the_readme_settings_table_lists_every_key_the_settings_read_and_no_other() -> None:

@@ -305,3 +305,33 @@ def test_new_entry_with_lone_surrogate_is_appended_as_escape(tmp_path: Path) -> 
     store = _open(path)
     store.append_message(user("x" * 3 + "\ud83d"), NOW)
     assert _reread(path)[-1]["message"]["content"] == "xxx\ud83d"
+
+
+# ---- the thinking level a resume starts at ----------------------------------------------------------------
+
+
+def test_the_branch_thinking_levels_before_a_compaction_are_read_without_a_full_read(tmp_path: Path) -> None:
+    from pi_compact.session.lazy import EntryIndex
+
+    path = tmp_path / "s.jsonl"
+    store = SessionStore.create(path, "/work", NOW)
+    store.append({"type": "thinking_level_change", "thinkingLevel": "low"}, NOW)
+    store.append({"type": "thinking_level_change", "thinkingLevel": "high"}, NOW)
+    store.append_message(user("q1"), NOW)
+    store.append_message(assistant("a1"), NOW)
+    kept = store.append_message(user("q2"), NOW)
+    store.append_message(assistant("a2"), NOW)
+    store.append({"type": "compaction", "summary": "s", "firstKeptEntryId": kept["id"], "tokensBefore": 9}, NOW)
+    store.close()
+    reads = EntryIndex.full_reads
+    reopened = _open(path)
+    changes, _ = reopened.customs_on_path(reopened.leaf_id, None, "thinking_level_change")
+    assert [change["thinkingLevel"] for change in changes] == ["low", "high"]
+    assert EntryIndex.full_reads == reads
+
+
+def test_a_branch_without_a_thinking_level_change_has_none(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    _write_lines(path, _v3_lines())
+    store = _open(path)
+    assert store.customs_on_path(store.leaf_id, None, "thinking_level_change") == ([], False)

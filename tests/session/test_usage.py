@@ -6,7 +6,7 @@ from typing import Any
 
 from builders import usage
 
-from pi_compact.usage import add_usage, cost_text, dollars, session_totals
+from pi_compact.usage import add_usage, cache_saving, cost_text, dollars, session_totals
 
 
 def priced(input: int, output: int, total: float) -> dict[str, Any]:
@@ -52,3 +52,26 @@ def test_session_totals_say_which_part_had_no_price() -> None:
     assert some.cost_text() == "$0.0020 (some calls unpriced)"
     none = session_totals([reply_entry(priced(500, 10, 0.0))])
     assert none.cost_text() == "unknown (no price is known for the models used)"
+
+
+def cached(input: int, cache_read: int, input_cost: float, read_cost: float) -> dict[str, Any]:
+    return {**usage(input, 10, cache_read=cache_read), "cost": {"input": input_cost, "output": 0.0,
+                                                              "cacheRead": read_cost, "cacheWrite": 0.0,
+                                                              "total": input_cost + read_cost}}
+
+
+def test_cache_saving_is_the_reads_at_the_input_price_minus_their_cost() -> None:
+    # $3/M input, $0.30/M reads: 9,000 reads would have cost $0.027 and cost $0.0027.
+    assert abs(cache_saving(cached(1_000, 9_000, 0.003, 0.0027)) - 0.0243) < 1e-12
+
+
+def test_cache_saving_is_zero_without_fresh_input_or_a_price() -> None:
+    assert cache_saving(cached(0, 9_000, 0.0, 0.0027)) == 0.0
+    assert cache_saving(cached(1_000, 9_000, 0.0, 0.0)) == 0.0
+
+
+def test_session_totals_add_up_the_savings() -> None:
+    entries = [reply_entry(cached(1_000, 9_000, 0.003, 0.0027)), reply_entry(cached(1_000, 9_000, 0.003, 0.0027))]
+    totals = session_totals(entries)
+    assert abs(totals.saved - 0.0486) < 1e-12
+    assert totals.cache_text() == "18,000 read · 0 written · saved $0.0486"

@@ -154,6 +154,7 @@ class Compactor:
     diagnose: Callable[[], str] | None = None
     guard: LoopGuard | None = None  # the session's loop guard: told of automatic compactions that gained nothing
     summarizer: Summarizer | None = None  # ``compaction.model``; None: the chat model writes summaries
+    thinking: str | None = None  # the session's thinking level: summaries reason at it (``summary_reasoning``)
 
     def run(
         self,
@@ -259,7 +260,7 @@ class Compactor:
         by the compaction model when one is set, sized for its window (``summarizer.py``)."""
         return write_summary(plan, self.model, self.summarizer, self.settings.compaction.reserve_tokens,
                              instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
-                             on_retry=self._report_retry)
+                             on_retry=self._report_retry, thinking=self.thinking)
 
     def _report_retry(self, retry: Retrying) -> None:
         self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))

@@ -28,6 +28,7 @@ from pi_compact.llm.protocol import (
     error_message,
 )
 from pi_compact.llm.retry_watch import RetryWatcher
+from pi_compact.llm.thinking import clamp_level
 from pi_compact.settings import Settings
 from pi_compact.usage import add_usage
 
@@ -175,6 +176,7 @@ def write_summary(
     cancel: CancelToken,
     allow_fallback: bool,
     on_retry: Callable[[Retrying], None],
+    thinking: str | None = None,
 ) -> CompactionResult:
     """Summarize ``plan`` with the summarizer (else the chat model), sized for its window; the result's
     ``details`` name the model and hold the usage of all its requests."""
@@ -182,11 +184,21 @@ def write_summary(
     info = chosen.meter.info
     budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, reserve_tokens)
     model = RetryWatcher(chosen.meter, on_retry)  # the spinner shows "retrying (2/3)…"
+    reasoning = summary_reasoning(info, thinking)
     result = chosen.run(lambda: summarize(plan, model, budget, instructions=instructions, cancel=cancel,
-                                          allow_fallback=allow_fallback))
+                                          allow_fallback=allow_fallback, reasoning=reasoning))
     details = chosen.record(result.details)  # a fallback's details hold its error (``summarize``)
     error = details.get("error") if result.error is not None else None
     return CompactionResult(**{**vars(result), "details": details, "error": error})
 
 
-__all__ = ["Chosen", "Summarizer", "Summarizers", "UsageMeter", "choose", "write_summary"]
+def summary_reasoning(info: ModelInfo, thinking: str | None) -> str | None:
+    """pi 0.73's summary reasoning: the session's level (clamped to the summary model) when that model
+    reasons and the level is not off; else none."""
+    if not info.reasoning or thinking is None or thinking == "off":
+        return None
+    level = clamp_level(info, thinking).level
+    return None if level == "off" else level
+
+
+__all__ = ["Chosen", "Summarizer", "Summarizers", "UsageMeter", "choose", "summary_reasoning", "write_summary"]

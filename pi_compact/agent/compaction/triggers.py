@@ -93,6 +93,7 @@ class Compactions:
         self.background = BackgroundCompaction(emit)  # compaction.background: summaries made ahead
         self.summarizers = Summarizers(make_summarizer)  # the ``compaction.model`` named by the settings
         self.gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
+        self.thinking: str | None = None  # the session's thinking level: summaries reason at it
 
     def run(self, model: ChatModel, settings: Settings, reason: CompactionReason, *, instructions: str | None = None,
             cancel: CancelToken | None = None, will_retry: bool = False) -> CompactionResult | None:
@@ -179,7 +180,7 @@ class Compactions:
     def _compactor(self, model: ChatModel, settings: Settings) -> Compactor:
         return Compactor(self._store, model, settings, self._emit, self._hooks, now_ms=self._now, guard=self.guard,
                          diagnose=lambda: self._diagnose(model, settings),
-                         summarizer=self.summarizers.for_settings(settings))
+                         summarizer=self.summarizers.for_settings(settings), thinking=self.thinking)
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),

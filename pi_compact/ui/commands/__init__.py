@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
-from pi_compact.ui.commands import compaction, config, context, history, output, resume, session, tree
+from pi_compact.llm.thinking import LEVELS
+from pi_compact.ui.commands import compaction, config, context, history, output, resume, session, thinking, tree
 from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
 
 _COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
@@ -54,6 +55,8 @@ def argument_options(state: ReplState, command: str) -> Sequence[str]:
         return ("reload",)
     if command == "/model":
         return config.model_names(state)
+    if command == "/thinking":
+        return LEVELS
     return ()
 
 
@@ -86,6 +89,7 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Up / Down", "previous / next input from the history"),
     ("Tab", "complete a /command and its argument"),
     ("Ctrl-O", "show the last collapsed tool output in full"),
+    ("Shift+Tab", "next thinking level the model can do"),
 )
 
 COMMANDS: tuple[Command, ...] = (
@@ -97,6 +101,7 @@ COMMANDS: tuple[Command, ...] = (
             config.settings),
     Command("/autocompact", "on|off", "turn automatic compaction on or off for this session", compaction.autocompact),
     Command("/model", "[name]", "show the model, or switch (compacts first if the new window needs it)", config.model),
+    Command("/thinking", "[level]", "show the thinking level and the model's levels, or set one", thinking.thinking),
     Command("/session", "", "the session file, its entries and size", session.session),
     Command("/new", "", "start a fresh session file", session.new),
     Command("/uncompact", "[--force]", "undo the latest compaction (the context before it comes back)",

@@ -1,0 +1,45 @@
+"""``--thinking``: a level outside pi's six is a usage error; a level reaches the session (through the real
+CLI, against the scripted server) and is clamped to what the model can do, with one notice."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scripted_server import Reply, ScriptedServer
+
+from pi_compact.cli.start import start
+from pi_compact.errors import RAISE_ERRORS_VARIABLE
+
+
+def test_an_unknown_level_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv(RAISE_ERRORS_VARIABLE, raising=False)
+    code = start(prompt="hi", mode="text", model=None, api_base=None, api_key=None, context_window=None, session=None,
+                 continue_recent=False, resume=False, no_session=True, no_auto_compact=False, extension=None,
+                 session_dir=None, approve=None, compaction_model=None, local_model_path=None, trust_project=False,
+                 initial_message=None, thinking="max")
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "pi-compact: --thinking must be one of off, minimal, low, medium, high, xhigh, got 'max'.\n")
+
+
+def test_the_flag_reaches_the_session_and_is_clamped_with_one_notice(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    scripted_server.enqueue(Reply(text="Hi."))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_CODING_AGENT", "OPENAI_"))}
+    env.update({"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                "HOME": str(tmp_path)})
+    session = tmp_path / "s.jsonl"
+    command = [sys.executable, "-m", "pi_compact", "--model", "openai/scripted", "--api-base",
+               scripted_server.base_url, "--api-key", "test", "--context-window", "10000", "--session", str(session),
+               "--thinking", "high", "-p", "hi"]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "Hi.\n"), done.stderr
+    assert done.stderr == "pi-compact: Thinking level high is not available on scripted (it does off); using off.\n"
+    entries = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
+    assert [e["thinkingLevel"] for e in entries if e.get("type") == "thinking_level_change"] == ["off"]
