@@ -110,3 +110,17 @@ def run_tool_calls(
         emit(MessageEnd(result))
         on_result(result)
     return not ctx.cancelled
+
+
+def refuse_tool_calls(
+    message: Mapping[str, Any], reason: str, emit: Emit, on_result: Callable[[dict[str, Any]], None],
+) -> None:
+    """Answer each tool call of ``message`` with an error result saying ``reason``, running none of them
+    (a stopped loop: every call still gets its result, so the transcript stays valid for the next prompt)."""
+    for call in tool_calls(message):
+        call_id, name = str(call.get("id", "")), str(call.get("name", ""))
+        result = tool_result_message(call_id, name, ToolOutput(f"Not run: {reason}", is_error=True), now_ms())
+        emit(ToolExecutionEnd(call_id, name, result, True))
+        emit(MessageStart("toolResult"))
+        emit(MessageEnd(result))
+        on_result(result)

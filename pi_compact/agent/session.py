@@ -24,11 +24,13 @@ from pi_compact.agent.events import (
     AgentStart,
     MessageEnd,
     MessageStart,
+    Notice,
     SessionEvent,
     TreeOutcome,
     UncompactOutcome,
 )
-from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
+from pi_compact.agent.limits import LoopLimits, LoopStop
+from pi_compact.agent.loop import refuse_tool_calls, run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.opening import Opening, record_model
 from pi_compact.agent.request import build_request, failed_reply
 from pi_compact.agent.tools import Tool, ToolContext
@@ -74,6 +76,7 @@ class AgentSession:
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
+        self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.limits``)
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -159,6 +162,7 @@ class AgentSession:
             return None
         self._emit(AgentStart())
         self._report({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()})
+        self.loop_stop = None
         try:
             final = self._run(token)
         except SessionError as exc:  # a write failed: recording a failed reply would write again
@@ -170,6 +174,8 @@ class AgentSession:
             final = failed_reply(str(exc), self._now())
             self._report(final)
         error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
+        if self.loop_stop is not None:
+            error = self.loop_stop.text
         self._emit(AgentEnd(str(error) if error else None))
         # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
         if final is not None and final.get("stopReason") != "aborted":
@@ -178,7 +184,8 @@ class AgentSession:
 
     def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
         retried = False
-        while True:  # as long as the model calls tools (no cap, as in pi: Ctrl-C stops it)
+        limits = LoopLimits(self._settings.max_turns)
+        while True:  # as long as the model calls tools, up to the loop limits (pi has none: Ctrl-C stops it)
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
             reply = stream_reply(self._model, build_request(self._system_prompt, self.messages, self._tools, pins),
                                  cancel, self._emit)
@@ -191,6 +198,11 @@ class AgentSession:
                 retried = True
                 continue
             if overflow == "done" or stop == "error" or not tool_calls(reply):
+                return reply
+            self.loop_stop = limits.check(reply)
+            if self.loop_stop is not None:
+                refuse_tool_calls(reply, self.loop_stop.text, self._emit, self.add_message)
+                self._emit(Notice(self.loop_stop.text, "warning"))
                 return reply
             approve = self.approval.allows if self.approval is not None else None
             if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self.add_message,

@@ -98,6 +98,7 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("sessionDir", "session_dir", _TEXT),
     SettingKey("approve", "approve", _APPROVE),
     SettingKey("localModelPath", "local_model_path", _TEXT),
+    SettingKey("maxTurns", "max_turns", _POSITIVE),
 )
 
 KEYS_BY_NAME: Mapping[str, SettingKey] = {key.dotted: key for key in KEYS}

@@ -72,6 +72,7 @@ class Settings:
     session_dir: str | None = None
     approve: str = "none"  # "none" (pi's way), "edits" (ask before write/edit) or "all" (also bash)
     local_model_path: str | None = None  # a GGUF file for ``--model local`` instead of the bundled model
+    max_turns: int | None = None  # ``maxTurns``: model replies per prompt before the tool loop stops (None: no limit)
     # Whether ``.pi/extensions/`` of the working directory may load: False when the project is not trusted
     # (``settings.trust``); not a settings-file key.
     project_extensions: bool = True
