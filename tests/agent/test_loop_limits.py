@@ -48,3 +48,14 @@ def test_different_calls_and_no_limit_run_on_until_the_model_answers(tmp_path: P
     final = h.session.prompt("Count.")
     assert final is not None and final["stopReason"] == "stop"
     assert len(h.agent_requests()) == 9 and h.session.loop_stop is None
+
+
+def test_the_max_turns_setting_is_read_from_a_settings_file_and_applies_to_the_session(tmp_path: Path) -> None:
+    from pi_compact.settings.schema import parse_settings
+
+    parsed, warnings = parse_settings({"maxTurns": 2, "compaction": {"tokenEstimator": "chars4"}})
+    assert warnings == [] and parsed.max_turns == 2
+    replies = [ScriptedReply(tool_calls=(ScriptedCall("bash", {"command": f"echo {i}"}),)) for i in range(5)]
+    h = make_model_harness(tmp_path, *replies, settings=replace(SETTINGS, max_turns=parsed.max_turns))
+    h.session.prompt("Count.")
+    assert len(h.agent_requests()) == 2
