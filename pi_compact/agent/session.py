@@ -32,7 +32,7 @@ from pi_compact.agent.events import (
 from pi_compact.agent.limits import LoopLimits, LoopStop
 from pi_compact.agent.loop import refuse_tool_calls, run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.opening import Opening, record_model
-from pi_compact.agent.request import build_request, failed_reply
+from pi_compact.agent.request import build_request, failed_reply, request_overhead
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
@@ -72,6 +72,7 @@ class AgentSession:
         self._context = LiveContext(store, settings.compaction.token_estimator)
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
+        self._context.overhead = _overhead_of(store, self._pins, system_prompt, self._tools)
         self._compactions = Compactions(store, self._context, self._pins, emit, hooks=hooks, now_ms=now_ms,
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
@@ -117,6 +118,11 @@ class AgentSession:
         if not self._model.ready:
             return self._settings
         return plan_for_window(self._settings, self._model.info.context_window).settings
+
+    def estimated_size(self) -> int:
+        """The context all estimated (no provider usage): what the status line shows while the model loads."""
+        estimate = self._context.estimator(self._context.base)
+        return self._context.overhead(estimate) + sum(estimate(m) for m in self.messages)
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
@@ -263,6 +269,18 @@ class AgentSession:
     def set_auto_compaction(self, enabled: bool) -> None:
         self._compactions.switch(enabled)
         self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
+
+
+def _overhead_of(store: SessionStore, pins: PinTracker, system_prompt: str,
+                 tools: Sequence[Tool]) -> Callable[[Estimator], int]:
+    """The system prompt, the pins and the tools as the next request carries them, estimated. (A closure
+    over them, not a method: the live context holding the session would keep its file locked until the
+    garbage collector ran.)"""
+
+    def overhead(estimate: Estimator) -> int:
+        return request_overhead(system_prompt, tools, pins.current(store.customs_on_path, store.leaf_id), estimate)
+
+    return overhead
 
 
 def uncompact_store(store: SessionStore, settings: Settings, *, force: bool = False, context_window: int | None = None,

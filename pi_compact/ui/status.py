@@ -95,7 +95,7 @@ def gather_status(session: AgentSession, model_name: str) -> StatusInfo:
         usage = session.context_usage()
         return StatusInfo(session.model.info.model, usage.tokens, usage.context_window, usage.threshold,
                           usage.from_usage, auto, session_name(session))
-    tokens = sum(map(session.estimator, session.messages))
+    tokens = session.estimated_size()
     return StatusInfo(model_name, tokens, None, None, False, auto, session_name(session))
 
 

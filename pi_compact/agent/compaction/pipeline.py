@@ -24,6 +24,7 @@ from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_a
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.llm.protocol import ChatModel, Retrying
+from pi_compact.messages import Message, compaction_summary_message
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
@@ -154,6 +155,9 @@ class Compactor:
     diagnose: Callable[[], str] | None = None
     guard: LoopGuard | None = None  # the session's loop guard: told of automatic compactions that gained nothing
     summarizer: Summarizer | None = None  # ``compaction.model``; None: the chat model writes summaries
+    # The size of a context of these messages as the session counts it (with the system prompt and tools);
+    # None: the messages alone, by the auto estimator.
+    measure: Callable[[Sequence[Message]], int] | None = None
 
     def run(
         self,
@@ -243,7 +247,12 @@ class Compactor:
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = CompactionResult(**{**vars(result), "details": CompactionDetails.of(result, plan).to_json()})
-        before = sum(estimate_tokens_auto(m) for m in project_path(branch).messages)
+        measure = self.measure or (lambda messages: sum(estimate_tokens_auto(m) for m in messages))
+        before = measure(project_path(branch).messages)
+        if result.source != "extension" or not result.estimated_tokens_after:
+            # Before and after measured alike: the same estimator, the system prompt and tools on both sides.
+            after = measure([compaction_summary_message(result.summary, 0, 0), *plan.kept_messages])
+            result = CompactionResult(**{**vars(result), "estimated_tokens_after": after})
         if result.estimated_tokens_after >= before:
             # No inflation: the summary plus the kept part would not be smaller than the context now.
             raise NoGain(

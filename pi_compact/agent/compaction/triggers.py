@@ -179,7 +179,8 @@ class Compactions:
     def _compactor(self, model: ChatModel, settings: Settings) -> Compactor:
         return Compactor(self._store, model, settings, self._emit, self._hooks, now_ms=self._now, guard=self.guard,
                          diagnose=lambda: self._diagnose(model, settings),
-                         summarizer=self.summarizers.for_settings(settings))
+                         summarizer=self.summarizers.for_settings(settings),
+                         measure=lambda messages: self._context.size_of(messages, model))
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),
