@@ -35,6 +35,7 @@ from pi_compact.session.entries import message_of_entry
 from pi_compact.session.pins import pin_budget
 from pi_compact.session.store import SessionStore
 from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe
+from pi_compact.settings.report import settings_items
 from pi_compact.ui.tree_view import history_rows
 from pi_compact.usage import session_totals, usage_count, usage_tokens
 
@@ -272,6 +273,17 @@ def _window_source(options: AppOptions, session: AgentSession, model: str) -> st
     return "the embedded model's runtime" if model == "local" else "litellm model map"
 
 
+def _fitted_values(session: AgentSession) -> dict[str, tuple[int, Any]]:
+    """Keys whose value in force is not the configured one, because the budgets were fitted to the
+    model's window: (window, value in force). The same fitted settings ``/context`` and the threshold use."""
+    if not model_ready(session.model):
+        return {}
+    configured = dict(settings_items(session.settings))
+    window = session.model.info.context_window
+    return {key: (window, value) for key, value in settings_items(session.fitted_settings())
+            if configured.get(key) != value}
+
+
 def settings_table(
     loaded: LoadedSettings, options: AppOptions, session: AgentSession, model_name: str
 ) -> RenderableType:
@@ -280,7 +292,12 @@ def settings_table(
     table.add_column("setting", no_wrap=True)
     table.add_column("value")
     table.add_column("source")
+    fitted = _fitted_values(session)
     for key, value, source in describe(loaded):
+        if key in fitted:  # the budget in force is not the one configured: show it, and what was configured
+            window, in_force = fitted[key]
+            source = f"fitted to the {window:,}-token window (configured: {json.dumps(value)}, {short_path(source)})"
+            value = in_force
         table.add_row(Text(key), Text(json.dumps(value, ensure_ascii=False)), _source_text(source))
     enabled_source = loaded.sources.get("compaction.enabled", DEFAULT_SOURCE)
     if not options.auto_compact:
