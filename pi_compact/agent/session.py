@@ -140,9 +140,15 @@ class AgentSession:
     # ---- compaction and prompting ---------------------------------------------------------------
 
     def compact(self, instructions: str | None = None, cancel: CancelToken | None = None,
-                reason: CompactionReason = "manual", will_retry: bool = False) -> CompactionResult | None:
-        """Compact now (``/compact``, or for ``reason``); the live context is rebuilt from the file right after."""
-        return self._compactions.run(self._model, self.fitted_settings(), reason, instructions=instructions,
+                reason: CompactionReason = "manual", will_retry: bool = False,
+                keep: int | None = None) -> CompactionResult | None:
+        """Compact now (``/compact``, or for ``reason``); the live context is rebuilt from the file right after.
+
+        ``keep`` (``/compact --keep N``) keeps about N recent tokens instead of ``keepRecentTokens``, this once."""
+        settings = self.fitted_settings()
+        if keep is not None:
+            settings = replace(settings, compaction=replace(settings.compaction, keep_recent_tokens=keep))
+        return self._compactions.run(self._model, settings, reason, instructions=instructions,
                                      cancel=cancel, will_retry=will_retry)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.compaction.guard import LoopGuard, window_hint
-from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, words
+from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, too_small_text, words
 from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
 from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
 from pi_compact.cancel import CancelToken
@@ -189,14 +189,17 @@ class Compactor:
             # over one huge message would report a failed compaction after every turn. The loop guard
             # still counts it: past the threshold with nothing to compact, compaction cannot help.
             if skip == "too_small" and self.guard is not None:
-                self.guard.futile()
+                self.guard.futile("nothing_to_compact")
             if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
                 self.emit(Notice(window_hint(self.model.info), "warning"))
             return None
         self.emit(CompactionStart(reason, context_percent))
         if skip is not None or plan is None:
             skip = skip or "already_compacted"  # (no plan always has a skip reason)
-            self.emit(CompactionEnd(reason, None, error_message=SKIP_TEXT[skip], skipped=skip))
+            text = SKIP_TEXT[skip] if skip != "too_small" or plan is None else \
+                too_small_text(sum(estimate_tokens_auto(m) for m in plan.kept_messages),
+                               self.settings.compaction.keep_recent_tokens)
+            self.emit(CompactionEnd(reason, None, error_message=text, skipped=skip))
             return None
         try:
             result, entry = self._compact(reason, instructions, token, branch, plan, summary or self.model_summary)
@@ -206,7 +209,7 @@ class Compactor:
         except NoGain as exc:
             text = str(exc)
             if automatic and self.guard is not None:
-                self.guard.futile()
+                self.guard.futile("no_gain")
             if automatic and self.diagnose is not None:
                 text = f"{text} {self.diagnose()}"
             self.emit(CompactionEnd(reason, None, error_message=text, skipped="no_gain"))

@@ -189,7 +189,7 @@ class Compactions:
     def _consult_guard(self, model: ChatModel, settings: Settings) -> None:
         if self.guard.should_stop:  # said once: why automatic compaction stops
             self.guard.stop()
-            self._emit(Notice(stop_notice(self._diagnose(model, settings)), "warning"))
+            self._emit(Notice(stop_notice(self._diagnose(model, settings), self.guard.whys), "warning"))
 
 
 __all__ = ["Compactions", "Point", "decide"]

@@ -89,7 +89,8 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
 )
 
 COMMANDS: tuple[Command, ...] = (
-    Command("/compact", "[instructions]", "summarize older messages now, optionally with a focus", compaction.compact),
+    Command("/compact", "[--keep N] [instructions]", "summarize older messages now, optionally with a focus or "
+            "keeping only about N recent tokens", compaction.compact),
     Command("/context", "", "tokens now, window, threshold, estimator, last usage, breakdown", context.context),
     Command("/summary", "[--diff]", "show the latest compaction summary in full (--diff: what it added, "
                                           "changed and dropped)", compaction.summary),
