@@ -69,7 +69,7 @@ def _help(state: ReplState, arg: str) -> Outcome:
     keys.add_column()
     for key, meaning in KEYS_HELP:
         keys.add_row(Text(key), Text(meaning))
-    state.console.print(Text("\nKeys", style="bold"))
+    state.console.print(Text("\nKeys and prefixes", style="bold"))
     state.console.print(keys)
     return "continue"
 
@@ -86,6 +86,9 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Up / Down", "previous / next input from the history"),
     ("Tab", "complete a /command and its argument"),
     ("Ctrl-O", "show the last collapsed tool output in full"),
+    ("!cmd", "run a shell command in the project and add it and its output to the conversation"),
+    ("!!cmd", "run a shell command without adding it to the conversation"),
+    ("@path", "attach that file's text to the message (Tab completes the name)"),
 )
 
 COMMANDS: tuple[Command, ...] = (
