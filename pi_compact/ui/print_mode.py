@@ -47,6 +47,14 @@ def refuse_unasked(tool_name: str, args: Mapping[str, Any], cancel: CancelToken 
     return "no"
 
 
+def fallback_error(end: CompactionEnd) -> str | None:
+    """Why a written compaction's summary was built without a model (None: the model wrote it)."""
+    details = (end.result or {}).get("details")
+    if not isinstance(details, dict) or details.get("source") != "fallback":
+        return None
+    return str(details.get("error") or "the model failed")
+
+
 def cancelled_text(end: CompactionEnd | None) -> str:
     """The line print mode ends with when the user cancelled after the model had replied."""
     if end is None:
@@ -77,6 +85,9 @@ class PrintMode:
             sys.stderr.write(f"pi-compact: {event.text}\n")
         elif isinstance(event, CompactionEnd) and event.error_message:
             sys.stderr.write(f"pi-compact: {event.error_message}\n")
+        elif isinstance(event, CompactionEnd) and (fallback := fallback_error(event)) is not None:
+            # The terminal says it in the compaction block; a printed run must not hide it either.
+            sys.stderr.write(f"pi-compact: the compaction summary was built without a model: {fallback}\n")
         if isinstance(event, AgentEnd) and event.error_message:
             self.failures.append(event.error_message)
         if isinstance(event, CompactionEnd) and event.aborted:

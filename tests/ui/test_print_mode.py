@@ -285,3 +285,19 @@ def test_an_empty_print_prompt_is_refused_before_any_request(
     assert done.exit_code == 2
     assert done.stderr.startswith("pi-compact: -p needs a prompt: it was empty.")
     assert scripted_server.requests == []
+
+
+def test_text_mode_says_on_stderr_when_a_compaction_summary_was_built_without_a_model(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted_server.enqueue(
+        Reply(text="y" * 1600, tool_calls=(ToolCallReply("bash", {"command": "echo one"}),), prompt_tokens=1000),
+        Reply(text="x" * 800, tool_calls=(ToolCallReply("bash", {"command": "echo two"}),),
+              prompt_tokens=OVER_THRESHOLD),
+        server_error_reply(500),  # the summary request fails: the model-free summary is written instead
+        Reply(text="ALL DONE"),
+    )
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "Run the steps.", "--no-session")
+    assert done.exit_code == 0, done.output
+    assert done.stdout == "ALL DONE\n"
+    assert "pi-compact: the compaction summary was built without a model: " in done.stderr
