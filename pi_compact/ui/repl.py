@@ -264,9 +264,12 @@ class Repl:
         if shell is not None:  # `!cmd` / `!!cmd`: the user's own shell command, not a message
             run_shell(state, *shell)
             return True
-        from pi_compact.ui.mentions import attach_mentions
+        from pi_compact.ui.mentions import attach_with_notes
 
-        self.send(state, attach_mentions(text, state.options.cwd))
+        message, notes = attach_with_notes(text, state.options.cwd)
+        for note, warning in notes:
+            state.say(note, "yellow" if warning else "dim")
+        self.send(state, message)
         return True
 
     def loop(self) -> int:
