@@ -109,7 +109,7 @@ class Repl:
         self._warm_model()
 
     def _session_banner(self, relay: Relay) -> None:
-        from pi_compact.ui.status import compacted_times
+        from pi_compact.ui.status import compaction_banner
 
         state = self._require()
         for event in relay.held:
@@ -123,8 +123,9 @@ class Repl:
             say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan")
         else:
             say(f"Session {path.name if path is not None else 'in memory only (--no-session)'}", "dim")
-        if session.compactions:
-            say(f"{compacted_times(session.compactions)} — /summary to read", "cyan")
+        banner = compaction_banner(session)
+        if banner is not None:
+            say(banner, "cyan")
         if session.messages:
             from pi_compact.ui.transcript import recent_transcript
 

@@ -249,6 +249,17 @@ def compacted_times(count: int) -> str:
     return f"Session compacted {plural(count, 'time')}"
 
 
+def compaction_banner(session: AgentSession) -> str | None:
+    """The resume banner's compaction line: it points at ``/summary`` only when this branch has a
+    compaction to read (one undone by ``/uncompact`` or on another branch still counts in the file)."""
+    count = session.compactions
+    if not count:
+        return None
+    if any(e.get("type") == "compaction" for e in session.store.branch_tail()):
+        return f"{compacted_times(count)} — /summary to read"
+    return f"{compacted_times(count)}, none on this branch (undone with /uncompact, or on another branch)"
+
+
 # --- /settings and /session ---------------------------------------------------------------------------
 
 
