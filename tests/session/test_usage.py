@@ -52,3 +52,14 @@ def test_session_totals_say_which_part_had_no_price() -> None:
     assert some.cost_text() == "$0.0020 (some calls unpriced)"
     none = session_totals([reply_entry(priced(500, 10, 0.0))])
     assert none.cost_text() == "unknown (no price is known for the models used)"
+
+
+def test_the_embedded_local_model_is_free_not_unpriced() -> None:
+    local = {"type": "message", "message": {"role": "assistant", "content": [], "provider": "local",
+                                            "usage": priced(2_000, 100, 0.0)}}
+    summary = {"type": "compaction", "details": {"usage": priced(3_000, 200, 0.0)}}  # written by the chat model
+    totals = session_totals([local, summary])
+    assert (totals.calls, totals.free, totals.unpriced) == (2, 2, 0)
+    assert totals.cost_text() == "free (the embedded local model)"
+    mixed = session_totals([reply_entry(priced(1_000, 100, 0.002)), local])
+    assert mixed.cost_text() == "$0.0020 (1 local model call, free)"
