@@ -84,7 +84,8 @@ class ReplState:
         self.console.print(Text(text, style=style))
 
     def print_status(self) -> None:
-        self.console.print(status_text(gather_status(self.session, self.model_name)))
+        # One line at any width (rich 15 wraps a Text whatever its own no_wrap says): the end is cut with "…".
+        self.console.print(status_text(gather_status(self.session, self.model_name)), no_wrap=True, overflow="ellipsis")
 
 
 @dataclass(frozen=True)
