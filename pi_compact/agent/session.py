@@ -29,8 +29,7 @@ from pi_compact.agent.events import (
     TreeOutcome,
     UncompactOutcome,
 )
-from pi_compact.agent.limits import LoopLimits, LoopStop
-from pi_compact.agent.loop import refuse_tool_calls, run_tool_calls, stream_reply, tool_calls
+from pi_compact.agent.loop import LoopLimits, LoopStop, refuse_tool_calls, run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.opening import Opening, record_model
 from pi_compact.agent.request import build_request, failed_reply, request_overhead
 from pi_compact.agent.tools import Tool, ToolContext
@@ -77,7 +76,7 @@ class AgentSession:
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
-        self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.limits``)
+        self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
 
     # ---- what the UI reads -----------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The tool loop stops on its own: a model repeating one call, and the ``maxTurns`` limit (``agent.limits``)."""
+"""The tool loop stops on its own: a model repeating one call, and the ``maxTurns`` limit (``agent.loop``)."""
 
 from __future__ import annotations
 

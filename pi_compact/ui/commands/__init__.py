@@ -69,8 +69,15 @@ def _help(state: ReplState, arg: str) -> Outcome:
     keys.add_column()
     for key, meaning in KEYS_HELP:
         keys.add_row(Text(key), Text(meaning))
-    state.console.print(Text("\nKeys and prefixes", style="bold"))
+    state.console.print(Text("\nKeys", style="bold"))
     state.console.print(keys)
+    prefixes = Table.grid(padding=(0, 2))
+    prefixes.add_column(style="bold", no_wrap=True)
+    prefixes.add_column()
+    for prefix, meaning in PREFIXES_HELP:
+        prefixes.add_row(Text(prefix), Text(meaning))
+    state.console.print(Text("\nIn a message", style="bold"))
+    state.console.print(prefixes)
     return "continue"
 
 
@@ -86,6 +93,10 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Up / Down", "previous / next input from the history"),
     ("Tab", "complete a /command and its argument"),
     ("Ctrl-O", "show the last collapsed tool output in full"),
+)
+
+# What a message may start with or contain besides text (not keys, so listed apart).
+PREFIXES_HELP: tuple[tuple[str, str], ...] = (
     ("!cmd", "run a shell command in the project and add it and its output to the conversation"),
     ("!!cmd", "run a shell command without adding it to the conversation"),
     ("@path", "attach that file's text to the message (Tab completes the name)"),
