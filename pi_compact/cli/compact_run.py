@@ -63,7 +63,7 @@ def compact_file(
                            f"after: {event.error_message}", style="yellow"))
         elif event.type == "compaction_start":
             writer = summarizer.name if summarizer is not None else info.model
-            err.print(Text(f"Compacting {options.session} with {writer}… (Ctrl-C to cancel)"))
+            err.print(Text(f"Compacting {options.session} with {writer}… (Ctrl-C to cancel)"), soft_wrap=True)
 
     token = CancelToken()
     compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback, summarizer=summarizer)

@@ -120,7 +120,7 @@ class Repl:
             say(f"warning: {warning}", "yellow")
         path = session.store.path
         if session.messages:
-            say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan")
+            say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan", path=True)
         else:
             say(f"Session {path.name if path is not None else 'in memory only (--no-session)'}", "dim")
         banner = compaction_banner(session)

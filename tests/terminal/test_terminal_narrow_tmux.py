@@ -49,3 +49,23 @@ def test_the_status_line_is_one_row_at_80_columns(narrow: tuple[Terminal, list[s
     _, rows = narrow
     status = next(i for i, row in enumerate(rows) if row.startswith("openai/scripted · "))
     assert rows[status + 1].startswith("pi>"), rows[status : status + 2]
+
+
+def test_a_long_session_path_is_never_broken_by_a_newline(tmp_path: Path) -> None:
+    from builders import assistant, chain, user, write_session
+
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not installed (pip install -e .)")
+    folder = tmp_path / "sessions-of-a-project-with-a-rather-long-name"
+    folder.mkdir()
+    path = folder / "2026-12-01T16-48-58-106Z_01a23282-6cfa-79c9-8bf5-83ea45b10c1d.jsonl"
+    write_session(path, chain(user("hello there"), assistant("Hi, what shall we do?")))
+    server = ScriptedServer().start()
+    term = Terminal(tmp_path, server, session_file=path, width=80)
+    try:
+        # The captured screen joins the rows the terminal wrapped; a newline rich put into the path would stay.
+        screen = term.wait_for("messages in context.", timeout=LONG)
+        assert f"Resumed {path}: 2 messages in context." in screen
+    finally:
+        term.close()
+        server.stop()
