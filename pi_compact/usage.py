@@ -137,6 +137,6 @@ def session_totals(entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
 
 
 __all__ = [
-    "COUNT_KEYS", "UsageTotals", "add_usage", "cost_text", "dollars", "entry_usage", "is_unpriced",
+    "COUNT_KEYS", "LOCAL_PROVIDER", "UsageTotals", "add_usage", "cost_text", "dollars", "entry_usage", "is_unpriced",
     "session_totals", "usage_cost", "usage_count", "usage_tokens",
 ]

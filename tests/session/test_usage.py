@@ -63,3 +63,4 @@ def test_the_embedded_local_model_is_free_not_unpriced() -> None:
     assert totals.cost_text() == "free (the embedded local model)"
     mixed = session_totals([reply_entry(priced(1_000, 100, 0.002)), local])
     assert mixed.cost_text() == "$0.0020 (1 local model call, free)"
+
