@@ -35,9 +35,11 @@ class AppOptions:
     local_model_path: str | None = None  # --local-model-path (else the ``localModelPath`` setting)
     trust_project: bool = False  # --trust-project: apply the project's risky settings (``settings.trust``)
     thinking: str | None = None  # --thinking (else the session's level, else defaultThinkingLevel)
+    max_turns: int | None = None  # --max-turns (else the ``maxTurns`` setting)
 
     def settings_overrides(self) -> dict[str, object]:
         """The settings the flags set, by dotted key (for ``load_settings``, at start and on reload)."""
-        flags = {"compaction.model": self.compaction_model, "localModelPath": self.local_model_path}
+        flags = {"compaction.model": self.compaction_model, "localModelPath": self.local_model_path,
+                 "maxTurns": self.max_turns}
         return {key: value for key, value in flags.items() if value}
 

@@ -4,7 +4,8 @@ A usage is pi's ``{input, output, cacheRead, cacheWrite, totalTokens, cost: {inp
 cacheWrite, total}}`` (what the model adapters write into every assistant message, and what a
 compaction records in ``details.usage``). Costs come from litellm's per-token prices; a model the
 price table does not know (a local server, a new model) reports cost 0. So a usage with tokens and a
-zero cost is *unpriced*: it reads "cost unknown", never "$0.0000".
+zero cost is *unpriced*: it reads "cost unknown", never "$0.0000" (the embedded local model's calls
+are free, and said so).
 
 Values read from session files may be malformed (another program wrote them): anything that is not
 a number counts as 0. Pure: no I/O (the zero usage is the model seam's ``empty_usage``).
@@ -19,6 +20,7 @@ from typing import Any
 from pi_compact.llm.protocol import empty_usage
 
 COUNT_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+LOCAL_PROVIDER = "local"  # the embedded model's provider (and model) name in the replies it writes
 
 
 def _number(value: Any) -> float:
@@ -86,6 +88,7 @@ class UsageTotals:
         reads, writes = usage_count(self.usage, "cacheRead"), usage_count(self.usage, "cacheWrite")
         saved = f" · saved {dollars(self.saved)}" if self.saved > 0 else ""
         return f"{reads:,} read · {writes:,} written{saved}"
+    free: int = 0  # calls answered by the embedded local model: no price, and none to pay
 
     @property
     def cost(self) -> float:
@@ -93,9 +96,12 @@ class UsageTotals:
 
     def cost_text(self) -> str:
         """"$0.4210", "$0.4210 (some calls unpriced)", or "unknown (...)" when nothing was priced."""
-        if self.unpriced and self.unpriced == self.calls:
+        if self.free and self.free == self.calls:
+            return "free (the embedded local model)"
+        if self.unpriced and self.unpriced + self.free == self.calls:
             return "unknown (no price is known for the models used)"
-        return dollars(self.cost) + (" (some calls unpriced)" if self.unpriced else "")
+        local = f" ({self.free} local model call{'' if self.free == 1 else 's'}, free)" if self.free else ""
+        return dollars(self.cost) + (" (some calls unpriced)" if self.unpriced else "") + local
 
 
 def entry_usage(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -127,20 +133,30 @@ def cache_saving(usage: Mapping[str, Any]) -> float:
 def session_totals(entries: Iterable[Mapping[str, Any]]) -> UsageTotals:
     """Everything a session's model calls used, on every branch: replies and the summaries' requests."""
     total: dict[str, Any] = empty_usage()
-    calls = unpriced = 0
+    calls = unpriced = free = 0
     saved = 0.0
+    chat_provider: Any = None  # who answered last: it wrote the summaries that name no model of their own
     for entry in entries:
+        message = entry.get("message")
+        if entry.get("type") == "message" and isinstance(message, Mapping) and message.get("role") == "assistant":
+            chat_provider = message.get("provider")
         usage = entry_usage(entry)
         if usage is None or usage_tokens(usage) == 0:
             continue
         total = add_usage(total, usage)
         calls += 1
-        unpriced += is_unpriced(usage)
         saved += cache_saving(usage)
-    return UsageTotals(total, calls, unpriced, saved)
+        details = entry.get("details")
+        writer = details.get("summaryModel") if isinstance(details, Mapping) else None
+        if is_unpriced(usage) and (writer or chat_provider) == LOCAL_PROVIDER:
+            free += 1
+        else:
+            unpriced += is_unpriced(usage)
+    return UsageTotals(total, calls, unpriced, saved=saved, free=free)
 
 
 __all__ = [
-    "COUNT_KEYS", "UsageTotals", "add_usage", "cache_saving", "cost_text", "dollars", "entry_usage", "is_unpriced",
+    "COUNT_KEYS", "LOCAL_PROVIDER", "UsageTotals", "add_usage", "cache_saving", "cost_text", "dollars", "entry_usage",
+    "is_unpriced",
     "session_totals", "usage_cost", "usage_count", "usage_tokens",
 ]

@@ -31,6 +31,7 @@ class Terminal:
     def __init__(
         self, root: Path, server: ScriptedServer, session_file: Path | None = None, model_args: str | None = None,
         settings: dict[str, Any] | None = None, with_session_flag: bool = True, env: dict[str, str] | None = None,
+        width: int = 120,
     ) -> None:
         self.root = root
         self.socket = root / "tmux.sock"
@@ -53,7 +54,7 @@ class Terminal:
             "TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", **(env or {}),
         }
         env_args = [part for key, value in env.items() for part in ("-e", f"{key}={value}")]
-        self.tmux("-u", "new-session", "-d", "-s", "pi", "-x", "120", "-y", "50", "-c", str(self.project),
+        self.tmux("-u", "new-session", "-d", "-s", "pi", "-x", str(width), "-y", "50", "-c", str(self.project),
                   *env_args, "sh", "-c", command)
 
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:

@@ -150,6 +150,7 @@ class UncompactOutcome:
     context_window: int | None
     threshold: int | None
     left_behind: int
+    dropped_pins: tuple[str, ...] = ()  # texts of pins made after the compaction, off the restored branch
 
     @property
     def over_threshold(self) -> bool:

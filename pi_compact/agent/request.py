@@ -7,11 +7,13 @@ after the compaction summary when the ``recall`` tool is offered, and what autom
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from pi_compact.agent.tools import Tool
 from pi_compact.agent.tools.recall import with_recall_hint
+from pi_compact.compaction.tokens import Estimator
 from pi_compact.llm.protocol import ChatRequest, ToolSpec, empty_usage
 from pi_compact.messages import Message
 from pi_compact.session.history import RECALL_TOOL
@@ -37,6 +39,15 @@ def build_request(
                        thinking=thinking, cache=cache, session_id=session_id)
 
 
+def request_overhead(system_prompt: str, tools: Sequence[Tool], pins: Sequence[Pin], estimate: Estimator) -> int:
+    """What every request carries besides the conversation (the system prompt with the pins, the tool
+    definitions), estimated as a message is: providers count it in their usage, so an estimated context
+    size must too, or it reads low right after a compaction (and on a fresh session, 0)."""
+    specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    text = with_pins(system_prompt, pins) + "\n" + json.dumps(specs, ensure_ascii=False)
+    return estimate({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0})
+
+
 def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
     """The assistant message recorded for a turn that failed before the model was reached."""
     return {
@@ -45,4 +56,4 @@ def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
     }
 
 
-__all__ = ["build_request", "failed_reply"]
+__all__ = ["build_request", "failed_reply", "request_overhead"]

@@ -30,9 +30,9 @@ from pi_compact.agent.events import (
     TreeOutcome,
     UncompactOutcome,
 )
-from pi_compact.agent.loop import run_tool_calls, stream_reply, tool_calls
+from pi_compact.agent.loop import LoopLimits, LoopStop, refuse_tool_calls, run_tool_calls, stream_reply, tool_calls
 from pi_compact.agent.opening import Opening, ThinkingLevel, level_entry, next_level, record_model, recorded_level
-from pi_compact.agent.request import build_request, failed_reply
+from pi_compact.agent.request import build_request, failed_reply, request_overhead
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
@@ -75,6 +75,7 @@ class AgentSession:
         self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
         self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
         self._recall = AutoRecall()  # compacted originals the next request names, attached to it
+        self._context.overhead = _overhead_of(store, self._pins, system_prompt, self._tools)
         self._compactions = Compactions(store, self._context, self._pins, emit, hooks=hooks, now_ms=now_ms,
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
@@ -83,6 +84,7 @@ class AgentSession:
         self._thinking = ThinkingLevel(flag=thinking, recorded=recorded_level(store),
                                        default=settings.default_thinking_level)
         self._compactions.thinking = self._thinking.asked  # summaries reason at the session's level (pi 0.73)
+        self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -124,6 +126,11 @@ class AgentSession:
             return self._settings
         return plan_for_window(self._settings, self._model.info.context_window).settings
 
+    def estimated_size(self) -> int:
+        """The context all estimated (no provider usage): what the status line shows while the model loads."""
+        estimate = self._context.estimator(self._context.base)
+        return self._context.overhead(estimate) + sum(estimate(m) for m in self.messages)
+
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
         return self._context.usage_for(self._model, self.fitted_settings().compaction.reserve_tokens)
@@ -140,9 +147,15 @@ class AgentSession:
     # ---- compaction and prompting ---------------------------------------------------------------
 
     def compact(self, instructions: str | None = None, cancel: CancelToken | None = None,
-                reason: CompactionReason = "manual", will_retry: bool = False) -> CompactionResult | None:
-        """Compact now (``/compact``, or for ``reason``); the live context is rebuilt from the file right after."""
-        return self._compactions.run(self._model, self.fitted_settings(), reason, instructions=instructions,
+                reason: CompactionReason = "manual", will_retry: bool = False,
+                keep: int | None = None) -> CompactionResult | None:
+        """Compact now (``/compact``, or for ``reason``); the live context is rebuilt from the file right after.
+
+        ``keep`` (``/compact --keep N``) keeps about N recent tokens instead of ``keepRecentTokens``, this once."""
+        settings = self.fitted_settings()
+        if keep is not None:
+            settings = replace(settings, compaction=replace(settings.compaction, keep_recent_tokens=keep))
+        return self._compactions.run(self._model, settings, reason, instructions=instructions,
                                      cancel=cancel, will_retry=will_retry)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
@@ -168,6 +181,7 @@ class AgentSession:
             return None
         self._emit(AgentStart())
         self._report({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()})
+        self.loop_stop = None
         try:
             final = self._run(token)
         except SessionError as exc:  # a write failed: recording a failed reply would write again
@@ -179,6 +193,8 @@ class AgentSession:
             final = failed_reply(str(exc), self._now())
             self._report(final)
         error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
+        if self.loop_stop is not None:
+            error = self.loop_stop.text
         self._emit(AgentEnd(str(error) if error else None))
         # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
         if final is not None and final.get("stopReason") != "aborted":
@@ -189,7 +205,8 @@ class AgentSession:
         retried = False
         thinking = self._sync_thinking(self._model.info)  # clamped to the model; told once, recorded if changed
         cache = self._settings.cache_retention or "short"  # PI_CACHE_RETENTION is the model layer's (llm.params)
-        while True:  # as long as the model calls tools (no cap, as in pi: Ctrl-C stops it)
+        limits = LoopLimits(self._settings.max_turns)
+        while True:  # as long as the model calls tools, up to the loop limits (pi has none: Ctrl-C stops it)
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
             recalled = self._recall.attach(self._store, self.messages, self.fitted_settings().compaction, self._now())
             request = build_request(self._system_prompt, self.messages, self._tools, pins, recalled,
@@ -204,6 +221,11 @@ class AgentSession:
                 retried = True
                 continue
             if overflow == "done" or stop == "error" or not tool_calls(reply):
+                return reply
+            self.loop_stop = limits.check(reply)
+            if self.loop_stop is not None:
+                refuse_tool_calls(reply, self.loop_stop.text, self._emit, self.add_message)
+                self._emit(Notice(self.loop_stop.text, "warning"))
                 return reply
             approve = self.approval.allows if self.approval is not None else None
             if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self.add_message,
@@ -311,6 +333,18 @@ class AgentSession:
     def set_auto_compaction(self, enabled: bool) -> None:
         self._compactions.switch(enabled)
         self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
+
+
+def _overhead_of(store: SessionStore, pins: PinTracker, system_prompt: str,
+                 tools: Sequence[Tool]) -> Callable[[Estimator], int]:
+    """The system prompt, the pins and the tools as the next request carries them, estimated. (A closure
+    over them, not a method: the live context holding the session would keep its file locked until the
+    garbage collector ran.)"""
+
+    def overhead(estimate: Estimator) -> int:
+        return request_overhead(system_prompt, tools, pins.current(store.customs_on_path, store.leaf_id), estimate)
+
+    return overhead
 
 
 def uncompact_store(store: SessionStore, settings: Settings, *, force: bool = False, context_window: int | None = None,

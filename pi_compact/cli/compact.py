@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -102,6 +103,11 @@ def _lean_dry_run(options: CompactOptions, settings: Settings, sources: Mapping[
 def _window(options: CompactOptions, settings: Settings) -> int:
     window = window_for(options.context_window, options.model, settings, api_base=options.api_base,
                         api_key=options.api_key)
+    if window is None:
+        from pi_compact.llm.local.model import LOCAL_MODEL, choose_by_default
+
+        if choose_by_default(os.environ):  # as the terminal: no model and no provider key is the embedded one
+            window = window_for(None, LOCAL_MODEL, settings)
     if window is None:
         raise UsageError("Pass --context-window N (or --model M, to take the window from the model's info).")
     return window

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -23,6 +24,7 @@ from pi_compact.compaction.plan import prepare_compaction, skip_reason
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
+from pi_compact.usage import usage_count
 
 
 # Provider retries are reported on stderr as they happen.
@@ -61,7 +63,7 @@ def compact_file(
                            f"after: {event.error_message}", style="yellow"))
         elif event.type == "compaction_start":
             writer = summarizer.name if summarizer is not None else info.model
-            err.print(Text(f"Compacting {options.session} with {writer}… (Ctrl-C to cancel)"))
+            err.print(Text(f"Compacting {options.session} with {writer}… (Ctrl-C to cancel)"), soft_wrap=True)
 
     token = CancelToken()
     compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback, summarizer=summarizer)
@@ -77,8 +79,8 @@ def compact_file(
                             f"read: {', '.join(details.get('readFiles') or []) or 'none'}; "
                             f"modified: {', '.join(details.get('modifiedFiles') or []) or 'none'}"))
         if details.get("fallback"):
-            err.print(Text(f"The model failed, so the summary was built without it (exit code {EXIT_FALLBACK}). "
-                           "Pass --no-fallback to write nothing instead.", style="yellow"))
+            err.print(Text(f"{_fallback_cause(details)}, so the summary was built without it (exit code "
+                           f"{EXIT_FALLBACK}). Pass --no-fallback to write nothing instead.", style="yellow"))
             return EXIT_FALLBACK
         return 0
     if end.aborted:
@@ -89,6 +91,17 @@ def compact_file(
         err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",
                        style="yellow"))
     return EXIT_FAILED
+
+
+def _fallback_cause(details: Mapping[str, Any]) -> str:
+    """Why the model's summary was not used: it failed, or it answered (its usage has output) and the
+    answer was not usable; saying "failed" about a model that answered sends the user after the wrong cause."""
+    usage = details.get("usage")
+    answered = isinstance(usage, Mapping) and usage_count(usage, "output") > 0
+    error = str(details.get("error") or "").rstrip(".")
+    if answered:
+        return "The model answered, but its summary could not be used" + (f" ({error})" if error else "")
+    return "The model failed"
 
 
 def _summarizer(options: CompactOptions, settings: Settings, chat_model: str) -> Summarizer | None:

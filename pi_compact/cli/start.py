@@ -17,6 +17,7 @@ def start(
     no_auto_compact: bool, extension: list[Path] | None, session_dir: str | None, approve: str | None,
     compaction_model: str | None, local_model_path: Path | None, trust_project: bool, initial_message: str | None,
     thinking: str | None = None,
+    max_turns: int | None = None,
 ) -> int:
     """Run what the flags ask for; returns the exit code."""
     try:
@@ -24,6 +25,8 @@ def start(
             raise UsageError(f"--mode must be text or json, got {mode!r}.")
         if context_window is not None and context_window <= 0:
             raise UsageError(f"--context-window must be a positive number of tokens, got {context_window}.")
+        if max_turns is not None and max_turns <= 0:
+            raise UsageError(f"--max-turns must be a positive number of model replies, got {max_turns}.")
         if approve not in (None, "none", "edits", "all"):
             raise UsageError(f"--approve must be none, edits or all, got {approve!r}.")
         _check_thinking(thinking)
@@ -33,6 +36,9 @@ def start(
         from pi_compact.options import AppOptions
 
         plan = plan_start(prompt, [initial_message] if initial_message else [], read_piped_stdin(sys.stdin))
+        if plan.print_prompt is not None and not plan.print_prompt.strip():
+            # An empty prompt is not a question: the model would invent a task and run tools on it.
+            raise UsageError("-p needs a prompt: it was empty. Pass the question, e.g. -p \"why does the test fail?\".")
         options = AppOptions(
             cwd=Path.cwd(), prompt=plan.print_prompt, mode=mode, model=model, api_base=api_base, api_key=api_key,
             context_window=context_window, session=session, continue_recent=continue_recent,
@@ -40,6 +46,7 @@ def start(
             session_dir=session_dir, approve=approve, compaction_model=compaction_model,
             local_model_path=str(local_model_path) if local_model_path else None, trust_project=trust_project,
             thinking=thinking,
+            max_turns=max_turns,
         )
         from pi_compact.ui.trust_prompt import policy
 

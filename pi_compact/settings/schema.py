@@ -104,6 +104,7 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("localModelPath", "local_model_path", _TEXT),
     SettingKey("defaultThinkingLevel", "default_thinking_level", _THINKING),
     SettingKey("cacheRetention", "cache_retention", _RETENTION),
+    SettingKey("maxTurns", "max_turns", _POSITIVE),
 )
 
 KEYS_BY_NAME: Mapping[str, SettingKey] = {key.dotted: key for key in KEYS}

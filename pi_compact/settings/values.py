@@ -79,6 +79,7 @@ class Settings:
     # Prompt-cache retention (none | short | long), pi-ai's ``cacheRetention`` option; None: "short",
     # or "long" when PI_CACHE_RETENTION=long (pi has no settings key for it, only the variable).
     cache_retention: str | None = None
+    max_turns: int | None = None  # ``maxTurns``: model replies per prompt before the tool loop stops (None: no limit)
     # Whether ``.pi/extensions/`` of the working directory may load: False when the project is not trusted
     # (``settings.trust``); not a settings-file key.
     project_extensions: bool = True

@@ -92,14 +92,37 @@ def preview(tool_name: str, args: Mapping[str, Any], cwd: Path, limit: int | Non
         writes.append(clean(target(path, cwd)) if path else "(no path given)", style="bold")
         if tool_name == "edit":
             old, new = str(args.get("oldText", "")), str(args.get("newText", ""))
-            diff = "".join(f"{line.rstrip(chr(10))}\n" for line in difflib.unified_diff(
-                old.splitlines(), new.splitlines(), fromfile=f"a/{path}", tofile=f"b/{path}", lineterm=""))
+            if old == new:  # an empty diff would look like nothing to approve, or a broken preview
+                note = Text(f"  edit {clean(path)}: no change (oldText and newText are the same)", style="yellow")
+                return Group(note, writes)
+            diff = edit_diff(path, old, new, cwd)
         else:
             diff = write_diff(path, read_before_write(args, cwd), str(args.get("content", "")))
         return Group(diff_view(diff, f"{tool_name} {clean(path)}", limit=limit), writes)
     command = Text("  $ ", style="dim")
     command.append(clean(str(args.get("command", ""))), style="bold")
     return Group(command)
+
+
+def edit_diff(path: str, old: str, new: str, cwd: Path) -> str:
+    """The edit as a diff of the file, so hunk headers give the file's line numbers; the snippets' own diff
+    when the file cannot be read or ``old`` is not in it exactly once (the tool will then refuse the call)."""
+    try:
+        file = resolve_path(path, cwd)
+        before = file.read_text(encoding="utf-8") if file.stat().st_size <= _MAX_DIFF_BYTES else ""
+    except (OSError, UnicodeDecodeError, ValueError):
+        before = ""
+    if old and before.count(old) == 1:
+        after = before.replace(old, new, 1)
+        lines = difflib.unified_diff(before.splitlines(), after.splitlines(), fromfile=f"a/{path}",
+                                     tofile=f"b/{path}", lineterm="")
+    else:
+        lines = difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=f"a/{path}", tofile=f"b/{path}",
+                                     lineterm="")
+    return "".join(f"{line.rstrip(chr(10))}\n" for line in lines)
+
+
+_MAX_DIFF_BYTES = 2_000_000  # a bigger file is previewed by its snippets: reading it would stall the question
 
 
 class TerminalAsk:

@@ -16,7 +16,7 @@ from rich.text import Text
 from pi_compact.agent.compaction.reasons import CompactionReason, words
 from pi_compact.agent.events import CompactionEnd
 from pi_compact.ui.renderer_text import clean
-from pi_compact.usage import cost_text, usage_count, usage_tokens
+from pi_compact.usage import LOCAL_PROVIDER, cost_text, usage_count, usage_tokens
 
 CANCEL_HINT = "Esc or Ctrl-C to cancel"
 
@@ -90,7 +90,7 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
         ),
     ]
     usage = details.get("usage") if isinstance(details.get("usage"), dict) else None
-    spent = spent_text(usage) if usage is not None else ""
+    spent = spent_text(usage, details.get("summaryModel")) if usage is not None else ""
     if source == "fallback":
         lines.append(Text(f"Summary built without a model: {details.get('error', 'the model failed')}", style="yellow"))
         if usage is not None and usage_tokens(usage):
@@ -106,10 +106,12 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
     return Panel(Group(*lines), title=title, title_align="left", border_style="cyan", expand=False)
 
 
-def spent_text(usage: dict[str, Any]) -> str:
-    """" · 12,345 tokens in, 678 out · $0.0031" (input counts cache reads and writes too)."""
+def spent_text(usage: dict[str, Any], model: Any = None) -> str:
+    """" · 12,345 tokens in, 678 out · $0.0031" (input counts cache reads and writes too); the embedded
+    local model (``model`` "local") has no price because it costs nothing: "free"."""
     output = usage_count(usage, "output")
-    return f" · {usage_tokens(usage) - output:,} tokens in, {output:,} out · {cost_text(usage)}"
+    cost = "free" if model == LOCAL_PROVIDER else cost_text(usage)
+    return f" · {usage_tokens(usage) - output:,} tokens in, {output:,} out · {cost}"
 
 
 def _count(value: Any, one: str, many: str) -> str:

@@ -8,7 +8,8 @@ Contract:
   ``@path`` (at the start of the text or after whitespace) that names an existing regular text file,
   bounded like the read tool (``MAX_LINES`` lines / ``MAX_BYTES`` bytes, long lines cut) with a note
   when cut. A missing path, a directory or a binary file is left as plain text. The message keeps the
-  ``@path`` words, so the model sees both the mention and the content.
+  ``@path`` words, so the model sees both the mention and the content. ``attach_with_notes`` also says,
+  per mention, what was attached (name, size) or why nothing was.
 """
 
 from __future__ import annotations
@@ -93,15 +94,36 @@ def _file_block(shown_path: str, path: Path) -> str | None:
 
 def attach_mentions(text: str, cwd: Path) -> str:
     """``text`` plus the content of every ``@path`` in it that names a regular text file."""
+    return attach_with_notes(text, cwd)[0]
+
+
+def attach_with_notes(text: str, cwd: Path) -> tuple[str, list[tuple[str, bool]]]:
+    """``attach_mentions``, and one note per mention for the user: (what was attached, with its name and
+    size; or why a mention was sent as plain text, True for that warning)."""
     blocks: list[str] = []
+    notes: list[tuple[str, bool]] = []
     seen: set[Path] = set()
     for match in _MENTION.finditer(text):
         typed = match.group(1).rstrip(_TRAILING)
         path = _resolve(cwd, typed)
         if not typed or path in seen:
             continue
+        seen.add(path)
         block = _file_block(typed, path)
         if block is not None:
-            seen.add(path)
             blocks.append(block)
-    return "\n\n".join([text, *blocks]) if blocks else text
+            notes.append((_attached(typed, path, block), False))
+        else:
+            why = "is a directory" if path.is_dir() else "is not a text file" if path.exists() else "does not exist"
+            notes.append((f"@{typed} {why}: sent as plain text, nothing attached.", True))
+    return ("\n\n".join([text, *blocks]) if blocks else text), notes
+
+
+def _attached(typed: str, path: Path, block: str) -> str:
+    try:
+        size = f"{path.stat().st_size:,} bytes"
+    except OSError:
+        size = "size unknown"
+    lines = block.count("\n") - 1
+    cut = " (the first lines only)" if "[Only the first " in block else ""
+    return f"Attached {typed}: {size}, {lines:,} line{'' if lines == 1 else 's'}{cut}."

@@ -114,6 +114,10 @@ class PrintMode:
                 sys.stdout.write(final_text(final) + "\n")  # complete, and saved in the session file
             sys.stderr.write(f"pi-compact: {cancelled_text(self.aborted[-1] if self.aborted else None)}\n")
             return 130
+        if session.loop_stop is not None:  # the loop limits stopped it: the task may be half done
+            if self.as_json:  # text mode said it already, as the notice on stderr
+                sys.stderr.write(f"pi-compact: {session.loop_stop.text}\n")
+            return 1
         if final is None or final.get("stopReason") in ("error", "aborted"):
             reason = (final or {}).get("errorMessage") or (self.failures[0] if self.failures else
                                                            "the model gave no answer")

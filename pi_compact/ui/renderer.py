@@ -36,7 +36,7 @@ from pi_compact.agent.events import (
 )
 from pi_compact.ui.compaction_view import end_renderable, retry_label, spinner_text
 from pi_compact.ui.renderer_text import KEY_ARGUMENTS, clean, key_argument, result_text
-from pi_compact.ui.tool_view import ToolView, call_line, read_before_write, result_view
+from pi_compact.ui.tool_view import ToolView, call_line, hanging, read_before_write, result_view
 from pi_compact.ui.tree_view import tree_end_renderable
 
 CANCEL_KEYS = "Esc or Ctrl-C to cancel"
@@ -129,7 +129,7 @@ class TerminalRenderer:
             return False
         line, view = self.last_collapsed
         self.print(line)
-        self.print(view.full if view.full is not None else view.shown)
+        self.print(hanging(view.full if view.full is not None else view.shown))
         return True
 
     # ---- the live region -------------------------------------------------------------------------
@@ -178,7 +178,10 @@ class TerminalRenderer:
         self._show(_Ticker(lambda: f"{text()} {self._clock() - self._view_since:.0f}s ({CANCEL_KEYS})"))
 
     def print(self, renderable: RenderableType) -> None:
-        self.console.print(renderable)
+        if isinstance(renderable, Text) and renderable.no_wrap:  # one line (a tool call): rich would wrap it
+            self.console.print(renderable, no_wrap=True, overflow=renderable.overflow or "ellipsis")
+        else:
+            self.console.print(renderable)
 
     # ---- events ----------------------------------------------------------------------------------
 
@@ -201,7 +204,7 @@ class TerminalRenderer:
             self.close()
             args, before = self._calls.pop(event.tool_call_id, ({}, None))
             view = result_view(event.tool_name, args, event.result, event.is_error, before=before)
-            self.print(view.shown)
+            self.print(hanging(view.shown))
             if view.full is not None:
                 self.last_collapsed = (call_line(event.tool_name, args), view)
         elif isinstance(event, CompactionStart):

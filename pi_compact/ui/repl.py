@@ -109,7 +109,7 @@ class Repl:
         self._warm_model()
 
     def _session_banner(self, relay: Relay) -> None:
-        from pi_compact.ui.status import compacted_times
+        from pi_compact.ui.status import compaction_banner
 
         state = self._require()
         for event in relay.held:
@@ -120,11 +120,12 @@ class Repl:
             say(f"warning: {warning}", "yellow")
         path = session.store.path
         if session.messages:
-            say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan")
+            say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan", path=True)
         else:
             say(f"Session {path.name if path is not None else 'in memory only (--no-session)'}", "dim")
-        if session.compactions:
-            say(f"{compacted_times(session.compactions)} — /summary to read", "cyan")
+        banner = compaction_banner(session)
+        if banner is not None:
+            say(banner, "cyan")
         if session.messages:
             from pi_compact.ui.transcript import recent_transcript
 
@@ -273,9 +274,12 @@ class Repl:
         if shell is not None:  # `!cmd` / `!!cmd`: the user's own shell command, not a message
             run_shell(state, *shell)
             return True
-        from pi_compact.ui.mentions import attach_mentions
+        from pi_compact.ui.mentions import attach_with_notes
 
-        self.send(state, attach_mentions(text, state.options.cwd))
+        message, notes = attach_with_notes(text, state.options.cwd)
+        for note, warning in notes:
+            state.say(note, "yellow" if warning else "dim")
+        self.send(state, message)
         return True
 
     def loop(self) -> int:

@@ -20,7 +20,7 @@ from pi_compact.agent.tools.bash import BashTool
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.ui.state import ReplState
-from pi_compact.ui.tool_view import result_view
+from pi_compact.ui.tool_view import hanging, result_view
 
 
 def shell_command(text: str) -> tuple[str, bool] | None:
@@ -54,7 +54,7 @@ def run_shell(state: ReplState, command: str, exclude: bool) -> dict[str, Any]:
     details = output.details or {}
     view = result_view("bash", {"command": command}, {"content": [{"type": "text", "text": output.text}]},
                        output.is_error)
-    state.console.print(view.shown)
+    state.console.print(hanging(view.shown))
     if view.full is not None:
         state.renderer.last_collapsed = (line, view)
     message: dict[str, Any] = {

@@ -80,11 +80,14 @@ class ReplState:
     def options(self) -> AppOptions:
         return self.runtimes.options
 
-    def say(self, text: str, style: str = "") -> None:
-        self.console.print(Text(text, style=style))
+    def say(self, text: str, style: str = "", *, path: bool = False) -> None:
+        """Print ``text``; ``path``: it holds a file path, so it is one logical line the terminal wraps
+        (rich would break a long path mid-name with a newline, and a copied path would not work)."""
+        self.console.print(Text(text, style=style), soft_wrap=path)
 
     def print_status(self) -> None:
-        self.console.print(status_text(gather_status(self.session, self.model_name)))
+        # One line at any width (rich 15 wraps a Text whatever its own no_wrap says): the end is cut with "…".
+        self.console.print(status_text(gather_status(self.session, self.model_name)), no_wrap=True, overflow="ellipsis")
 
 
 @dataclass(frozen=True)

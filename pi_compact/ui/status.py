@@ -36,6 +36,7 @@ from pi_compact.session.entries import message_of_entry
 from pi_compact.session.pins import pin_budget
 from pi_compact.session.store import SessionStore
 from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe
+from pi_compact.settings.report import settings_items
 from pi_compact.ui.tree_view import history_rows
 from pi_compact.usage import session_totals, usage_count, usage_tokens
 
@@ -101,7 +102,7 @@ def _gather_status(session: AgentSession, model_name: str) -> StatusInfo:
         usage = session.context_usage()
         return StatusInfo(session.model.info.model, usage.tokens, usage.context_window, usage.threshold,
                           usage.from_usage, auto, session_name(session))
-    tokens = sum(map(session.estimator, session.messages))
+    tokens = session.estimated_size()
     return StatusInfo(model_name, tokens, None, None, False, auto, session_name(session))
 
 
@@ -260,6 +261,17 @@ def compacted_times(count: int) -> str:
     return f"Session compacted {plural(count, 'time')}"
 
 
+def compaction_banner(session: AgentSession) -> str | None:
+    """The resume banner's compaction line: it points at ``/summary`` only when this branch has a
+    compaction to read (one undone by ``/uncompact`` or on another branch still counts in the file)."""
+    count = session.compactions
+    if not count:
+        return None
+    if any(e.get("type") == "compaction" for e in session.store.branch_tail()):
+        return f"{compacted_times(count)} — /summary to read"
+    return f"{compacted_times(count)}, none on this branch (undone with /uncompact, or on another branch)"
+
+
 # --- /settings and /session ---------------------------------------------------------------------------
 
 
@@ -284,6 +296,17 @@ def _window_source(options: AppOptions, session: AgentSession, model: str) -> st
     return "the embedded model's runtime" if model == "local" else "litellm model map"
 
 
+def _fitted_values(session: AgentSession) -> dict[str, tuple[int, Any]]:
+    """Keys whose value in force is not the configured one, because the budgets were fitted to the
+    model's window: (window, value in force). The same fitted settings ``/context`` and the threshold use."""
+    if not model_ready(session.model):
+        return {}
+    configured = dict(settings_items(session.settings))
+    window = session.model.info.context_window
+    return {key: (window, value) for key, value in settings_items(session.fitted_settings())
+            if configured.get(key) != value}
+
+
 def settings_table(
     loaded: LoadedSettings, options: AppOptions, session: AgentSession, model_name: str
 ) -> RenderableType:
@@ -292,7 +315,12 @@ def settings_table(
     table.add_column("setting", no_wrap=True)
     table.add_column("value")
     table.add_column("source")
+    fitted = _fitted_values(session)
     for key, value, source in describe(loaded):
+        if key in fitted:  # the budget in force is not the one configured: show it, and what was configured
+            window, in_force = fitted[key]
+            source = f"fitted to the {window:,}-token window (configured: {json.dumps(value)}, {short_path(source)})"
+            value = in_force
         table.add_row(Text(key), Text(json.dumps(value, ensure_ascii=False)), _source_text(source))
     enabled_source = loaded.sources.get("compaction.enabled", DEFAULT_SOURCE)
     if not options.auto_compact:

@@ -7,6 +7,7 @@ Contract (rich ``Text`` only, never markup parsed from tool text):
   ``edit`` and ``write`` show a coloured unified diff (``edit`` from the tool's ``details["diff"]``;
   ``write`` against ``before``, the file's text read just before the call, or all-new lines);
   ``bash`` shows its LAST lines, where the verdict of a build or test run is; others their first lines.
+- ``hanging(view)`` lays a result out for printing: a long line wraps under its margin.
 - ``read_before_write(args, cwd)`` is the only I/O: the old text of the file a ``write`` will replace.
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.text import Text
 
 from pi_compact.agent.tools.base import resolve_path
@@ -108,6 +110,29 @@ def _lines(lines: list[str], styles: list[str], limit: int | None, *, tail: bool
         if index < len(rows) - 1:
             out.append("\n")
     return out
+
+
+def hanging(view: Text) -> RenderableType:
+    """``view`` (lines behind a 4-cell ``  ⎿ ``/``    `` margin) laid out so a line longer than the terminal
+    wraps under its own margin, not at column 0, where it would read as the agent's own text."""
+    return _Hanging(view)
+
+
+class _Hanging:
+    """Each line's body wrapped to the width left of its margin; nothing padded (a copied line has no
+    trailing spaces)."""
+
+    def __init__(self, view: Text) -> None:
+        self.view = view
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        room = max(8, options.max_width - 4)
+        for line in self.view.split("\n"):
+            margin, body = line[:4], line[4:]
+            parts = list(body.wrap(console, room, overflow="fold")) if body.plain else [Text()]
+            for index, part in enumerate(parts):
+                part.rstrip()
+                yield Text.assemble(margin if index == 0 else Text("    "), part, no_wrap=True)
 
 
 def _collapsed(lines: list[str], styles: list[str], limit: int, *, tail: bool = False) -> ToolView:

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from pi_compact.messages import text_of
 from pi_compact.ui.renderer_text import clean
-from pi_compact.ui.tool_view import call_line, result_view
+from pi_compact.ui.tool_view import call_line, hanging, result_view
 
 TURNS = 3
 USER_LINES = 6  # a long pasted message is cut to its first lines
@@ -59,12 +59,12 @@ def render_message(message: Mapping[str, Any], calls: dict[str, tuple[str, Mappi
         return _assistant(message, calls)
     if role == "toolResult":
         name, args = calls.get(str(message.get("toolCallId", "")), (str(message.get("toolName", "")), {}))
-        return [result_view(name, args, message, bool(message.get("isError"))).shown]
+        return [hanging(result_view(name, args, message, bool(message.get("isError"))).shown)]
     if role == "bashExecution":
         line = Text("$ ", style="bold cyan")
         line.append(clean(str(message.get("command", ""))), style="bold")
         output = {"content": [{"type": "text", "text": str(message.get("output") or "")}]}
-        return [line, result_view("bash", {}, output, message.get("exitCode") not in (None, 0)).shown]
+        return [line, hanging(result_view("bash", {}, output, message.get("exitCode") not in (None, 0)).shown)]
     return []  # summaries and custom messages: the banner's lines stand for them
 
 

@@ -94,6 +94,11 @@ def uncompact_block(outcome: UncompactOutcome, *, in_repl: bool = True) -> Rende
     if outcome.left_behind:
         lines.append(Text(f"{outcome.left_behind} message(s) written after it left the context (--force).",
                           style="yellow"))
+    if outcome.dropped_pins:
+        count = len(outcome.dropped_pins)
+        named = "; ".join(f"“{clean(text[:40])}{'…' if len(text) > 40 else ''}”" for text in outcome.dropped_pins)
+        lines.append(Text(f"{count} pin{'' if count == 1 else 's'} made after it no longer appl"
+                          f"{'ies' if count == 1 else 'y'}: {named} (/pin again to keep it).", style="yellow"))
     if outcome.over_threshold:
         lines.append(Text("This is over the auto-compaction threshold: the next threshold check will compact "
                           "again (/autocompact off keeps it uncompacted).", style="yellow"))

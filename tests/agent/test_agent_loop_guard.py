@@ -27,11 +27,14 @@ def test_futile_compaction_names_the_big_message_and_is_not_repeated_every_tool_
     # An early turn big enough that summarizing it frees something (else nothing would be written).
     scripted_server.enqueue(Reply(text="early answer " + padded("z", 400), prompt_tokens=500))
     h.session.prompt("EARLY-QUESTION " + padded("x", 50))
-    step = Reply(tool_calls=(ToolCallReply("ls", {"path": "."}),), prompt_tokens=9_300)
+    # (The steps list the directory under two spellings in turn: four identical calls in a row stop the loop.)
+    def step(path: str) -> Reply:
+        return Reply(tool_calls=(ToolCallReply("ls", {"path": path}),), prompt_tokens=9_300)
+
     scripted_server.enqueue(
         Reply(tool_calls=(ToolCallReply("ls", {"path": "."}),), prompt_tokens=9_200),
         summary_reply(),
-        step, step, step,
+        step("./"), step("."), step("./"),
         Reply(text="DONE", prompt_tokens=9_400),
     )
     final = h.session.prompt("BIG-PROMPT " + padded("y", 9_000))

@@ -133,7 +133,9 @@ def test_a_prompt_runs_as_many_tool_turns_as_the_model_asks_for(
                            auto_compact=False)
     turns = 205
     scripted_server.enqueue(
-        *(Reply(tool_calls=(ToolCallReply("ls", {"path": "."}, id=f"call_{n}"),)) for n in range(turns)),
+        # Two spellings of the directory in turn: the same call four times in a row would stop the loop.
+        *(Reply(tool_calls=(ToolCallReply("ls", {"path": "./" if n % 2 else "."}, id=f"call_{n}"),))
+          for n in range(turns)),
         Reply(text="All listed."),
     )
     final = session.prompt("List the directory again and again.")

@@ -182,3 +182,20 @@ def test_a_huge_call_argument_is_named_as_the_largest_consumer_not_a_small_tool_
     ]
     top = top_consumers("system", branch, estimator_for("chars4"), Settings().compaction, 200_000)
     assert top[0][1].startswith("arguments of the `write notes.md` call, entry a1")
+
+
+def test_the_stop_notice_says_no_compaction_ran_when_there_was_nothing_to_compact(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    # The giant-tool-output loop again: no cut point follows the newest message, so no compaction runs;
+    # the guard must not claim that compactions ran and freed too little.
+    h = make_harness(scripted_server, tmp_path)
+    (h.cwd / "build.log").write_text("".join(f"line {i:05d} of the build output ......\n" for i in range(600)))
+    _route_summaries(scripted_server)
+    cat = Reply(tool_calls=(ToolCallReply("bash", {"command": "cat build.log"}),), prompt_tokens=3_000)
+    scripted_server.enqueue(cat, cat, cat, Reply(text="DONE", prompt_tokens=3_000))
+    h.session.prompt("Build it. " + padded("q", 100))
+    [notice] = _stop_notices(h)
+    assert h.of_type("compaction_start") == []
+    assert "nothing to compact" in notice.text and "no compaction ran" in notice.text
+    assert "freed too little" not in notice.text

@@ -106,3 +106,14 @@ def test_print_mode_fails_on_an_unreadable_200_answer(
         f"pi-compact: Empty reply from {scripted_server.base_url}: no text and no tool call (the answer was "
         "empty or not an OpenAI-compatible stream).\n"
     )
+
+
+def test_compact_says_the_model_answered_when_its_summary_was_not_usable(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted_server.enqueue(Reply(text="I looked at the session; it is about a CLI.", repeat=True))
+    done, path, before = _compact(scripted_server, tmp_path, monkeypatch)
+    assert done.exit_code == 3, done.output
+    said = " ".join(done.stderr.split())
+    assert "The model answered, but its summary could not be used" in said
+    assert "The model failed" not in said

@@ -368,3 +368,20 @@ def test_compact_command_plans_the_compaction_once(
     assert run_compact(options, compaction_settings()) == 0
     assert new_entry(before, path)["firstKeptEntryId"] == "test-id-10"
     assert len(plans) == 1
+
+
+def test_dry_run_with_no_model_and_no_key_plans_for_the_embedded_model_as_the_terminal_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pi_compact.cli.compact import compact_command
+
+    for name in list(os.environ):
+        if name.endswith("_API_KEY"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "s.jsonl"
+    write_session(path, coding_session())
+    assert compact_command(session=path, dry_run=True) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Context 5,100 / 16,384 tokens" in out and "threshold 12,288 tokens" in out

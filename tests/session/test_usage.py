@@ -75,3 +75,15 @@ def test_session_totals_add_up_the_savings() -> None:
     totals = session_totals(entries)
     assert abs(totals.saved - 0.0486) < 1e-12
     assert totals.cache_text() == "18,000 read · 0 written · saved $0.0486"
+
+
+def test_the_embedded_local_model_is_free_not_unpriced() -> None:
+    local = {"type": "message", "message": {"role": "assistant", "content": [], "provider": "local",
+                                            "usage": priced(2_000, 100, 0.0)}}
+    summary = {"type": "compaction", "details": {"usage": priced(3_000, 200, 0.0)}}  # written by the chat model
+    totals = session_totals([local, summary])
+    assert (totals.calls, totals.free, totals.unpriced) == (2, 2, 0)
+    assert totals.cost_text() == "free (the embedded local model)"
+    mixed = session_totals([reply_entry(priced(1_000, 100, 0.002)), local])
+    assert mixed.cost_text() == "$0.0020 (1 local model call, free)"
+

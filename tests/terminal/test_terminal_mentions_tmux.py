@@ -46,3 +46,19 @@ def test_tab_completes_an_at_path_and_sending_attaches_the_file(server: Scripted
         ]
     finally:
         term.close()
+
+
+def test_sending_says_what_was_attached_and_warns_about_a_missing_file(server: ScriptedServer, tmp_path: Path) -> None:
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not installed (pip install -e .)")
+    term = Terminal(tmp_path, server)
+    try:
+        (term.project / "app.py").write_text("print('hi')\nprint('there')\n")
+        term.wait_for("pi>", timeout=LONG)
+        server.enqueue(Reply(text="Looked."))
+        term.type("compare @app.py with @gone.py")
+        term.wait_for("Looked.", timeout=LONG)
+        screen = term.wait_for("Attached app.py: 27 bytes, 2 lines.")
+        assert "@gone.py does not exist: sent as plain text, nothing attached." in " ".join(screen.split())
+    finally:
+        term.close()

@@ -252,3 +252,52 @@ def test_settings_that_cannot_fit_the_window_are_fitted_with_one_warning_naming_
         "window of openai/scripted, so auto-compaction would run before every turn; using 2500 instead.\n"
     )  # the default keepRecentTokens (20,000) is fitted to the window too, silently: it is not the user's
     assert len(scripted_server.requests) == 1  # 1,000 tokens are under the fitted threshold: no compaction
+
+
+def test_max_turns_flag_stops_print_mode_after_three_replies_and_exits_one(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted_server.enqueue(*[Reply(tool_calls=(ToolCallReply("bash", {"command": f"echo {i}"}),)) for i in range(6)])
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "Count.", "--no-session", "--max-turns", "3")
+    assert done.exit_code == 1, done.output
+    assert len(scripted_server.requests) == 3
+    assert done.stderr.startswith("pi-compact: Stopped after 3 model turns")
+    assert done.stderr.count("\n") == 1
+
+
+def test_max_turns_flag_stops_json_mode_with_the_reason_on_stderr(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted_server.enqueue(*[Reply(tool_calls=(ToolCallReply("bash", {"command": f"echo {i}"}),)) for i in range(6)])
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "Count.", "--mode", "json", "--no-session",
+                "--max-turns", "3")
+    assert done.exit_code == 1, done.output
+    assert len(scripted_server.requests) == 3
+    [end] = [e for e in _json_lines(done.stdout) if e["type"] == "agent_end"]
+    assert end["errorMessage"].startswith("Stopped after 3 model turns")
+    assert done.stderr.startswith("pi-compact: Stopped after 3 model turns")
+
+
+def test_an_empty_print_prompt_is_refused_before_any_request(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "  ", "--no-session")
+    assert done.exit_code == 2
+    assert done.stderr.startswith("pi-compact: -p needs a prompt: it was empty.")
+    assert scripted_server.requests == []
+
+
+def test_text_mode_says_on_stderr_when_a_compaction_summary_was_built_without_a_model(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted_server.enqueue(
+        Reply(text="y" * 1600, tool_calls=(ToolCallReply("bash", {"command": "echo one"}),), prompt_tokens=1000),
+        Reply(text="x" * 800, tool_calls=(ToolCallReply("bash", {"command": "echo two"}),),
+              prompt_tokens=OVER_THRESHOLD),
+        server_error_reply(500),  # the summary request fails: the model-free summary is written instead
+        Reply(text="ALL DONE"),
+    )
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "Run the steps.", "--no-session")
+    assert done.exit_code == 0, done.output
+    assert done.stdout == "ALL DONE\n"
+    assert done.stderr.count("pi-compact: Auto-compaction: the summary was built without the model (") == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from builders import usage
 from rich.console import Console, RenderableType
 from rich.text import Text
 
@@ -301,3 +302,11 @@ def test_terminal_console_draws_the_spinner_live_and_clears_it() -> None:
     assert "Compacting context…" in buffer.getvalue()
     assert renderer.current_view() is None
     assert isinstance(tool_line("x", {}), Text)
+
+
+def test_a_summary_by_the_embedded_local_model_reads_free_in_the_compaction_block() -> None:
+    from pi_compact.ui.compaction_view import spent_text
+
+    unpriced = {**usage(2_000, 100), "cost": {"total": 0.0}}
+    assert spent_text(unpriced, "local") == " · 2,000 tokens in, 100 out · free"
+    assert spent_text(unpriced, "openai/new-model") == " · 2,000 tokens in, 100 out · cost unknown"

@@ -155,3 +155,34 @@ def test_the_uncompact_command_refuses_with_one_sentence_and_leaves_the_file_unc
     assert done.returncode == code
     assert done.stderr.startswith("pi-compact: ") and says in done.stderr and done.stderr.count("\n") == 1
     assert h.path.read_bytes() == before
+
+
+def test_the_resume_banner_points_at_summary_only_while_the_branch_has_a_compaction(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from pi_compact.ui.status import compaction_banner
+
+    h = make_harness(scripted_server, tmp_path)
+    chained(h, 1)
+    assert compaction_banner(h.session) == "Session compacted 1 time — /summary to read"
+    h.session.uncompact(force=True)
+    assert compaction_banner(h.session) == (
+        "Session compacted 1 time, none on this branch (undone with /uncompact, or on another branch)")
+
+
+def test_uncompact_force_says_which_pins_made_after_the_compaction_it_drops(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from rich.console import Console
+
+    from pi_compact.ui.tree_view import uncompact_block
+
+    h = make_harness(scripted_server, tmp_path)
+    chained(h, 1)
+    h.session.pin("Always run the linter before committing.")
+    outcome = h.session.uncompact(force=True)
+    assert outcome.dropped_pins == ("Always run the linter before committing.",)
+    console = Console(record=True, width=200)
+    console.print(uncompact_block(outcome))
+    said = "1 pin made after it no longer applies: “Always run the linter before committing.” (/pin again to keep it)."
+    assert said in " ".join(console.export_text().replace("│", " ").split())

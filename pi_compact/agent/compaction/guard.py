@@ -10,8 +10,8 @@ the biggest consumers of the context, since they are what the guard says.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from pi_compact.compaction.threshold import should_compact
 from pi_compact.compaction.tokens import ContextUsage, Estimator, estimate_text_tokens
@@ -26,6 +26,16 @@ MIN_FREED_SHARE = 0.2
 REFILL_TURNS = 2
 LIMIT = 2
 
+# Why an automatic compaction counted as futile: the stop notice says what happened, not a guess.
+Futility = Literal["freed_little", "refilled", "nothing_to_compact", "no_gain"]
+FUTILITY_WORDS: dict[Futility, str] = {
+    "freed_little": "the last compactions freed too little or left the context over the threshold",
+    "refilled": "the context was back over the threshold right after a compaction",
+    "nothing_to_compact": "past the threshold there was nothing to compact (the kept recent messages hold all "
+                          "of it), so no compaction ran",
+    "no_gain": "a summary would not have made the context smaller, so none was written",
+}
+
 
 @dataclass
 class LoopGuard:
@@ -35,18 +45,21 @@ class LoopGuard:
     stopped: bool = False
     _turns_since: int | None = None  # turns watched since a compaction that looked useful
     _last_turn: int | None = None
+    whys: list[Futility] = field(default_factory=list)  # why each futile one of the streak was futile
 
     def compacted(self, before: int, after: int, threshold: int) -> None:
         """Record an automatic compaction that was written: ``before``/``after`` context tokens."""
         freed = (before - after) / before if before > 0 else 0.0
         if freed < MIN_FREED_SHARE or after > threshold:
-            self.futile()
+            self.futile("freed_little")
         else:
             self._turns_since = 0  # useful so far: see whether the context refills at once
 
-    def futile(self) -> None:
-        """Record a futile automatic compaction (also one that wrote nothing for lack of gain)."""
+    def futile(self, why: Futility = "freed_little") -> None:
+        """Record a futile automatic compaction (also one that wrote nothing for lack of gain, or found
+        nothing to compact), and ``why``."""
         self.streak += 1
+        self.whys.append(why)
         self._turns_since = None
 
     def observe(self, turn: int, tokens: int, threshold: int) -> None:
@@ -57,9 +70,10 @@ class LoopGuard:
         self._last_turn = turn
         self._turns_since += 1
         if tokens > threshold:
-            self.futile()  # back over the threshold within REFILL_TURNS turns
+            self.futile("refilled")  # back over the threshold within REFILL_TURNS turns
         elif self._turns_since >= REFILL_TURNS:
             self.streak, self._turns_since = 0, None  # that compaction really helped
+            self.whys.clear()
 
     @property
     def should_stop(self) -> bool:
@@ -70,6 +84,7 @@ class LoopGuard:
 
     def reset(self) -> None:
         self.streak, self.stopped, self._turns_since, self._last_turn = 0, False, None, None
+        self.whys.clear()
 
 
 # ---- warnings after a compaction ------------------------------------------------------------------
@@ -221,15 +236,14 @@ def diagnose(
     return "Largest: " + "; ".join(text for _, text in top) + ". " + advice(top[0][1])
 
 
-def stop_notice(diagnosis: str) -> str:
-    """Said once when the loop guard stops automatic compaction."""
-    return (
-        "Automatic compaction is off for this session: the last two compactions freed too little or the "
-        f"context was back over the threshold at once. {diagnosis} (/autocompact on turns it back on.)"
-    )
+def stop_notice(diagnosis: str, whys: Sequence[Futility] = ()) -> str:
+    """Said once when the loop guard stops automatic compaction: what happened in the futile streak."""
+    said = "; ".join(dict.fromkeys(FUTILITY_WORDS[why] for why in whys[-LIMIT:])) or FUTILITY_WORDS["freed_little"]
+    return f"Automatic compaction is off for this session: {said}. {diagnosis} (/autocompact on turns it back on.)"
 
 
 __all__ = [
+    "FUTILITY_WORDS",
     "LIMIT",
     "MIN_FREED_SHARE",
     "REFILL_TURNS",

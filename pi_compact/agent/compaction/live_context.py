@@ -8,7 +8,7 @@ the replies measured (``compaction/calibration.py``), a factor that survives a c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pi_compact.compaction.calibration import Scan, calibrated, calibration_of, scan
@@ -41,6 +41,9 @@ class LiveContext:
     def __init__(self, store: SessionStore, token_estimator: TokenEstimator) -> None:
         self.messages: list[Message] = []
         self.fresh_from = 0  # messages before this index predate the latest compaction
+        # The system prompt, pins and tools every request carries, by an estimator (set by the session):
+        # provider usage counts them, so a context size that is all estimated adds them too.
+        self.overhead: Callable[[Estimator], int] = lambda _estimate: 0
         self.configure(token_estimator)
         # The calibration scan so far (and what it gave), carried on as messages are appended; the
         # estimator and the last message it saw tell a scan of other messages (or with another
@@ -61,6 +64,12 @@ class LiveContext:
         """How full the context is for ``model``: its window, and the threshold ``reserve_tokens`` below it."""
         window = model.info.context_window
         return self.usage(self.base, window, window - reserve_tokens, reply_key(model))
+
+    def size_of(self, messages: Sequence[Message], model: ChatModel) -> int:
+        """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one
+        way the status line estimates (the compaction block's before and after, the no-gain check)."""
+        estimate = self.estimator_of(model)
+        return self.overhead(estimate) + sum(estimate(m) for m in messages)
 
     def reload(self, store: SessionStore) -> None:
         """Rebuild from the file (the summary, the kept tail, everything after)."""
@@ -103,8 +112,11 @@ class LiveContext:
     ) -> ContextUsage:
         """The last fresh provider usage plus (calibrated) estimates of what follows it, else all estimated."""
         calibration = self.calibration(estimator, model)
-        estimate = context_usage(self.messages, calibrated(estimator, calibration), fresh_from=self.fresh_from)
-        return ContextUsage(estimate.tokens, window, threshold, estimate.last_usage_index is not None, calibration)
+        scaled = calibrated(estimator, calibration)
+        estimate = context_usage(self.messages, scaled, fresh_from=self.fresh_from)
+        anchored = estimate.last_usage_index is not None  # a provider's usage counts the overhead already
+        tokens = estimate.tokens if anchored else estimate.tokens + self.overhead(scaled)
+        return ContextUsage(tokens, window, threshold, anchored, calibration)
 
     def last_fresh_reply(self) -> Message | None:
         """The newest assistant message written since the latest compaction."""

@@ -30,6 +30,7 @@ from pi_compact.errors import Cancelled, CompactionError, PiCompactError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
+from pi_compact.session.pins import fold_pins
 from pi_compact.session.store import SessionStore
 from pi_compact.session.tree import (
     abandoned_entries,
@@ -211,8 +212,11 @@ class Navigator:
                 f"fits the {window:,}-token window, so it was not restored. Use --force to restore it anyway "
                 "(the next request would overflow and compact again)."
             )
+        kept_pins = {pin.entry_id for pin in fold_pins(plan.restored_path)}
+        dropped = tuple(pin.text for pin in fold_pins(self.store.branch()) if pin.entry_id not in kept_pins)
         self._append_at(plan.position, uncompact_fields(plan))
-        return UncompactOutcome(plan.compaction_id, plan.position, tokens, window, threshold, plan.left_behind)
+        return UncompactOutcome(plan.compaction_id, plan.position, tokens, window, threshold, plan.left_behind,
+                                dropped)
 
 
 def _window_of(model: ChatModel | None) -> int | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.compaction.guard import LoopGuard, window_hint
-from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, words
+from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, too_small_text, words
 from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
 from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
 from pi_compact.cancel import CancelToken
@@ -24,6 +24,7 @@ from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_a
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.llm.protocol import ChatModel, Retrying
+from pi_compact.messages import Message, compaction_summary_message
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
@@ -155,6 +156,9 @@ class Compactor:
     guard: LoopGuard | None = None  # the session's loop guard: told of automatic compactions that gained nothing
     summarizer: Summarizer | None = None  # ``compaction.model``; None: the chat model writes summaries
     thinking: str | None = None  # the session's thinking level: summaries reason at it (``summary_reasoning``)
+    # The size of a context of these messages as the session counts it (with the system prompt and tools);
+    # None: the messages alone, by the auto estimator.
+    measure: Callable[[Sequence[Message]], int] | None = None
 
     def run(
         self,
@@ -186,14 +190,17 @@ class Compactor:
             # over one huge message would report a failed compaction after every turn. The loop guard
             # still counts it: past the threshold with nothing to compact, compaction cannot help.
             if skip == "too_small" and self.guard is not None:
-                self.guard.futile()
+                self.guard.futile("nothing_to_compact")
             if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
                 self.emit(Notice(window_hint(self.model.info), "warning"))
             return None
         self.emit(CompactionStart(reason, context_percent))
         if skip is not None or plan is None:
             skip = skip or "already_compacted"  # (no plan always has a skip reason)
-            self.emit(CompactionEnd(reason, None, error_message=SKIP_TEXT[skip], skipped=skip))
+            text = SKIP_TEXT[skip] if skip != "too_small" or plan is None else \
+                too_small_text(sum(estimate_tokens_auto(m) for m in plan.kept_messages),
+                               self.settings.compaction.keep_recent_tokens)
+            self.emit(CompactionEnd(reason, None, error_message=text, skipped=skip))
             return None
         try:
             result, entry = self._compact(reason, instructions, token, branch, plan, summary or self.model_summary)
@@ -203,7 +210,7 @@ class Compactor:
         except NoGain as exc:
             text = str(exc)
             if automatic and self.guard is not None:
-                self.guard.futile()
+                self.guard.futile("no_gain")
             if automatic and self.diagnose is not None:
                 text = f"{text} {self.diagnose()}"
             self.emit(CompactionEnd(reason, None, error_message=text, skipped="no_gain"))
@@ -244,7 +251,12 @@ class Compactor:
         if cancel.cancelled:
             raise Cancelled("Compaction cancelled; nothing was written.")
         result = CompactionResult(**{**vars(result), "details": CompactionDetails.of(result, plan).to_json()})
-        before = sum(estimate_tokens_auto(m) for m in project_path(branch).messages)
+        measure = self.measure or (lambda messages: sum(estimate_tokens_auto(m) for m in messages))
+        before = measure(project_path(branch).messages)
+        if result.source != "extension" or not result.estimated_tokens_after:
+            # Before and after measured alike: the same estimator, the system prompt and tools on both sides.
+            after = measure([compaction_summary_message(result.summary, 0, 0), *plan.kept_messages])
+            result = CompactionResult(**{**vars(result), "estimated_tokens_after": after})
         if result.estimated_tokens_after >= before:
             # No inflation: the summary plus the kept part would not be smaller than the context now.
             raise NoGain(

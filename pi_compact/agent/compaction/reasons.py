@@ -68,6 +68,14 @@ SKIP_TEXT: dict[SkipReason, str] = {
     "too_small": "Nothing to compact (session too small).",
 }
 
+def too_small_text(tokens: int, keep: int) -> str:
+    """Why there is nothing to compact when the kept recent messages hold the whole conversation, and
+    how to compact anyway (a smaller keep for this one compaction)."""
+    smaller = 1000 if tokens > 2000 else max(100, tokens // 2 // 100 * 100)
+    return (f"Nothing to compact: the whole conversation (~{tokens:,} tokens) fits in the recent messages kept "
+            f"word for word (keepRecentTokens {keep:,}). To compact now, keep less: /compact --keep {smaller}.")
+
+
 # Said when an overflow is back right after its one compact-and-retry.
 OVERFLOW_GIVE_UP = (
     "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
@@ -88,4 +96,5 @@ def fallback_text(reason: CompactionReason, result: Mapping[str, Any] | None) ->
     return words(reason).fell_back(error if isinstance(error, str) else None)
 
 
-__all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text", "words"]
+__all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text",
+           "too_small_text", "words"]

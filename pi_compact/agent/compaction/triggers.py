@@ -180,7 +180,8 @@ class Compactions:
     def _compactor(self, model: ChatModel, settings: Settings) -> Compactor:
         return Compactor(self._store, model, settings, self._emit, self._hooks, now_ms=self._now, guard=self.guard,
                          diagnose=lambda: self._diagnose(model, settings),
-                         summarizer=self.summarizers.for_settings(settings), thinking=self.thinking)
+                         summarizer=self.summarizers.for_settings(settings), thinking=self.thinking,
+                         measure=lambda messages: self._context.size_of(messages, model))
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),
@@ -189,7 +190,7 @@ class Compactions:
     def _consult_guard(self, model: ChatModel, settings: Settings) -> None:
         if self.guard.should_stop:  # said once: why automatic compaction stops
             self.guard.stop()
-            self._emit(Notice(stop_notice(self._diagnose(model, settings)), "warning"))
+            self._emit(Notice(stop_notice(self._diagnose(model, settings), self.guard.whys), "warning"))
 
 
 __all__ = ["Compactions", "Point", "decide"]

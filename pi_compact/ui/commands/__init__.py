@@ -74,6 +74,13 @@ def _help(state: ReplState, arg: str) -> Outcome:
         keys.add_row(Text(key), Text(meaning))
     state.console.print(Text("\nKeys", style="bold"))
     state.console.print(keys)
+    prefixes = Table.grid(padding=(0, 2))
+    prefixes.add_column(style="bold", no_wrap=True)
+    prefixes.add_column()
+    for prefix, meaning in PREFIXES_HELP:
+        prefixes.add_row(Text(prefix), Text(meaning))
+    state.console.print(Text("\nIn a message", style="bold"))
+    state.console.print(prefixes)
     return "continue"
 
 
@@ -92,8 +99,16 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Shift+Tab", "next thinking level the model can do"),
 )
 
+# What a message may start with or contain besides text (not keys, so listed apart).
+PREFIXES_HELP: tuple[tuple[str, str], ...] = (
+    ("!cmd", "run a shell command in the project and add it and its output to the conversation"),
+    ("!!cmd", "run a shell command without adding it to the conversation"),
+    ("@path", "attach that file's text to the message (Tab completes the name)"),
+)
+
 COMMANDS: tuple[Command, ...] = (
-    Command("/compact", "[instructions]", "summarize older messages now, optionally with a focus", compaction.compact),
+    Command("/compact", "[--keep N] [instructions]", "summarize older messages now, optionally with a focus or "
+            "keeping only about N recent tokens", compaction.compact),
     Command("/context", "", "tokens now, window, threshold, estimator, last usage, breakdown", context.context),
     Command("/summary", "[--diff]", "show the latest compaction summary in full (--diff: what it added, "
                                           "changed and dropped)", compaction.summary),

@@ -20,12 +20,26 @@ def compact(state: ReplState, arg: str) -> Outcome:
     if messages < 2 and store.compaction_count() == 0:
         state.say(SKIP_TEXT["no_messages"], "yellow")
         return "continue"
+    keep, instructions = keep_option(arg)
+    if keep == 0:
+        state.say("Usage: /compact [--keep TOKENS] [instructions], with TOKENS a whole number > 0.", "yellow")
+        return "continue"
     try:
-        state.run(lambda token: state.session.compact(arg or None, token))
+        state.run(lambda token: state.session.compact(instructions or None, token, keep=keep))
     except PiCompactError as exc:
         state.say(str(exc), "red")
     state.print_status()
     return "continue"
+
+
+def keep_option(arg: str) -> tuple[int | None, str]:
+    """``--keep N`` at the start of ``/compact``'s argument, and the instructions after it (0: a bad N)."""
+    words = arg.split(maxsplit=2)
+    if not words or words[0] != "--keep":
+        return None, arg
+    if len(words) < 2 or not words[1].isdigit() or int(words[1]) <= 0:
+        return 0, ""
+    return int(words[1]), words[2] if len(words) > 2 else ""
 
 
 def summary(state: ReplState, arg: str) -> Outcome:

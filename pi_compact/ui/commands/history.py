@@ -107,6 +107,9 @@ def pins(state: ReplState, arg: str) -> Outcome:
 def unpin(state: ReplState, arg: str) -> Outcome:
     store = state.session.store
     pins = fold_pins(store.branch())
+    if not pins:
+        state.say("No pins on this branch: /pin pins your last message (or /pin TEXT), /pins lists them.", "yellow")
+        return "continue"
     index = pick_number(arg, len(pins), "/unpin", state)
     if index is None:
         return "continue"

@@ -51,7 +51,7 @@ def open_session(state: ReplState, path: Path) -> None:
         state.say(str(exc), "red")
         return
     state.session.approval = old.approval
-    state.say(f"Resumed {path}: {len(state.session.messages)} messages in context.", "cyan")
+    state.say(f"Resumed {path}: {len(state.session.messages)} messages in context.", "cyan", path=True)
     for part in recent_transcript(state.session.messages):
         state.console.print(part)
 
