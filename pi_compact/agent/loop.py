@@ -1,6 +1,7 @@
-"""One step of the tool loop: stream an assistant reply, then run the tools it called, in order.
+"""The tool loop: stream an assistant reply, run the tools it called, in order, and go on while it calls them.
 
-No state of its own: the session decides what to send, persists what comes back and when to stop.
+``run_loop`` owns the loop's control flow; the session hands it hooks for what surrounds it (the next
+request, persisting, compaction after a reply and between turns), as pi's agent loop takes its session's.
 A tool failure becomes a ``toolResult`` with ``isError: true`` that the model can read; it never
 escapes as an exception.
 
@@ -16,13 +17,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pi_compact.agent.approval import DECLINED
 from pi_compact.agent.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    Notice,
     Retry,
     SessionEvent,
     ToolExecutionEnd,
@@ -43,6 +45,7 @@ from pi_compact.llm.protocol import (
 )
 
 Emit = Callable[[SessionEvent], None]
+Approve = Callable[[str, Mapping[str, Any], CancelToken | None], bool]  # the approval mode: may a call run?
 
 
 def stream_reply(model: ChatModel, request: ChatRequest, cancel: CancelToken | None, emit: Emit) -> dict[str, Any]:
@@ -88,7 +91,7 @@ def run_tool_calls(
     ctx: ToolContext,
     emit: Emit,
     on_result: Callable[[dict[str, Any]], None],
-    approve: Callable[[str, Mapping[str, Any], CancelToken | None], bool] | None = None,
+    approve: Approve | None = None,
 ) -> bool:
     """Execute each tool call of ``message`` in order; False when cancelled part-way.
 
@@ -186,3 +189,44 @@ class LoopLimits:
                 f"Stopped after {self._turns} model turns (the limit, --max-turns or maxTurns, is "
                 f"{self._max_turns}); the tool calls of the last reply were not run. Send a prompt to go on.")
         return None
+
+
+@dataclass(frozen=True)
+class LoopHooks:
+    """What the session does around the loop: ``request`` builds the next request, ``record`` persists a
+    message, ``after_reply(reply, retried)`` handles an overflow ("retry" once, "done", or None to go on)
+    and ``between_turns`` compacts past the threshold (True when it ran)."""
+
+    request: Callable[[], ChatRequest]
+    record: Callable[[dict[str, Any]], None]
+    after_reply: Callable[[dict[str, Any], bool], Literal["retry", "done"] | None]
+    between_turns: Callable[[], bool]
+
+
+def run_loop(model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context: ToolContext, emit: Emit,
+             approve: Approve | None, max_turns: int | None) -> tuple[dict[str, Any], LoopStop | None]:
+    """Run one prompt's turns until a reply calls no tools (or fails, is cancelled, or a limit stops it);
+    the last reply and, when the loop limits stopped it, why."""
+    retried, limits = False, LoopLimits(max_turns)
+    while True:  # as long as the model calls tools, up to the loop limits (pi has none: Ctrl-C stops it)
+        reply = stream_reply(model, hooks.request(), context.cancel, emit)
+        hooks.record(reply)
+        stop = reply.get("stopReason")
+        if stop == "aborted" or context.cancelled:
+            return reply, None
+        overflow = hooks.after_reply(reply, retried)
+        if overflow == "retry":  # compacted: ask again, once
+            retried = True
+            continue
+        if overflow == "done" or stop == "error" or not tool_calls(reply):
+            return reply, None
+        halt = limits.check(reply)
+        if halt is not None:
+            refuse_tool_calls(reply, halt.text, emit, hooks.record)
+            emit(Notice(halt.text, "warning"))
+            return reply, halt
+        if not run_tool_calls(reply, tools, context, emit, hooks.record, approve):
+            return reply, None
+        # Beyond pi: compact between tool turns, then carry on with the summary and the tail.
+        if hooks.between_turns() and context.cancelled:
+            return reply, None

@@ -75,24 +75,58 @@ def next_level(info: ModelInfo, current: str) -> str:
 
 
 class ThinkingLevel:
-    """What the user asked for and what the file last recorded; clamps per model without writing."""
+    """The session's thinking level: what the user asked for, what the file last recorded, and the entries
+    that keep the two in step (the opening pair once, then one ``thinking_level_change`` per change)."""
 
-    def __init__(self, *, flag: str | None, recorded: str | None, default: str | None) -> None:
-        chosen = flag or recorded or default
+    def __init__(self, store: SessionStore, opening: Opening, *, flag: str | None, default: str | None,
+                 notify: Callable[[str], None], now_ms: Callable[[], int]) -> None:
+        self._store, self._opening, self._notify, self._now = store, opening, notify, now_ms
+        self.recorded = recorded_level(store)  # the file's latest level (None: none yet)
+        chosen = flag or self.recorded or default
         self.asked = chosen if chosen in LEVELS else DEFAULT_LEVEL
         self.chosen = chosen in LEVELS  # the user's (or the file's) choice: a clamp of it is told
-        self.recorded = recorded  # the file's latest level (None: none yet)
         self._told: set[tuple[str, str]] = set()  # (model, asked) clamps already told
 
-    def ask(self, level: str) -> None:
-        """The user chose ``level`` (``/thinking``, the cycle key)."""
-        self.asked, self.chosen = level, True
+    def current(self, model: ChatModel) -> str:
+        """The level in force on ``model`` (the one asked for while the model is still resolving)."""
+        try:
+            return self.in_force(model.info).level if model.ready else self.asked
+        except PiCompactError:
+            return self.asked
 
     def in_force(self, info: ModelInfo) -> Clamped:
         return clamp_level(info, self.asked)
 
-    def clamp_notice(self, info: ModelInfo) -> str | None:
-        """One sentence the first time the asked level is clamped on ``info``'s model (None otherwise)."""
+    def open(self, model: ChatModel) -> None:
+        """A new session's opening pair, the first time anything is written."""
+        written = self._opening.record(model, lambda info: self.in_force(info).level)
+        if written is not None:
+            self.recorded = written
+
+    def sync(self, info: ModelInfo) -> str:
+        """The level in force on ``info``'s model; a clamp of the user's choice is told once, and a level
+        other than the file's latest (pi's "off" when it has none) is recorded."""
+        notice = self._clamp_notice(info)
+        if notice is not None:
+            self._notify(notice)
+        level = self.in_force(info).level
+        if level != (self.recorded or "off"):
+            self._store.append(level_entry(level), self._now())
+            self.recorded = level
+        return level
+
+    def set(self, model: ChatModel, level: str) -> Clamped:
+        """``/thinking LEVEL`` (and the cycle key): the level from now on, clamped to the model."""
+        self.open(model)
+        self.asked, self.chosen = level, True
+        self.sync(model.info)
+        return self.in_force(model.info)
+
+    def cycle(self, model: ChatModel) -> str:
+        """The next level the model can do, wrapping round (pi's Shift+Tab)."""
+        return self.set(model, next_level(model.info, self.current(model))).level
+
+    def _clamp_notice(self, info: ModelInfo) -> str | None:
         clamped = self.in_force(info)
         key = (info.model, self.asked)
         if not clamped.changed or not self.chosen or key in self._told:

@@ -8,16 +8,19 @@ after the compaction summary when the ``recall`` tool is offered, and what autom
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from pi_compact.agent.compaction.recall import AutoRecall
 from pi_compact.agent.tools import Tool
 from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.llm.protocol import ChatRequest, ToolSpec, empty_usage
 from pi_compact.messages import Message
 from pi_compact.session.history import RECALL_TOOL
-from pi_compact.session.pins import Pin, with_pins
+from pi_compact.session.pins import Pin, PinTracker, with_pins
+from pi_compact.session.store import SessionStore
+from pi_compact.settings import Settings
 
 
 def build_request(
@@ -48,6 +51,32 @@ def request_overhead(system_prompt: str, tools: Sequence[Tool], pins: Sequence[P
     return estimate({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0})
 
 
+class Requests:
+    """Puts each turn's request together for one session: its system prompt and tools, the branch's pins
+    (``PinTracker``) and what automatic recall attaches. Holds the store, never the session (the live
+    context keeps ``overhead``; a reference back would keep the session file locked)."""
+
+    def __init__(self, store: SessionStore, system_prompt: str, tools: Sequence[Tool],
+                 now_ms: Callable[[], int]) -> None:
+        self._store, self._system_prompt, self._tools, self._now = store, system_prompt, list(tools), now_ms
+        self.pins = PinTracker()  # the pins of the current branch, sent after the system prompt
+        self._recall = AutoRecall()  # compacted originals the next request names, attached to it
+
+    def _current_pins(self) -> Sequence[Pin]:
+        return self.pins.current(self._store.customs_on_path, self._store.leaf_id)
+
+    def next(self, messages: Sequence[Message], settings: Settings, thinking: str) -> ChatRequest:
+        """The request after ``messages`` (automatic recall, if it attaches anything, records it first)."""
+        recalled = self._recall.attach(self._store, messages, settings.compaction, self._now())
+        cache = settings.cache_retention or "short"  # PI_CACHE_RETENTION is the model layer's (llm.params)
+        return build_request(self._system_prompt, messages, self._tools, self._current_pins(), recalled,
+                             thinking=thinking, cache=cache, session_id=self._store.session_id or None)
+
+    def overhead(self, estimate: Estimator) -> int:
+        """The system prompt with the pins and the tools, as the next request carries them, estimated."""
+        return request_overhead(self._system_prompt, self._tools, self._current_pins(), estimate)
+
+
 def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
     """The assistant message recorded for a turn that failed before the model was reached."""
     return {
@@ -56,4 +85,4 @@ def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
     }
 
 
-__all__ = ["build_request", "failed_reply", "request_overhead"]
+__all__ = ["Requests", "build_request", "failed_reply", "request_overhead"]

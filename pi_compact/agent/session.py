@@ -18,7 +18,6 @@ from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
-from pi_compact.agent.compaction.recall import AutoRecall
 from pi_compact.agent.compaction.triggers import Compactions
 from pi_compact.agent.events import (
     AgentEnd,
@@ -30,9 +29,9 @@ from pi_compact.agent.events import (
     TreeOutcome,
     UncompactOutcome,
 )
-from pi_compact.agent.loop import LoopLimits, LoopStop, refuse_tool_calls, run_tool_calls, stream_reply, tool_calls
-from pi_compact.agent.opening import Opening, ThinkingLevel, level_entry, next_level, record_model, recorded_level
-from pi_compact.agent.request import build_request, failed_reply, request_overhead
+from pi_compact.agent.loop import LoopHooks, LoopStop, run_loop
+from pi_compact.agent.opening import Opening, ThinkingLevel, record_model
+from pi_compact.agent.request import Requests, failed_reply
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
@@ -40,10 +39,10 @@ from pi_compact.compaction.plan import plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.errors import PiCompactError, SessionError
-from pi_compact.llm.protocol import ChatModel, ModelInfo
+from pi_compact.llm.protocol import ChatModel
 from pi_compact.llm.thinking import Clamped, supported_levels
 from pi_compact.messages import Message
-from pi_compact.session.pins import Pin, PinTracker, fold_pins, pin_for, unpin_fields
+from pi_compact.session.pins import Pin, fold_pins, pin_for, unpin_fields
 from pi_compact.session.store import SessionStore
 from pi_compact.session.tree import name_fields, session_name
 from pi_compact.settings import Settings
@@ -72,17 +71,16 @@ class AgentSession:
         self._system_prompt, self._emit, self._now = system_prompt, emit, now_ms
         self._settings = settings
         self._context = LiveContext(store, settings.compaction.token_estimator)
-        self._opening = Opening(store, due=not self._context.messages, now_ms=now_ms)
-        self._pins = PinTracker()  # the pins of the current branch, sent after the system prompt
-        self._recall = AutoRecall()  # compacted originals the next request names, attached to it
-        self._context.overhead = _overhead_of(store, self._pins, system_prompt, self._tools)
-        self._compactions = Compactions(store, self._context, self._pins, emit, hooks=hooks, now_ms=now_ms,
+        self._requests = Requests(store, system_prompt, tools, now_ms)
+        self._context.overhead = self._requests.overhead  # an estimated size counts what every request carries
+        self._compactions = Compactions(store, self._context, self._requests.pins, emit, hooks=hooks, now_ms=now_ms,
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)
         # ``thinking``: --thinking; else the file's latest level, else defaultThinkingLevel (agent.opening).
-        self._thinking = ThinkingLevel(flag=thinking, recorded=recorded_level(store),
-                                       default=settings.default_thinking_level)
+        self._thinking = ThinkingLevel(store, Opening(store, due=not self._context.messages, now_ms=now_ms),
+                                       flag=thinking, default=settings.default_thinking_level,
+                                       notify=lambda text: emit(Notice(text, "info")), now_ms=now_ms)
         self._compactions.thinking = self._thinking.asked  # summaries reason at the session's level (pi 0.73)
         self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
 
@@ -170,7 +168,7 @@ class AgentSession:
     def _report(self, message: dict[str, Any]) -> None:
         self._emit(MessageStart(str(message["role"])))
         self._emit(MessageEnd(message))
-        self._open()  # a new session's opening entries come first (once)
+        self._thinking.open(self._model)  # a new session's opening entries come first (once)
         self.add_message(message)
 
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
@@ -201,40 +199,19 @@ class AgentSession:
             self._compactions.compact_if_due("after_run", self._model, self.fitted_settings(), token, final)
         return final
 
-    def _run(self, cancel: CancelToken) -> dict[str, Any] | None:
-        retried = False
-        thinking = self._sync_thinking(self._model.info)  # clamped to the model; told once, recorded if changed
-        cache = self._settings.cache_retention or "short"  # PI_CACHE_RETENTION is the model layer's (llm.params)
-        limits = LoopLimits(self._settings.max_turns)
-        while True:  # as long as the model calls tools, up to the loop limits (pi has none: Ctrl-C stops it)
-            pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
-            recalled = self._recall.attach(self._store, self.messages, self.fitted_settings().compaction, self._now())
-            request = build_request(self._system_prompt, self.messages, self._tools, pins, recalled,
-                                    thinking=thinking, cache=cache, session_id=self._store.session_id or None)
-            reply = stream_reply(self._model, request, cancel, self._emit)
-            self.add_message(reply)
-            stop = reply.get("stopReason")
-            if stop == "aborted" or cancel.cancelled:
-                return reply
-            overflow = self._compactions.after_reply(self._model, self.fitted_settings(), reply, cancel, retried)
-            if overflow == "retry":  # compacted: ask again, once
-                retried = True
-                continue
-            if overflow == "done" or stop == "error" or not tool_calls(reply):
-                return reply
-            self.loop_stop = limits.check(reply)
-            if self.loop_stop is not None:
-                refuse_tool_calls(reply, self.loop_stop.text, self._emit, self.add_message)
-                self._emit(Notice(self.loop_stop.text, "warning"))
-                return reply
-            approve = self.approval.allows if self.approval is not None else None
-            if not run_tool_calls(reply, self._tools, ToolContext(self._cwd, cancel), self._emit, self.add_message,
-                                  approve):
-                return reply
-            # Beyond pi: compact between tool turns, then carry on with the summary and the tail.
-            compacted = self._compactions.compact_if_due("tool_turn", self._model, self.fitted_settings(), cancel)
-            if compacted and cancel.cancelled:
-                return reply
+    def _run(self, cancel: CancelToken) -> dict[str, Any]:
+        thinking = self._sync_thinking()  # clamped to the model; told once, recorded if changed
+        hooks = LoopHooks(
+            request=lambda: self._requests.next(self.messages, self.fitted_settings(), thinking),
+            record=self.add_message,
+            after_reply=lambda reply, retried: self._compactions.after_reply(
+                self._model, self.fitted_settings(), reply, cancel, retried),
+            between_turns=lambda: self._compactions.compact_if_due("tool_turn", self._model, self.fitted_settings(),
+                                                                   cancel))
+        approve = self.approval.allows if self.approval is not None else None
+        reply, self.loop_stop = run_loop(self._model, hooks, self._tools, ToolContext(self._cwd, cancel), self._emit,
+                                         approve, self._settings.max_turns)
+        return reply
 
     # ---- the tree, pins and the name: one appended entry each ------------------------------------
 
@@ -269,60 +246,39 @@ class AgentSession:
         self._store.append(name_fields(name), self._now())
         return session_name(self._store.entries)
 
-    # ---- the thinking level: pi's setThinkingLevel and cycleThinkingLevel -------------------------
+    # ---- the thinking level: pi's setThinkingLevel and cycleThinkingLevel (``agent.opening``) ----------
 
     @property
     def thinking_level(self) -> str:
-        """The level in force on the model (the one asked for while the model is still resolving)."""
-        try:
-            return self._thinking.in_force(self._model.info).level if self._model.ready else self._thinking.asked
-        except PiCompactError:
-            return self._thinking.asked
+        return self._thinking.current(self._model)
 
     def thinking_levels(self) -> tuple[str, ...]:
         """The levels the model can do, in pi's order."""
         return supported_levels(self._model.info)
 
     def set_thinking_level(self, level: str) -> Clamped:
-        """``/thinking LEVEL``: the level in force from now on (clamped to the model: told once); one
-        ``thinking_level_change`` entry when it changed."""
-        self._open()
-        self._thinking.ask(level)
-        clamped = self._thinking.in_force(self._model.info)
-        self._sync_thinking(self._model.info)
+        """``/thinking LEVEL``: clamped to the model (told once); one entry when it changed."""
+        clamped = self._thinking.set(self._model, level)
+        self._compactions.thinking = clamped.level
         return clamped
 
     def cycle_thinking_level(self) -> str:
-        """The cycle key: the next level the model can do, wrapping round."""
-        level = next_level(self._model.info, self.thinking_level)
-        return self.set_thinking_level(level).level
-
-    def _open(self) -> None:
-        written = self._opening.record(self._model, lambda info: self._thinking.in_force(info).level)
-        if written is not None:
-            self._thinking.recorded = written
-
-    def _sync_thinking(self, info: ModelInfo) -> str:
-        """The level in force on ``info``'s model; a clamp of the user's choice is told once, and a level
-        other than the file's latest (pi's "off" when it has none) is recorded."""
-        notice = self._thinking.clamp_notice(info)
-        if notice is not None:
-            self._emit(Notice(notice, "info"))
-        level = self._thinking.in_force(info).level
+        level = self._thinking.cycle(self._model)
         self._compactions.thinking = level
-        if level != (self._thinking.recorded or "off"):
-            self._store.append(level_entry(level), self._now())
-            self._thinking.recorded = level
         return level
+
+    def _sync_thinking(self) -> str:
+        self._compactions.thinking = self._thinking.sync(self._model.info)
+        return self._compactions.thinking
 
     # ---- settings ------------------------------------------------------------------------------
 
     def set_model(self, model: ChatModel, cancel: CancelToken | None = None) -> None:
         """Switch models; compact first when the context would not fit the new window's threshold."""
-        self._open()  # a new session records the model it started with first, as pi does
+        self._thinking.open(self._model)  # a new session records the model it started with first, as pi does
         self._model = model
         record_model(self._store, model.info, self._now())
-        self._sync_thinking(model.info)  # re-clamped to the new model: one notice, one entry if it changed
+        self._sync_thinking()  # re-clamped to the new model: one notice, one entry if it changed
         self._compactions.compact_if_due("model_switch", self._model, self.fitted_settings(), cancel)
 
     def set_settings(self, settings: Settings) -> None:
@@ -333,18 +289,6 @@ class AgentSession:
     def set_auto_compaction(self, enabled: bool) -> None:
         self._compactions.switch(enabled)
         self._settings = replace(self._settings, compaction=replace(self._settings.compaction, enabled=enabled))
-
-
-def _overhead_of(store: SessionStore, pins: PinTracker, system_prompt: str,
-                 tools: Sequence[Tool]) -> Callable[[Estimator], int]:
-    """The system prompt, the pins and the tools as the next request carries them, estimated. (A closure
-    over them, not a method: the live context holding the session would keep its file locked until the
-    garbage collector ran.)"""
-
-    def overhead(estimate: Estimator) -> int:
-        return request_overhead(system_prompt, tools, pins.current(store.customs_on_path, store.leaf_id), estimate)
-
-    return overhead
 
 
 def uncompact_store(store: SessionStore, settings: Settings, *, force: bool = False, context_window: int | None = None,
