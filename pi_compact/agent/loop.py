@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pi_compact.agent.approval import DECLINED
 from pi_compact.agent.events import (
+    AgentEnd,
+    AgentStart,
     MessageEnd,
     MessageStart,
     MessageUpdate,
@@ -30,9 +32,11 @@ from pi_compact.agent.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
 )
+from pi_compact.agent.request import failed_reply
 from pi_compact.agent.tools import Tool, ToolContext, ToolOutput, run_tool, tool_result_message
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
+from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.protocol import (
     ChatModel,
     ChatRequest,
@@ -230,3 +234,31 @@ def run_loop(model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context:
         # Beyond pi: compact between tool turns, then carry on with the summary and the tail.
         if hooks.between_turns() and context.cancelled:
             return reply, None
+
+
+def run_prompt(text: str, model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context: ToolContext,
+               emit: Emit, approve: Approve | None, max_turns: int | None,
+               now: Callable[[], int] = now_ms) -> tuple[dict[str, Any], LoopStop | None]:
+    """One user prompt, from ``agent_start`` to ``agent_end``: its message, then ``run_loop``."""
+    emit(AgentStart())
+    _say(emit, hooks, {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": now()})
+    halt: LoopStop | None = None
+    try:
+        final, halt = run_loop(model, hooks, tools, context, emit, approve, max_turns)
+    except SessionError as exc:  # a write failed: recording a failed reply would write again
+        emit(AgentEnd(str(exc)))
+        raise
+    except PiCompactError as exc:
+        # Raised before a request was sent (no API key, unknown window): recorded as pi records a failed
+        # reply, so the transcript stays well-formed and a retry does not stack prompts.
+        final = failed_reply(str(exc), now())
+        _say(emit, hooks, final)
+    error = final.get("errorMessage") if final.get("stopReason") in ("error", "aborted") else None
+    emit(AgentEnd(halt.text if halt is not None else str(error) if error else None))
+    return final, halt
+
+
+def _say(emit: Emit, hooks: LoopHooks, message: dict[str, Any]) -> None:
+    emit(MessageStart(str(message["role"])))
+    emit(MessageEnd(message))
+    hooks.record(message)

@@ -20,27 +20,22 @@ from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
 from pi_compact.agent.compaction.triggers import Compactions
 from pi_compact.agent.events import (
-    AgentEnd,
-    AgentStart,
-    MessageEnd,
-    MessageStart,
     Notice,
     SessionEvent,
     TreeOutcome,
     UncompactOutcome,
 )
-from pi_compact.agent.loop import LoopHooks, LoopStop, run_loop
+from pi_compact.agent.loop import LoopHooks, LoopStop, run_prompt
 from pi_compact.agent.opening import Opening, ThinkingLevel, record_model
-from pi_compact.agent.request import Requests, failed_reply
+from pi_compact.agent.request import Requests
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
-from pi_compact.errors import PiCompactError, SessionError
 from pi_compact.llm.protocol import ChatModel
-from pi_compact.llm.thinking import Clamped, supported_levels
+from pi_compact.llm.thinking import Clamped
 from pi_compact.messages import Message
 from pi_compact.session.pins import Pin, fold_pins, pin_for, unpin_fields
 from pi_compact.session.store import SessionStore
@@ -81,7 +76,7 @@ class AgentSession:
         self._thinking = ThinkingLevel(store, Opening(store, due=not self._context.messages, now_ms=now_ms),
                                        flag=thinking, default=settings.default_thinking_level,
                                        notify=lambda text: emit(Notice(text, "info")), now_ms=now_ms)
-        self._compactions.thinking = self._thinking.asked  # summaries reason at the session's level (pi 0.73)
+        self._compactions.thinking = self._thinking
         self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
 
     # ---- what the UI reads -----------------------------------------------------------------------
@@ -147,14 +142,9 @@ class AgentSession:
     def compact(self, instructions: str | None = None, cancel: CancelToken | None = None,
                 reason: CompactionReason = "manual", will_retry: bool = False,
                 keep: int | None = None) -> CompactionResult | None:
-        """Compact now (``/compact``, or for ``reason``); the live context is rebuilt from the file right after.
-
-        ``keep`` (``/compact --keep N``) keeps about N recent tokens instead of ``keepRecentTokens``, this once."""
-        settings = self.fitted_settings()
-        if keep is not None:
-            settings = replace(settings, compaction=replace(settings.compaction, keep_recent_tokens=keep))
-        return self._compactions.run(self._model, settings, reason, instructions=instructions,
-                                     cancel=cancel, will_retry=will_retry)
+        """Compact now (``/compact [--keep N]``, or for ``reason``); the live context is rebuilt right after."""
+        return self._compactions.run(self._model, self.fitted_settings(), reason, instructions=instructions,
+                                     cancel=cancel, will_retry=will_retry, keep=keep)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
@@ -165,53 +155,34 @@ class AgentSession:
         self._store.append_message(message, self._now())
         self._context.messages.append(message)
 
-    def _report(self, message: dict[str, Any]) -> None:
-        self._emit(MessageStart(str(message["role"])))
-        self._emit(MessageEnd(message))
-        self._thinking.open(self._model)  # a new session's opening entries come first (once)
-        self.add_message(message)
-
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
-        """Run one user prompt to completion; returns the final assistant message."""
+        """Run one user prompt to completion (``agent.loop.run_prompt``); returns the final assistant message."""
         token = cancel or CancelToken()
         self.check_before_prompt(token)
         if token.cancelled:
             return None
-        self._emit(AgentStart())
-        self._report({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self._now()})
-        self.loop_stop = None
-        try:
-            final = self._run(token)
-        except SessionError as exc:  # a write failed: recording a failed reply would write again
-            self._emit(AgentEnd(str(exc)))
-            raise
-        except PiCompactError as exc:
-            # Raised before a request was sent (no API key, unknown window): recorded as pi records a
-            # failed reply, so the transcript stays well-formed and a retry does not stack prompts.
-            final = failed_reply(str(exc), self._now())
-            self._report(final)
-        error = final.get("errorMessage") if final and final.get("stopReason") in ("error", "aborted") else None
-        if self.loop_stop is not None:
-            error = self.loop_stop.text
-        self._emit(AgentEnd(str(error) if error else None))
+        approve = self.approval.allows if self.approval is not None else None
+        final, self.loop_stop = run_prompt(text, self._model, self._hooks(token), self._tools,
+                                           ToolContext(self._cwd, token), self._emit, approve,
+                                           self._settings.max_turns, self._now)
         # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
-        if final is not None and final.get("stopReason") != "aborted":
+        if final.get("stopReason") != "aborted":
             self._compactions.compact_if_due("after_run", self._model, self.fitted_settings(), token, final)
         return final
 
-    def _run(self, cancel: CancelToken) -> dict[str, Any]:
-        thinking = self._sync_thinking()  # clamped to the model; told once, recorded if changed
-        hooks = LoopHooks(
-            request=lambda: self._requests.next(self.messages, self.fitted_settings(), thinking),
-            record=self.add_message,
+    def _hooks(self, cancel: CancelToken) -> LoopHooks:
+        def record(message: Message) -> None:
+            self._thinking.open(self._model)  # a new session's opening entries come first (once)
+            self.add_message(message)
+
+        return LoopHooks(
+            request=lambda: self._requests.next(self.messages, self.fitted_settings(),
+                                                self._thinking.sync(self._model.info)),
+            record=record,
             after_reply=lambda reply, retried: self._compactions.after_reply(
                 self._model, self.fitted_settings(), reply, cancel, retried),
             between_turns=lambda: self._compactions.compact_if_due("tool_turn", self._model, self.fitted_settings(),
                                                                    cancel))
-        approve = self.approval.allows if self.approval is not None else None
-        reply, self.loop_stop = run_loop(self._model, hooks, self._tools, ToolContext(self._cwd, cancel), self._emit,
-                                         approve, self._settings.max_turns)
-        return reply
 
     # ---- the tree, pins and the name: one appended entry each ------------------------------------
 
@@ -252,24 +223,12 @@ class AgentSession:
     def thinking_level(self) -> str:
         return self._thinking.current(self._model)
 
-    def thinking_levels(self) -> tuple[str, ...]:
-        """The levels the model can do, in pi's order."""
-        return supported_levels(self._model.info)
-
     def set_thinking_level(self, level: str) -> Clamped:
         """``/thinking LEVEL``: clamped to the model (told once); one entry when it changed."""
-        clamped = self._thinking.set(self._model, level)
-        self._compactions.thinking = clamped.level
-        return clamped
+        return self._thinking.set(self._model, level)
 
     def cycle_thinking_level(self) -> str:
-        level = self._thinking.cycle(self._model)
-        self._compactions.thinking = level
-        return level
-
-    def _sync_thinking(self) -> str:
-        self._compactions.thinking = self._thinking.sync(self._model.info)
-        return self._compactions.thinking
+        return self._thinking.cycle(self._model)
 
     # ---- settings ------------------------------------------------------------------------------
 
@@ -278,7 +237,7 @@ class AgentSession:
         self._thinking.open(self._model)  # a new session records the model it started with first, as pi does
         self._model = model
         record_model(self._store, model.info, self._now())
-        self._sync_thinking()  # re-clamped to the new model: one notice, one entry if it changed
+        self._thinking.sync(self._model.info)  # re-clamped to the new model: one notice, one entry if it changed
         self._compactions.compact_if_due("model_switch", self._model, self.fitted_settings(), cancel)
 
     def set_settings(self, settings: Settings) -> None:

@@ -10,6 +10,7 @@ the overflow given up on. The session's sites only act on the answer: retry, kee
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from pi_compact.agent.compaction.background import BackgroundCompaction
@@ -20,6 +21,7 @@ from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
 from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason, words
 from pi_compact.agent.compaction.summarizer import Summarizers
 from pi_compact.agent.events import CompactionEnd, Notice, SessionEvent
+from pi_compact.agent.opening import ThinkingLevel
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.threshold import should_compact
@@ -93,11 +95,16 @@ class Compactions:
         self.background = BackgroundCompaction(emit)  # compaction.background: summaries made ahead
         self.summarizers = Summarizers(make_summarizer)  # the ``compaction.model`` named by the settings
         self.gave_up_on: Mapping[str, Any] | None = None  # the overflow reply recovery gave up on
-        self.thinking: str | None = None  # the session's thinking level: summaries reason at it
+        self.thinking: ThinkingLevel | None = None  # the session's level: summaries reason at it (pi 0.73)
 
     def run(self, model: ChatModel, settings: Settings, reason: CompactionReason, *, instructions: str | None = None,
-            cancel: CancelToken | None = None, will_retry: bool = False) -> CompactionResult | None:
-        """Compact now for ``reason``; after a written one, the warnings it calls for (``after_compaction``)."""
+            cancel: CancelToken | None = None, will_retry: bool = False, keep: int | None = None,
+            ) -> CompactionResult | None:
+        """Compact now for ``reason``; after a written one, the warnings it calls for (``after_compaction``).
+
+        ``keep`` (``/compact --keep N``) keeps about N recent tokens instead of ``keepRecentTokens``, this once."""
+        if keep is not None:
+            settings = replace(settings, compaction=replace(settings.compaction, keep_recent_tokens=keep))
         reserve = settings.compaction.reserve_tokens
         percent = self._context.usage_for(model, reserve).percent if words(reason).shows_percent else None
         result = self.background.run(self._compactor(model, settings), self._context.estimator_of(model), reason,
@@ -180,7 +187,8 @@ class Compactions:
     def _compactor(self, model: ChatModel, settings: Settings) -> Compactor:
         return Compactor(self._store, model, settings, self._emit, self._hooks, now_ms=self._now, guard=self.guard,
                          diagnose=lambda: self._diagnose(model, settings),
-                         summarizer=self.summarizers.for_settings(settings), thinking=self.thinking,
+                         summarizer=self.summarizers.for_settings(settings),
+                         thinking=self.thinking.current(model) if self.thinking is not None else None,
                          measure=lambda messages: self._context.size_of(messages, model))
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:

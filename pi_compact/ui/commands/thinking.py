@@ -7,14 +7,14 @@ for it (clamped to the model, with one notice; one ``thinking_level_change`` ent
 from __future__ import annotations
 
 from pi_compact.errors import PiCompactError
-from pi_compact.llm.thinking import LEVELS
+from pi_compact.llm.thinking import LEVELS, supported_levels
 from pi_compact.ui.state import Outcome, ReplState
 
 
 def thinking(state: ReplState, arg: str) -> Outcome:
     session = state.session
     try:
-        levels = session.thinking_levels()
+        levels = supported_levels(session.model.info)
     except PiCompactError as exc:  # the model is unusable: nothing to clamp to
         state.say(str(exc), "red")
         return "continue"
@@ -33,7 +33,7 @@ def thinking(state: ReplState, arg: str) -> Outcome:
 def cycle(state: ReplState) -> str:
     """The cycle key: the next level the model can do; returns the line to show."""
     try:
-        if state.session.thinking_levels() == ("off",):
+        if supported_levels(state.session.model.info) == ("off",):
             return "This model does not think: the thinking level stays off."
         return f"Thinking level {state.session.cycle_thinking_level()}."
     except PiCompactError as exc:
