@@ -30,7 +30,7 @@ from .anthropic_stream import (
     stream_events,
     text_reply,
 )
-from .http_fake import Exchange, FakeHTTPServer
+from .http_fake import Exchange, ScriptedFake
 from .signing import DEFAULT_SECRET, Signer
 
 NO_SCRIPTED_REPLY = "(no scripted reply)"
@@ -46,7 +46,7 @@ class RecordedRequest:
     usage: dict[str, Any] | None  # the usage answered, None when rejected
 
 
-class FakeAnthropicServer(FakeHTTPServer):
+class FakeAnthropicServer(ScriptedFake[AnthropicReply, RecordedRequest]):
     thread_name = "fake-anthropic"
 
     def __init__(
@@ -65,10 +65,6 @@ class FakeAnthropicServer(FakeHTTPServer):
         self.cache = PromptCache(min_tokens=min_cache_tokens, clock=clock)
         self.signer = Signer(secret)
         self.api_key = api_key  # None: any non-empty x-api-key is accepted
-        # Optional: choose the reply from the request body (None falls back to the queue).
-        self.route: Callable[[dict[str, Any]], AnthropicReply | None] | None = None
-        self._queue: list[AnthropicReply] = []
-        self._records: list[RecordedRequest] = []
 
     def start(self) -> FakeAnthropicServer:
         super().start()
@@ -78,20 +74,6 @@ class FakeAnthropicServer(FakeHTTPServer):
     def base_url(self) -> str:
         """What litellm takes as ``api_base`` and pi as ``baseUrl``: both append ``/v1/messages``."""
         return self.root_url
-
-    def enqueue(self, *replies: AnthropicReply) -> None:
-        with self.lock:
-            self._queue.extend(replies)
-
-    @property
-    def pending(self) -> int:
-        with self.lock:
-            return len(self._queue)
-
-    @property
-    def records(self) -> list[RecordedRequest]:
-        with self.lock:
-            return list(self._records)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -145,17 +127,10 @@ class FakeAnthropicServer(FakeHTTPServer):
         usage: dict[str, Any] | None,
     ) -> None:
         record = RecordedRequest(exchange.path, exchange.headers, body, tokens, error, usage)
-        with self.lock:
-            self._records.append(record)
+        self._keep(record)
 
-    def _next_reply(self, body: dict[str, Any]) -> AnthropicReply:
-        with self.lock:
-            routed = self.route(body) if self.route is not None else None
-            if routed is not None:
-                return routed
-            if not self._queue:
-                return text_reply(NO_SCRIPTED_REPLY)
-            return self._queue[0] if self._queue[0].repeat else self._queue.pop(0)
+    def fallback(self) -> AnthropicReply:
+        return text_reply(NO_SCRIPTED_REPLY)
 
     def _answer(self, exchange: Exchange, body: dict[str, Any], prompt_tokens: int) -> None:
         reply = self._next_reply(body)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from .gemini_checks import (
     signature_of,
 )
 from .gemini_reply import GeminiReply, response_json, stream_chunks, text_reply, usage_metadata, wire_parts
-from .http_fake import Exchange, FakeHTTPServer, canonical_json
+from .http_fake import Exchange, ScriptedFake, canonical_json
 from .signing import DEFAULT_SECRET, Signer
 
 NO_SCRIPTED_REPLY = "(no scripted reply)"
@@ -77,7 +77,7 @@ def estimate_prompt(body: Mapping[str, Any], counter: TokenCounter = chars_over_
     return counter("".join(texts))
 
 
-class FakeGeminiServer(FakeHTTPServer):
+class FakeGeminiServer(ScriptedFake[GeminiReply, RecordedRequest]):
     thread_name = "fake-gemini"
 
     def __init__(
@@ -93,9 +93,6 @@ class FakeGeminiServer(FakeHTTPServer):
         self.token_counter = token_counter
         self.signer = Signer(secret)
         self.api_key = api_key  # None: any non-empty key is accepted
-        self.route: Callable[[dict[str, Any]], GeminiReply | None] | None = None
-        self._queue: list[GeminiReply] = []
-        self._records: list[RecordedRequest] = []
         self._signed_calls: dict[str, str] = {}  # call key -> the signature issued for it
         self._sends: Counter[str] = Counter()
 
@@ -107,20 +104,6 @@ class FakeGeminiServer(FakeHTTPServer):
     def base_url(self) -> str:
         """What litellm takes as ``api_base`` and pi as ``baseUrl`` (both append ``/models/M:method``)."""
         return f"{self.root_url}/v1beta"
-
-    def enqueue(self, *replies: GeminiReply) -> None:
-        with self.lock:
-            self._queue.extend(replies)
-
-    @property
-    def pending(self) -> int:
-        with self.lock:
-            return len(self._queue)
-
-    @property
-    def records(self) -> list[RecordedRequest]:
-        with self.lock:
-            return list(self._records)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -191,21 +174,14 @@ class FakeGeminiServer(FakeHTTPServer):
         usage: dict[str, Any] | None,
     ) -> None:
         record = RecordedRequest(exchange.path, exchange.query, exchange.headers, body, tokens, error, usage)
-        with self.lock:
-            self._records.append(record)
+        self._keep(record)
 
     def _reject(self, exchange: Exchange, body: dict[str, Any], tokens: int, error: GoogleError) -> None:
         self._record(exchange, body, tokens, error, None)
         exchange.send_json(error.code, error.body())
 
-    def _next_reply(self, body: dict[str, Any]) -> GeminiReply:
-        with self.lock:
-            routed = self.route(body) if self.route is not None else None
-            if routed is not None:
-                return routed
-            if not self._queue:
-                return text_reply(NO_SCRIPTED_REPLY)
-            return self._queue[0] if self._queue[0].repeat else self._queue.pop(0)
+    def fallback(self) -> GeminiReply:
+        return text_reply(NO_SCRIPTED_REPLY)
 
     def _answer(self, exchange: Exchange, body: dict[str, Any], tokens: int, model: str, stream: bool) -> None:
         reply = self._next_reply(body)

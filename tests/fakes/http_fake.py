@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qs, urlsplit
+
+ReplyT = TypeVar("ReplyT")
+RecordT = TypeVar("RecordT")
+ServerT = TypeVar("ServerT", bound="FakeHTTPServer")
 
 
 @dataclass
@@ -120,8 +124,9 @@ class FakeHTTPServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> FakeHTTPServer:
-        return self.start()
+    def __enter__(self: ServerT) -> ServerT:
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -134,6 +139,48 @@ class FakeHTTPServer:
     @property
     def root_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+
+class ScriptedFake(FakeHTTPServer, Generic[ReplyT, RecordT]):
+    """A fake provider with a queue of scripted replies (or a ``route`` choosing one from the request body)
+    and a record of every request; ``fallback`` answers when nothing is scripted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.route: Callable[[dict[str, Any]], ReplyT | None] | None = None
+        self._queue: list[ReplyT] = []
+        self._records: list[RecordT] = []
+
+    def fallback(self) -> ReplyT:
+        raise NotImplementedError
+
+    def enqueue(self, *replies: ReplyT) -> None:
+        with self.lock:
+            self._queue.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        with self.lock:
+            return len(self._queue)
+
+    @property
+    def records(self) -> list[RecordT]:
+        with self.lock:
+            return list(self._records)
+
+    def _keep(self, record: RecordT) -> None:
+        with self.lock:
+            self._records.append(record)
+
+    def _next_reply(self, body: dict[str, Any]) -> ReplyT:
+        with self.lock:
+            routed = self.route(body) if self.route is not None else None
+            if routed is not None:
+                return routed
+            if not self._queue:
+                return self.fallback()
+            head = self._queue[0]
+            return head if getattr(head, "repeat", False) else self._queue.pop(0)
 
 
 def pieces(text: str, parts: int = 3) -> list[str]:
