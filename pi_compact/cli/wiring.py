@@ -138,6 +138,18 @@ def say_default_once(report: Callable[[str], None] | None) -> None:
         report(DEFAULT_NOTICE)
 
 
+def existing_session(options: AppOptions, settings: Settings) -> Path | None:
+    """The session file the run continues: ``--session FILE``, else with ``-c`` the newest here (None: a new one)."""
+    if options.no_session:
+        return None
+    if options.session is not None:
+        return options.session
+    if not options.continue_recent:
+        return None
+    return find_most_recent_session(resolve_session_dir(options.cwd, flag=options.session_dir,
+                                                        setting=settings.session_dir))
+
+
 def open_store(
     options: AppOptions, settings: Settings, report: Callable[[str], None] | None = None
 ) -> SessionStore:
@@ -151,15 +163,12 @@ def open_store(
         return SessionStore.in_memory(cwd, now_ms())
     # A live session keeps its file locked until it ends: another writer (`compact FILE`, a second
     # REPL) is refused instead of appending to it behind this session's back.
-    if options.session is not None:
-        return SessionStore.open(options.session, cwd, now_ms(), hold=True)
+    existing = existing_session(options, settings)
+    if existing is not None:
+        return SessionStore.open(existing, cwd, now_ms(), hold=True)
     directory = resolve_session_dir(options.cwd, flag=options.session_dir, setting=settings.session_dir)
-    if options.continue_recent:
-        recent = find_most_recent_session(directory)
-        if recent is not None:
-            return SessionStore.open(recent, cwd, now_ms(), hold=True)
-        if report is not None:
-            report(f"No session to continue in {directory}; starting a new one.")
+    if options.continue_recent and report is not None:
+        report(f"No session to continue in {directory}; starting a new one.")
     now = datetime.now(timezone.utc)
     session_id = new_session_id(now)
     path = new_session_file(options.cwd, now, session_id=session_id, directory=directory)
@@ -229,6 +238,15 @@ class AppRuntimes:
     """Sessions and models for one run's ``options``: the terminal's ``ui.state.Runtimes``."""
 
     options: AppOptions
+
+    def refuse_a_held_session(self, settings: Settings) -> None:
+        """Before the terminal's prompt: the session itself is built after the prompt is up, and a refusal
+        then would lose what was typed."""
+        from pi_compact.session.lock import refuse_if_held
+
+        existing = existing_session(self.options, settings)
+        if existing is not None:
+            refuse_if_held(existing)
 
     def model_name(self, settings: Settings) -> str:
         if self.options.model:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -117,6 +117,14 @@ def attach_with_notes(text: str, cwd: Path) -> tuple[str, list[tuple[str, bool]]
             why = "is a directory" if path.is_dir() else "is not a text file" if path.exists() else "does not exist"
             notes.append((f"@{typed} {why}: sent as plain text, nothing attached.", True))
     return ("\n\n".join([text, *blocks]) if blocks else text), notes
+
+
+def attach_and_say(text: str, cwd: Path, say: Callable[[str, str], None]) -> str:
+    """The message to send for what the user typed, after saying what each ``@path`` attached (or why not)."""
+    message, notes = attach_with_notes(text, cwd)
+    for note, warning in notes:
+        say(note, "yellow" if warning else "dim")
+    return message
 
 
 def _attached(typed: str, path: Path, block: str) -> str:

@@ -74,14 +74,9 @@ class Repl:
             self._loader = threading.Thread(target=self._load, name="pi-loader", daemon=True)
             self._loader.start()
 
-    # Before the prompt is drawn only prompt_toolkit and light modules are imported; right after its first
-    # render this loader thread imports rich and the agent, opens the session file (which may be large), then
-    # imports litellm (~5 s) and resolves the model. Input submitted before the loader is done waits for it; a
-    # request sent before litellm is ready waits with a spinner, and Esc or Ctrl-C then cancels it before
-    # anything is sent or written, putting its text back in the editor. What the loader has to say (session file
-    # warnings, "Session compacted N times", a model that cannot be resolved) is printed above the prompt as
-    # soon as it is known; a session file that cannot be opened ends the program with that error, as it would
-    # before a prompt.
+    # After the prompt's first render: rich and the agent, the session file, then litellm (~5 s) and the model.
+    # Input waits for it (Esc or Ctrl-C cancels before anything is sent); what it has to say goes above the
+    # prompt; a session file that cannot be opened ends the program with that error.
     def _load(self) -> None:
         relay = Relay()
         try:
@@ -109,28 +104,13 @@ class Repl:
         self._warm_model()
 
     def _session_banner(self, relay: Relay) -> None:
-        from pi_compact.ui.status import compaction_banner
-
         state = self._require()
         for event in relay.held:
             state.renderer(event)
         relay.target = self._above.routed(self._loader, state.renderer)
-        say, session = state.say, state.session
-        for warning in session.store.warnings:
-            say(f"warning: {warning}", "yellow")
-        path = session.store.path
-        if session.messages:
-            say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan", path=True)
-        else:
-            say(f"Session {path.name if path is not None else 'in memory only (--no-session)'}", "dim")
-        banner = compaction_banner(session)
-        if banner is not None:
-            say(banner, "cyan")
-        if session.messages:
-            from pi_compact.ui.transcript import recent_transcript
+        from pi_compact.ui.transcript import show_opening
 
-            for part in recent_transcript(session.messages):
-                state.console.print(part)
+        show_opening(state)
 
     def _warm_model(self) -> None:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
@@ -178,10 +158,8 @@ class Repl:
 
     # ---- running work ----------------------------------------------------------------------------
 
-    # A turn, a ``/compact`` or a ``/model`` switch runs in a worker thread while the main thread waits: Ctrl-C
-    # (SIGINT) or Esc sets the work's ``CancelToken`` and the worker stops promptly, leaving the session file
-    # consistent (a cancelled compaction writes nothing). Meanwhile ``ui.toolbar`` shows the context meter, the
-    # time and the type-ahead; an unfinished line survives queued lines running first.
+    # Turns, /compact and /model run in a worker while ``ui.toolbar`` shows the meter and the type-ahead; a
+    # cancel leaves the session file consistent (a cancelled compaction writes nothing).
     def run_cancellable(self, work: Callable[[CancelToken], Any]) -> Any:
         """Run ``work`` in a worker thread (``ui.worker``); Ctrl-C or Esc cancels it. Its exception is re-raised."""
         from pi_compact.ui.toolbar import show_toolbar
@@ -274,12 +252,9 @@ class Repl:
         if shell is not None:  # `!cmd` / `!!cmd`: the user's own shell command, not a message
             run_shell(state, *shell)
             return True
-        from pi_compact.ui.mentions import attach_with_notes
+        from pi_compact.ui.mentions import attach_and_say
 
-        message, notes = attach_with_notes(text, state.options.cwd)
-        for note, warning in notes:
-            state.say(note, "yellow" if warning else "dim")
-        self.send(state, message)
+        self.send(state, attach_and_say(text, state.options.cwd, state.say))
         return True
 
     def loop(self) -> int:
@@ -333,20 +308,6 @@ class Repl:
 
 def run_repl(runtimes: Runtimes, loaded: LoadedSettings, first_message: str | None = None) -> int:
     """The interactive mode (``first_message`` is sent at once); returns the process exit code."""
-    _refuse_a_held_session(runtimes, loaded)
+    runtimes.refuse_a_held_session(loaded.settings)  # before the prompt: what is typed then is not lost
     return Repl(runtimes, loaded, first_message).loop()
 
-
-def _refuse_a_held_session(runtimes: Runtimes, loaded: LoadedSettings) -> None:
-    """Raise ``SessionError`` now, before the prompt, when the session to open is another writer's: the
-    session itself is built after the prompt is up, and a refusal then would lose what was typed."""
-    from pi_compact.paths import find_most_recent_session, resolve_session_dir
-    from pi_compact.session.lock import refuse_if_held
-
-    options = runtimes.options
-    target = options.session
-    if target is None and options.continue_recent and not options.no_session:
-        target = find_most_recent_session(
-            resolve_session_dir(options.cwd, flag=options.session_dir, setting=loaded.settings.session_dir))
-    if target is not None and not options.no_session:
-        refuse_if_held(target)

@@ -59,6 +59,10 @@ class Runtimes(Protocol):
         """Resolve and build model ``name`` now."""
         ...
 
+    def refuse_a_held_session(self, settings: Settings) -> None:
+        """Raise ``SessionError`` when the session the run would open is another writer's."""
+        ...
+
     def warm_up(self, model: ChatModel) -> ModelInfo | None:
         """Load the model library and resolve ``model`` if it is still lazy; its info when that happened now."""
         ...

@@ -10,7 +10,7 @@ saying how many messages it holds. The compaction summary message is not shown h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from rich.markdown import Markdown
@@ -19,6 +19,9 @@ from rich.text import Text
 from pi_compact.messages import text_of
 from pi_compact.ui.renderer_text import clean
 from pi_compact.ui.tool_view import call_line, hanging, result_view
+
+if TYPE_CHECKING:
+    from pi_compact.ui.state import ReplState
 
 TURNS = 3
 USER_LINES = 6  # a long pasted message is cut to its first lines
@@ -84,3 +87,22 @@ def recent_transcript(messages: Sequence[Mapping[str, Any]], turns: int = TURNS)
 
 
 __all__ = ["TURNS", "recent_transcript", "render_message"]
+
+
+def show_opening(state: ReplState) -> None:
+    """What opening a session says: the file's warnings, resumed or new, its compactions, the last turns."""
+    from pi_compact.ui.status import compaction_banner
+
+    say, session = state.say, state.session
+    for warning in session.store.warnings:
+        say(f"warning: {warning}", "yellow")
+    path = session.store.path
+    if session.messages:
+        say(f"Resumed {path}: {len(session.messages)} messages in context.", "cyan", path=True)
+    else:
+        say(f"Session {path.name if path is not None else 'in memory only (--no-session)'}", "dim")
+    banner = compaction_banner(session)
+    if banner is not None:
+        say(banner, "cyan")
+    for part in recent_transcript(session.messages) if session.messages else ():
+        state.console.print(part)
