@@ -8,36 +8,16 @@ One conversation shared by the tests of this module, in file order: two turns, `
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from builders import structured_summary
 from scripted_server import Reply, ScriptedServer
-from terminal_harness import CLI, LONG, Terminal
+from terminal_harness import LONG, Terminal
 
 pytestmark = [
     pytest.mark.terminal,
     pytest.mark.skipif(__import__("shutil").which("tmux") is None, reason="tmux is not installed"),
 ]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ScriptedServer]:
-    scripted = ScriptedServer().start()
-    yield scripted
-    scripted.stop()
-
-
-@pytest.fixture(scope="module")
-def terminal(tmp_path_factory: pytest.TempPathFactory, server: ScriptedServer) -> Iterator[Terminal]:
-    if not CLI.exists():
-        pytest.skip(f"{CLI} is not installed (pip install -e .)")
-    term = Terminal(tmp_path_factory.mktemp("tty"), server)
-    try:
-        term.wait_for("pi>", timeout=LONG)
-        yield term
-    finally:
-        term.close()
 
 
 def entries(terminal: Terminal) -> list[dict[str, object]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,10 @@ pytestmark = [
 ]
 
 
-@pytest.fixture()
-def server() -> Iterator[ScriptedServer]:
-    scripted = ScriptedServer().start()
-    yield scripted
-    scripted.stop()
+@pytest.fixture
+def server(scripted_server: ScriptedServer) -> ScriptedServer:
+    """A fresh server for each test here (not the module's)."""
+    return scripted_server
 
 
 def test_tab_completes_an_at_path_and_sending_attaches_the_file(server: ScriptedServer, tmp_path: Path) -> None:

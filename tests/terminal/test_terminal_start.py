@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,10 +22,9 @@ pytestmark = [
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    scripted = ScriptedServer().start()
-    yield scripted
-    scripted.stop()
+def server(scripted_server: ScriptedServer) -> ScriptedServer:
+    """A fresh server for each test here (not the module's)."""
+    return scripted_server
 
 
 def model_args(server: ScriptedServer, *extra: str) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,25 +27,6 @@ pytestmark = [
 
 
 
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ScriptedServer]:
-    scripted = ScriptedServer().start()
-    yield scripted
-    scripted.stop()
-
-
-@pytest.fixture(scope="module")
-def terminal(tmp_path_factory: pytest.TempPathFactory, server: ScriptedServer) -> Iterator[Terminal]:
-    if not CLI.exists():
-        pytest.skip(f"{CLI} is not installed (pip install -e .)")
-    term = Terminal(tmp_path_factory.mktemp("tty"), server)
-    try:
-        term.wait_for("pi>", timeout=LONG)
-        yield term
-    finally:
-        term.close()
 
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,10 +54,9 @@ sys.meta_path.insert(0, _Gate())
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    scripted = ScriptedServer().start()
-    yield scripted
-    scripted.stop()
+def server(scripted_server: ScriptedServer) -> ScriptedServer:
+    """A fresh server for each test here (not the module's)."""
+    return scripted_server
 
 
 def last_line(screen: str) -> str:
