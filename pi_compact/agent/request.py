@@ -61,6 +61,7 @@ class Requests:
         self._store, self._system_prompt, self._tools, self._now = store, system_prompt, list(tools), now_ms
         self.pins = PinTracker()  # the pins of the current branch, sent after the system prompt
         self._recall = AutoRecall()  # compacted originals the next request names, attached to it
+        self.last: ChatRequest | None = None  # what the last turn sent: a summary may be asked on its prefix
 
     def _current_pins(self) -> Sequence[Pin]:
         return self.pins.current(self._store.customs_on_path, self._store.leaf_id)
@@ -69,8 +70,9 @@ class Requests:
         """The request after ``messages`` (automatic recall, if it attaches anything, records it first)."""
         recalled = self._recall.attach(self._store, messages, settings.compaction, self._now())
         cache = settings.cache_retention or "short"  # PI_CACHE_RETENTION is the model layer's (llm.params)
-        return build_request(self._system_prompt, messages, self._tools, self._current_pins(), recalled,
-                             thinking=thinking, cache=cache, session_id=self._store.session_id or None)
+        self.last = build_request(self._system_prompt, messages, self._tools, self._current_pins(), recalled,
+                                  thinking=thinking, cache=cache, session_id=self._store.session_id or None)
+        return self.last
 
     def overhead(self, estimate: Estimator) -> int:
         """The system prompt with the pins and the tools, as the next request carries them, estimated."""

@@ -68,7 +68,7 @@ class AgentSession:
         self._context = LiveContext(store, settings.compaction.token_estimator)
         self._requests = Requests(store, system_prompt, tools, now_ms)
         self._context.overhead = self._requests.overhead  # an estimated size counts what every request carries
-        self._compactions = Compactions(store, self._context, self._requests.pins, emit, hooks=hooks, now_ms=now_ms,
+        self._compactions = Compactions(store, self._context, self._requests, emit, hooks=hooks, now_ms=now_ms,
                                         system_prompt=system_prompt, enabled=auto_compact,
                                         make_summarizer=make_summarizer)
         self.approval: ApprovalGate | None = None  # the approval mode's gate; None runs every call (pi's way)

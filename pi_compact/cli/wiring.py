@@ -61,6 +61,10 @@ class LazyModel(ChatModel):
     def preload(self) -> None:
         self.get().preload()
 
+    @property
+    def caches_prompts(self) -> bool:
+        return self.get().caches_prompts
+
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         return self.get().stream(request, cancel)
 

@@ -50,6 +50,7 @@ _FORMAT = """## Goal
 
 ## Critical Context
 - [Exact values needed to carry on: numbers, names, paths, error messages, ids, or "(none)"]"""
+HISTORY_FORMAT = _FORMAT  # the structure every history summary has, whichever way it is asked for
 
 # A small model paraphrases unless told, and the next model then guesses the value it needs: short,
 # concrete orders with examples of what counts as exact work better than one general sentence.
@@ -89,20 +90,22 @@ Use exactly this structure:
 {EXACT_VALUES}
 Be brief everywhere else."""
 
-TURN_PREFIX_PROMPT = """The text in <conversation> tags above is the first part of a single turn that \
-was too large to keep whole. The rest of that turn is kept verbatim and follows your summary. Summarize \
-this first part so that the kept part makes sense on its own.
-
-Use exactly this structure:
-
-## Original Request
+TURN_PREFIX_FORMAT = """## Original Request
 [What the user asked for in this turn]
 
 ## Early Progress
 - [What was done and decided in this first part]
 
 ## Context for Suffix
-- [What someone reading only the kept part needs to know]
+- [What someone reading only the kept part needs to know]"""
+
+TURN_PREFIX_PROMPT = f"""The text in <conversation> tags above is the first part of a single turn that \
+was too large to keep whole. The rest of that turn is kept verbatim and follows your summary. Summarize \
+this first part so that the kept part makes sense on its own.
+
+Use exactly this structure:
+
+{TURN_PREFIX_FORMAT}
 
 Be brief: write only what the kept part depends on, but copy names, numbers, paths and error messages exactly."""
 

@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_compact.cancel import CancelToken
+from pi_compact.compaction.asking import Ask, NotReusable, SummarizerOverflow, answer, ask_serialized
+from pi_compact.compaction.chunks import split_block, take_chunk
 from pi_compact.compaction.fallback import fallback_summary
 from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
     SPLIT_TURN_SEPARATOR,
     SYSTEM_PROMPT,
+    TURN_PREFIX_HEADINGS,
     history_request_text,
     missing_headings,
     turn_prefix_request_text,
@@ -32,11 +35,11 @@ from pi_compact.compaction.quality import (
     missing_items,
     stated_rules,
 )
+from pi_compact.compaction.reuse import PrefixShape, history_instruction, turn_instruction
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
-from pi_compact.llm.overflow import is_context_overflow
-from pi_compact.llm.protocol import ChatModel, ChatRequest, complete
+from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message, compaction_summary_message, convert_to_llm
 
 # Estimates can be low (code and data tables run ~50 % over chars/4 in the worst samples), so a
@@ -91,47 +94,9 @@ class SummaryBudget:
         return cls(context_window, max(1, min(history, half)), max(1, min(prefix, half)))
 
 
-class _Overflow(ModelError):
-    """The summarizer itself reported a context overflow."""
-
-
-def _ask(model: ChatModel, text: str, max_tokens: int, cancel: CancelToken | None, reasoning: str | None) -> str:
-    message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0}
-    request = ChatRequest(system=SYSTEM_PROMPT, messages=[message], max_tokens=max_tokens, reasoning=reasoning)
-    reply = complete(model, request, cancel)
-    if reply.get("stopReason") == "aborted" or (cancel is not None and cancel.cancelled):
-        raise Cancelled("Compaction cancelled; nothing was written.")
-    if reply.get("stopReason") == "error":
-        error = str(reply.get("errorMessage") or "unknown error")
-        # The provider's text as is: whoever reports it says that summarization failed (once).
-        if is_context_overflow(reply, model.info.context_window):
-            raise _Overflow(error)
-        raise ModelError(error)
-    return "\n".join(
-        str(b.get("text", "")) for b in reply.get("content") or () if b.get("type") == "text"
-    ).strip()
-
-
 def _room(budget: SummaryBudget, max_tokens: int, fixed_text: str, shrink: int) -> int:
     usable = int((budget.context_window - max_tokens) / SAFETY_FACTOR) // shrink
     return usable - estimate_text_tokens(SYSTEM_PROMPT) - estimate_text_tokens(fixed_text)
-
-
-def _split_block(block: str, limit: int) -> list[str]:
-    """Cut one oversized block into pieces that each fit ``limit`` tokens."""
-    pieces: list[str] = []
-    rest = block
-    while rest:
-        # Python slicing never splits a character: a JavaScript-style slice could cut an emoji's
-        # surrogate pair in half, and a lone surrogate cannot even be encoded into the request.
-        # Without CJK a character costs at most half a token, with it one token: ``limit`` fits.
-        size = max(1, limit * 4 if rest.isascii() else limit)
-        piece = rest[:size]
-        while estimate_text_tokens(piece) > limit and len(piece) > 1:
-            piece = piece[: len(piece) // 2]
-        pieces.append(piece)
-        rest = rest[len(piece) :]
-    return pieces
 
 
 def _blocks(messages: Sequence[Message]) -> list[str]:
@@ -168,32 +133,36 @@ def _history(
                 chunk, rest = take_chunk(rest, limit)
                 summary = _validated(model, chunk, summary, instructions, budget, cancel, reasoning, gate, replaced)
             return summary or ""
-        except _Overflow:
+        except SummarizerOverflow:
             continue  # our estimate was too optimistic for this model: use smaller chunks
     raise CompactionError("The summarizer kept overflowing its context window even with small chunks.")
 
 
-def take_chunk(blocks: list[str], limit: int) -> tuple[str, list[str]]:
-    """The longest run of leading blocks that fits ``limit`` tokens (splitting a block too big alone)."""
-    taken: list[str] = []
-    size = 0
-    for index, block in enumerate(blocks):
-        cost = estimate_text_tokens(block) + 1
-        if size + cost <= limit:
-            taken.append(block)
-            size += cost
-            continue
-        if taken:
-            return "\n\n".join(taken), blocks[index:]
-        pieces = _split_block(block, limit)
-        return pieces[0], ["".join(pieces[1:]), *blocks[index + 1 :]]
-    return "\n\n".join(taken), []
+def _history_on_prefix(
+    model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, instructions: str | None,
+    cancel: CancelToken | None, shape: PrefixShape, gate: list[dict[str, Any]],
+) -> str:
+    """The history summary asked on the chat request's prefix, in one request (no chunks: it fitted)."""
+    update = plan.previous_summary is not None
+    if not shape.fits(shape.history, history_instruction(update, instructions), budget.history_max_tokens,
+                      budget.context_window):
+        raise NotReusable("the prefix leaves too little room for the summary")
+    chunk = "\n\n".join(_blocks(plan.messages_to_summarize))  # what the gate reads the user's rules from
+    replaced = estimate_text_tokens(chunk) + estimate_text_tokens(plan.previous_summary or "")
+
+    def ask(strict: bool, problems: Sequence[str]) -> str:
+        request = shape.ask(shape.history, history_instruction(update, instructions, problems),
+                            budget.history_max_tokens)
+        return answer(model, request, cancel, reused=True)
+
+    return _validated(model, chunk, plan.previous_summary, instructions, budget, cancel, None, gate,
+                      replaced if budget.must_shrink else NOTHING_REPLACED, ask=ask)
 
 
 def _validated(
     model: ChatModel, chunk: str, previous: str | None, instructions: str | None, budget: SummaryBudget,
     cancel: CancelToken | None, reasoning: str | None, gate: list[dict[str, Any]] | None = None,
-    replaced: int | None = None,
+    replaced: int | None = None, ask: Ask | None = None,
 ) -> str:
     """One chunk's summary that passed the quality gate (``compaction.quality``), asked for at most twice.
 
@@ -203,23 +172,30 @@ def _validated(
     Items of the previous summary still missing are merged back; a summary with no usable answer (no
     headings, placeholders, not smaller than what it replaces) raises ``CompactionError``, so the
     model-free fallback is used. ``gate`` collects what the gate did, for ``details``; ``replaced`` is the
-    size of all the history the final summary replaces (the chunks are ours to cut).
+    size of all the history the final summary replaces (the chunks are ours to cut). ``ask``: how the
+    summary is asked for (the default: serialized); a first answer on a reused prefix that lacks the
+    headings is ``NotReusable`` (the serialized way is then tried, not the strict reminder).
     """
+    def serialized(strict: bool, problems: Sequence[str]) -> str:
+        text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
+        return ask_serialized(model, text, budget.history_max_tokens, cancel, reasoning)
+
+    reused, request = ask is not None, ask or serialized
     if replaced is None:
         replaced = estimate_text_tokens(chunk) + estimate_text_tokens(previous or "")
 
     def hard(text: str) -> list[str]:  # problems that make an answer unusable (the carried items are ours to fix)
         return gate_problems(text, None, replaced, estimate_text_tokens(text))
 
-    first = _ask(model, history_request_text(chunk, previous, instructions), budget.history_max_tokens, cancel,
-                 reasoning)
+    first = request(False, ())
     structured = bool(first) and not missing_headings(first)
+    if reused and not structured:
+        raise NotReusable("the reply lacked the required sections")
     problems = gate_problems(first, previous, replaced, estimate_text_tokens(first), stated_rules(chunk)) \
         if structured else []
     if structured and not problems:
         return first
-    text = history_request_text(chunk, previous, instructions, strict=not structured, problems=problems)
-    retry = _ask(model, text, budget.history_max_tokens, cancel, reasoning)
+    retry = request(not structured, problems)
     retry_ok = bool(retry) and not missing_headings(retry) and not hard(retry)
     first_ok = structured and not hard(first)
     if not first_ok and not retry_ok:
@@ -260,7 +236,7 @@ def _better(first: str | None, retry: str | None, replaced: int) -> tuple[str, d
 
 def _turn_prefix(
     model: ChatModel, plan: CompactionPlan, budget: SummaryBudget, instructions: str | None,
-    cancel: CancelToken | None, reasoning: str | None,
+    cancel: CancelToken | None, reasoning: str | None, shape: PrefixShape | None = None,
 ) -> str:
     text = "\n\n".join(_blocks(plan.turn_prefix_messages))
     limit = _room(budget, budget.prefix_max_tokens, turn_prefix_request_text("", instructions), 1)
@@ -269,14 +245,23 @@ def _turn_prefix(
     if estimate_text_tokens(text) > limit:
         # One turn is summarized in one call; keep its start and its end, which matter most.
         half = limit // 2 - 16
-        head = _split_block(text, half)[0]
+        head = split_block(text, half)[0]
         size = half * 4
         while size > 1 and estimate_text_tokens(text[-size:]) > half:
             size = size * 3 // 4
         text = f"{head}\n\n[... middle of the turn omitted to fit ...]\n\n{text[-size:]}"
     if estimate_text_tokens(text) <= VERBATIM_PREFIX_TOKENS:
         return verbatim_prefix(text)  # no summary would be shorter: keep the words themselves, no request
-    summary = _ask(model, turn_prefix_request_text(text, instructions), budget.prefix_max_tokens, cancel, reasoning)
+    if shape is not None:
+        ask = turn_instruction(instructions)
+        if not shape.fits(shape.turn, ask, budget.prefix_max_tokens, budget.context_window):
+            raise NotReusable("the prefix leaves too little room for the summary")
+        summary = answer(model, shape.ask(shape.turn, ask, budget.prefix_max_tokens), cancel, reused=True)
+        if missing_headings(summary, TURN_PREFIX_HEADINGS):
+            raise NotReusable("the reply lacked the required sections")
+    else:
+        summary = ask_serialized(model, turn_prefix_request_text(text, instructions), budget.prefix_max_tokens, cancel,
+                       reasoning)
     if not summary:
         raise CompactionError("The model returned an empty turn-prefix summary.")
     # No inflation, and no fallback for it: a "summary" at least as long as the turn keeps the turn instead.
@@ -312,16 +297,18 @@ def summarize(
     reasoning: str | None = None,
     run_parallel: Callable[[Callable[[], str], Callable[[], str]], tuple[str, str]] | None = None,
     allow_fallback: bool = True,
+    shape: PrefixShape | None = None,
 ) -> CompactionResult:
     """Summarize a plan; falls back to a model-free summary on failure (unless ``allow_fallback`` is
-    False: then the failure is raised), raises Cancelled on cancel."""
+    False: then the failure is raised), raises Cancelled on cancel. ``shape``: ask on the last chat
+    request's prefix first (``compaction.reuse``); ``details.summaryRequest`` then says which way served."""
     details: dict[str, Any] = {"readFiles": list(plan.read_files), "modifiedFiles": list(plan.modified_files)}
     source: Source = "model"
     error: str | None = None
     gate: list[dict[str, Any]] = []
     try:
-        body = clear_placeholders(
-            _model_summary(plan, model, budget, instructions, cancel, reasoning, run_parallel or _parallel, gate))
+        body = clear_placeholders(_model_summary(plan, model, budget, instructions, cancel, reasoning,
+                                                 run_parallel or _parallel, gate, shape, details))
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:
@@ -357,19 +344,39 @@ def _model_summary(
     plan: CompactionPlan, model: ChatModel, budget: SummaryBudget, instructions: str | None,
     cancel: CancelToken | None, reasoning: str | None,
     run_parallel: Callable[[Callable[[], str], Callable[[], str]], tuple[str, str]],
-    gate: list[dict[str, Any]],
+    gate: list[dict[str, Any]], shape: PrefixShape | None = None, notes: dict[str, Any] | None = None,
 ) -> str:
+    if shape is not None:
+        tried: list[dict[str, Any]] = []  # what the gate did to answers that are kept only if the way works
+        try:
+            text = _parts(plan, lambda: _history_on_prefix(model, plan, budget, instructions, cancel, shape, tried),
+                          lambda: _turn_prefix(model, plan, budget, instructions, cancel, reasoning, shape),
+                          run_parallel)
+        except NotReusable as exc:
+            if notes is not None:
+                notes["summaryRequest"] = {"shape": "serialized", "prefixNotUsed": str(exc)}
+        else:
+            gate.extend(tried)
+            if notes is not None:
+                notes["summaryRequest"] = {"shape": "prefix", "prefixMessages": len(shape.turn)}
+            return text
+    return _parts(plan, lambda: _history(model, plan, budget, instructions, cancel, reasoning, gate),
+                  lambda: _turn_prefix(model, plan, budget, instructions, cancel, reasoning), run_parallel)
+
+
+def _parts(
+    plan: CompactionPlan, history: Callable[[], str], prefix: Callable[[], str],
+    run_parallel: Callable[[Callable[[], str], Callable[[], str]], tuple[str, str]],
+) -> str:
+    """The history summary, and for a split turn the turn prefix's beside it (asked in parallel)."""
     if plan.is_split_turn and plan.turn_prefix_messages:
-        def history() -> str:
+        def whole_history() -> str:
             if plan.messages_to_summarize:
-                return _history(model, plan, budget, instructions, cancel, reasoning, gate)
+                return history()
             # Fix of pi's loss: an empty history keeps the previous summary instead of dropping it
             # (without its file lists: the current ones, appended below, include them).
             return strip_file_lists(plan.previous_summary or "") or NO_PRIOR_HISTORY
 
-        def prefix() -> str:
-            return _turn_prefix(model, plan, budget, instructions, cancel, reasoning)
-
-        history_text, prefix_text = run_parallel(history, prefix)
+        history_text, prefix_text = run_parallel(whole_history, prefix)
         return history_text + SPLIT_TURN_SEPARATOR + prefix_text
-    return _history(model, plan, budget, instructions, cancel, reasoning, gate)
+    return history()

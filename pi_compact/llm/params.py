@@ -103,6 +103,17 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
     return {"reasoning_effort": _OPENAI_EFFORTS[level], "drop_params": True}
 
 
+# Providers that keep a prompt's prefix for the next request: Anthropic from our cache breakpoints,
+# Google and DeepSeek implicitly. OpenAI's own endpoint caches too (``_openai_endpoint``); an
+# OpenAI-compatible server elsewhere may or may not, so it is not counted.
+_CACHING_PROVIDERS = frozenset({"anthropic", "google", "google-vertex", "deepseek"})
+
+
+def caches_prompts(info: ModelInfo, api_base: str | None) -> bool:
+    """Does the provider serve a request that starts like the last one from its prompt cache?"""
+    return info.provider in _CACHING_PROVIDERS or _openai_endpoint(info, api_base)
+
+
 def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:
     """OpenAI's own API, where ``prompt_cache_key`` is known (pi sends it only there)."""
     return info.provider == "openai" and (api_base is None or "api.openai.com" in api_base)

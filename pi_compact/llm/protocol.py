@@ -167,6 +167,12 @@ class ChatModel(Protocol):
         """Pay one-time start-up costs now, such as a slow library import (meant for a background thread)."""
         return None  # a body, not just the docstring: a subclass need not define it
 
+    @property
+    def caches_prompts(self) -> bool:
+        """True where the provider keeps a request's prefix (a prompt cache, a server's slot), so a
+        request that starts like the last one is read from that cache (``compaction.reusePrefix``)."""
+        return False
+
 
 class WrappedModel(ChatModel):
     """A ``ChatModel`` around another one: every member is the wrapped model's unless overridden."""
@@ -194,6 +200,10 @@ class WrappedModel(ChatModel):
 
     def preload(self) -> None:
         self.wrapped.preload()
+
+    @property
+    def caches_prompts(self) -> bool:
+        return self.wrapped.caches_prompts
 
 
 def complete(model: ChatModel, request: ChatRequest, cancel: CancelToken | None = None) -> dict[str, Any]:

@@ -59,6 +59,7 @@ _APPROVE = Rule('"none", "edits" or "all"', lambda v: v in ("none", "edits", "al
 _THINKING = Rule('"off", "minimal", "low", "medium", "high" or "xhigh"',
                  lambda v: v in ("off", "minimal", "low", "medium", "high", "xhigh"))
 _RETENTION = Rule('"none", "short" or "long"', lambda v: v in ("none", "short", "long"))
+_REUSE = Rule('"auto", "always" or "never"', lambda v: v in ("auto", "always", "never"))
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("compaction.retainTail", "compaction.retain_tail", _BOOL),
     SettingKey("compaction.recallMaxTokens", "compaction.recall_max_tokens", _POSITIVE),
     SettingKey("compaction.autoRecallTokens", "compaction.auto_recall_tokens", _WHOLE),
+    SettingKey("compaction.reusePrefix", "compaction.reuse_prefix", _REUSE),
     SettingKey("compaction.pinBudget", "compaction.pin_budget", _WHOLE),
     SettingKey("compaction.model", "compaction.model", _TEXT),
     SettingKey("compaction.background", "compaction.background", _BOOL),

@@ -27,6 +27,9 @@ class CompactionSettings:
     retain_tail: bool = True
     recall_max_tokens: int = 4000
     auto_recall_tokens: int = 1000  # ``compaction.autoRecallTokens``: 0 turns automatic recall off
+    # ``compaction.reusePrefix``: ask for the summary on top of the last chat request's prefix, which the
+    # provider has cached ("auto": where the provider caches prompts, "always", "never").
+    reuse_prefix: str = "auto"
     pin_budget: int | None = None
     model: str | None = None
     background: bool = False

@@ -17,16 +17,19 @@ from pi_compact.agent.compaction.guard import LoopGuard, window_hint
 from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, too_small_text, words
 from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
 from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
+from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
+from pi_compact.compaction.reuse import PrefixShape, reusable_prefix
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.errors import Cancelled, PiCompactError
-from pi_compact.llm.protocol import ChatModel, Retrying
+from pi_compact.llm.protocol import ChatModel, ChatRequest, Retrying
 from pi_compact.messages import Message, compaction_summary_message
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
+from pi_compact.session.history import RECALL_TOOL
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
 
@@ -159,6 +162,8 @@ class Compactor:
     # The size of a context of these messages as the session counts it (with the system prompt and tools);
     # None: the messages alone, by the auto estimator.
     measure: Callable[[Sequence[Message]], int] | None = None
+    # The last chat request of this session (``compaction.reusePrefix``); None: no chat request to reuse.
+    last_request: Callable[[], ChatRequest | None] | None = None
 
     def run(
         self,
@@ -203,7 +208,8 @@ class Compactor:
             self.emit(CompactionEnd(reason, None, error_message=text, skipped=skip))
             return None
         try:
-            result, entry = self._compact(reason, instructions, token, branch, plan, summary or self.model_summary)
+            made = summary or (lambda p, i, c: self.model_summary(p, i, c, shape=self._shape(reason, branch, p)))
+            result, entry = self._compact(reason, instructions, token, branch, plan, made)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
             return None
@@ -267,12 +273,31 @@ class Compactor:
         entry = self.store.append(fields, self.now_ms())
         return result, entry
 
-    def model_summary(self, plan: CompactionPlan, instructions: str | None, cancel: CancelToken) -> CompactionResult:
+    def model_summary(self, plan: CompactionPlan, instructions: str | None, cancel: CancelToken,
+                      shape: PrefixShape | None = None) -> CompactionResult:
         """The model's summary of ``plan`` (the one summarizer call; a background summary is made with it too):
-        by the compaction model when one is set, sized for its window (``summarizer.py``)."""
+        by the compaction model when one is set, sized for its window (``summarizer.py``); on the last chat
+        request's prefix when ``shape`` is given."""
         return write_summary(plan, self.model, self.summarizer, self.settings.compaction.reserve_tokens,
                              instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
-                             on_retry=self._report_retry, thinking=self.thinking)
+                             on_retry=self._report_retry, thinking=self.thinking, shape=shape)
+
+    def _shape(self, reason: CompactionReason, branch: list[Entry], plan: CompactionPlan) -> PrefixShape | None:
+        """The last chat request's prefix to ask the summary on (``compaction.reusePrefix``), or None.
+
+        Never for an overflow (that prefix no longer fits), for another compaction model (it holds no
+        cache of it), or with "auto" where the provider keeps no prompt cache."""
+        mode = self.settings.compaction.reuse_prefix
+        if mode == "never" or reason == "overflow" or self.last_request is None:
+            return None
+        if (mode == "auto" and not self.model.caches_prompts) or \
+                (self.summarizer is not None and self.summarizer.name != self.model.info.model):
+            return None
+        last = self.last_request()
+        if last is None:
+            return None
+        recall = any(tool.name == RECALL_TOOL for tool in last.tools)  # the chat request's hint, as it was sent
+        return reusable_prefix(last, project_path(branch).messages, plan, lambda ms: with_recall_hint(ms, recall))
 
     def _report_retry(self, retry: Retrying) -> None:
         self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))

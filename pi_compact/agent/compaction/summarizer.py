@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import CompactionPlan
+from pi_compact.compaction.reuse import PrefixShape
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, summarize
 from pi_compact.errors import AuthError, CompactionError, ModelError, PiCompactError
 from pi_compact.llm.protocol import (
@@ -177,16 +178,19 @@ def write_summary(
     allow_fallback: bool,
     on_retry: Callable[[Retrying], None],
     thinking: str | None = None,
+    shape: PrefixShape | None = None,
 ) -> CompactionResult:
     """Summarize ``plan`` with the summarizer (else the chat model), sized for its window; the result's
-    ``details`` name the model and hold the usage of all its requests."""
+    ``details`` name the model and hold the usage of all its requests. ``shape``: the last chat request's
+    prefix to ask on (only for the chat model: another model has no cache of it)."""
     chosen = choose(chat, summarizer)
     info = chosen.meter.info
     budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, reserve_tokens)
     model = RetryWatcher(chosen.meter, on_retry)  # the spinner shows "retrying (2/3)…"
     reasoning = summary_reasoning(info, thinking)
+    shape = shape if chosen.label is None else None
     result = chosen.run(lambda: summarize(plan, model, budget, instructions=instructions, cancel=cancel,
-                                          allow_fallback=allow_fallback, reasoning=reasoning))
+                                          allow_fallback=allow_fallback, reasoning=reasoning, shape=shape))
     details = chosen.record(result.details)  # a fallback's details hold its error (``summarize``)
     error = details.get("error") if result.error is not None else None
     return CompactionResult(**{**vars(result), "details": details, "error": error})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pi_compact.agent.compaction.background import BackgroundCompaction
 from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagnose, stop_notice
@@ -27,9 +27,11 @@ from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.threshold import should_compact
 from pi_compact.llm.overflow import is_overflow_of
 from pi_compact.llm.protocol import ChatModel
-from pi_compact.session.pins import PinTracker
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
+
+if TYPE_CHECKING:
+    from pi_compact.agent.request import Requests
 
 # Where the session asks: before a prompt is sent, after each model reply (overflows only: the
 # threshold is checked once the reply's tools have run), between tool turns, after the run, after
@@ -83,11 +85,12 @@ class Compactions:
     """
 
     def __init__(
-        self, store: SessionStore, context: LiveContext, pins: PinTracker, emit: Callable[[SessionEvent], None], *,
+        self, store: SessionStore, context: LiveContext, requests: Requests, emit: Callable[[SessionEvent], None], *,
         hooks: CompactionHooks | None, now_ms: Callable[[], int], system_prompt: str, enabled: bool,
         make_summarizer: Callable[[str, Settings], ChatModel] | None,
     ) -> None:
-        self._store, self._context, self._pins, self._emit = store, context, pins, emit
+        self._store, self._context, self._emit = store, context, emit
+        self._pins, self._requests = requests.pins, requests  # the branch's pins; the last chat request
         self._hooks, self._now, self._system_prompt = hooks, now_ms, system_prompt
         self.enabled = enabled  # automatic compaction (``/autocompact``, ``--no-auto-compact``)
         self.count = store.compaction_count()  # compaction entries in the file, this run's included
@@ -189,7 +192,8 @@ class Compactions:
                          diagnose=lambda: self._diagnose(model, settings),
                          summarizer=self.summarizers.for_settings(settings),
                          thinking=self.thinking.current(model) if self.thinking is not None else None,
-                         measure=lambda messages: self._context.size_of(messages, model))
+                         measure=lambda messages: self._context.size_of(messages, model),
+                         last_request=lambda: self._requests.last)
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),

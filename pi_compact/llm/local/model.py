@@ -94,6 +94,12 @@ class LocalChatModel(ChatModel):
         """Wait until the server listens; False when cancelled first (raises the start's error)."""
         return self._server.wait(cancel) is not None
 
+    @property
+    def caches_prompts(self) -> bool:
+        # The server's slot keeps the last prompt's evaluated tokens; a prompt that starts the same is
+        # read from there up to where it differs.
+        return True
+
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         if not self._server.ready and self._report is not None:
             self._report(f"Waiting for the embedded local model: {self._server.progress}")

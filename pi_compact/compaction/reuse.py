@@ -1,0 +1,139 @@
+"""A summary asked on top of the last chat request's prefix (``compaction.reusePrefix``); pure.
+
+The provider has just read the last chat request and keeps its prefix (Anthropic from the cache
+breakpoints, OpenAI and Gemini implicitly, llama.cpp in its slot). A summary asked as a continuation
+of that prefix (the same system prompt, tools and thinking settings, the messages before the cut
+exactly as they were sent, then one user message with the instruction) is read from that cache
+instead of being paid and read again as a serialized ``<conversation>``.
+
+``reusable_prefix`` finds that prefix for a plan, or None when the last request does not start with
+the messages before the cut; ``PrefixShape`` builds the requests. Only the request's shape differs:
+what the answer must hold and how it is checked are ``summarize``'s, as for the serialized way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from pi_compact.compaction.plan import CompactionPlan
+from pi_compact.compaction.prompts import EXACT_VALUES, HISTORY_FORMAT, REJECTED_INTRO, TURN_PREFIX_FORMAT
+from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
+from pi_compact.llm.protocol import ChatRequest
+from pi_compact.messages import Message
+
+# The model has the tools of the conversation in front of it and was just working: say first that
+# this message ends the work, or a small model carries on with the task.
+_STOP = (
+    "Stop working on the task now: do not answer the last message, do not call any tool, and do not "
+    "continue the work. The conversation above is about to be replaced by a written checkpoint so the "
+    "session fits its context window; your reply is that checkpoint and nothing else."
+)
+
+_NEW = f"""{_STOP}
+
+Write the checkpoint of the whole conversation above. Another model will carry on the work from it \
+without seeing the conversation.
+
+Use exactly this structure:
+
+{HISTORY_FORMAT}
+
+{EXACT_VALUES}
+Be brief everywhere else."""
+
+_UPDATE = f"""{_STOP}
+
+The first message of the conversation above is the checkpoint written for everything before it. Write \
+one updated checkpoint that covers that checkpoint and every message after it:
+- keep everything from the earlier checkpoint that still matters, dropping only what is clearly obsolete;
+- add the new progress, decisions and context;
+- move finished items from In Progress to Done and remove blockers that were resolved;
+- rewrite Next Steps for where the work stands now.
+
+Use exactly this structure:
+
+{HISTORY_FORMAT}
+
+{EXACT_VALUES}
+Be brief everywhere else."""
+
+_TURN = f"""{_STOP}
+
+The most recent user message above started a turn that is too large to keep whole. The messages from \
+that user message up to here are its first part; the rest of the turn is kept word for word after your \
+summary. Summarize this first part so that the kept part makes sense on its own.
+
+Use exactly this structure:
+
+{TURN_PREFIX_FORMAT}
+
+Be brief: write only what the kept part depends on, but copy names, numbers, paths and error messages exactly."""
+
+
+def history_instruction(update: bool, instructions: str | None, problems: Sequence[str] = ()) -> str:
+    """The user message that asks for the checkpoint after the prefix (``update``: it starts with one)."""
+    text = _UPDATE if update else _NEW
+    if instructions:
+        text += f"\n\nAdditional focus: {instructions}"
+    if problems:
+        text += "\n\n" + REJECTED_INTRO + "\n" + "\n".join(f"- {problem}" for problem in problems)
+    return text
+
+
+def turn_instruction(instructions: str | None) -> str:
+    """The user message that asks for the summary of a split turn's first part."""
+    return f"{_TURN}\n\nAdditional focus: {instructions}" if instructions else _TURN
+
+
+@dataclass(frozen=True)
+class PrefixShape:
+    """The last chat request and the two prefixes of it a compaction may ask on top of."""
+
+    request: ChatRequest
+    history: tuple[Message, ...]  # the messages before the summarized part ends (a split turn's start)
+    turn: tuple[Message, ...]  # the messages before the cut (the same as ``history`` unless the turn is split)
+
+    def ask(self, prefix: Sequence[Message], text: str, max_tokens: int) -> ChatRequest:
+        """The summary request: ``prefix`` as sent, then ``text`` as one user message; the rest of the
+        request (system prompt, tools, thinking, cache retention, session id) as the chat request's."""
+        timestamp = prefix[-1].get("timestamp", 0) if prefix else 0
+        message: Message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+        return replace(self.request, messages=[*prefix, message], max_tokens=max_tokens)
+
+    def fits(self, prefix: Sequence[Message], text: str, max_tokens: int, context_window: int) -> bool:
+        """Does a request on ``prefix`` leave ``max_tokens`` for the answer? (The chat request with more
+        messages than the prefix fitted, but it may have asked for fewer output tokens.)"""
+        tools = sum(estimate_text_tokens(f"{t.name}\n{t.description}\n{t.parameters}") for t in self.request.tools)
+        size = estimate_text_tokens(self.request.system) + tools + estimate_text_tokens(text)
+        size += sum(estimate_tokens_auto(m) for m in prefix)
+        return size + max_tokens <= context_window
+
+
+def reusable_prefix(
+    last: ChatRequest | None, context: Sequence[Message], plan: CompactionPlan,
+    to_llm: Callable[[Sequence[Message]], list[Message]],
+) -> PrefixShape | None:
+    """The prefixes of ``last`` that hold exactly the messages of ``context`` before ``plan``'s cut.
+
+    ``context`` is the live context the plan was made from; ``to_llm`` turns its messages into what a
+    request carries, as the chat request did. None when there was no chat request, when the context
+    does not end with the plan's kept part, or when the request did not start with those messages (a
+    different branch, an edit, a compaction since): a summary on another prefix would read nothing
+    from the cache and could summarize the wrong messages.
+    """
+    if last is None:
+        return None
+    kept, turn_prefix = list(plan.kept_messages), list(plan.turn_prefix_messages)
+    cut = len(context) - len(kept)
+    start = cut - len(turn_prefix)
+    if start < 0 or list(context[cut:]) != kept or list(context[start:cut]) != turn_prefix:
+        return None
+    history, turn = to_llm(context[:start]), to_llm(context[:cut])
+    sent = list(last.messages)
+    if not turn or sent[: len(turn)] != turn:
+        return None
+    return PrefixShape(last, tuple(history), tuple(turn))
+
+
+__all__ = ["PrefixShape", "history_instruction", "reusable_prefix", "turn_instruction"]
