@@ -30,6 +30,12 @@ API_KEY = "sk-eval"
 # Said after every probe question, to both agents: the scratch project is empty, and a small model
 # otherwise spends its turn running commands there instead of answering.
 PROBE_SUFFIX = "Answer from this session's history; do not run commands or read files."
+# ``ours-prefix`` / ``ours-serialized`` (issue 24): one chat turn first, then the compaction in the same process
+# (``turn_then_compact.py``), so a summary can be asked on the prefix the server holds; the same question
+# for both, and the compaction alone is timed.
+WARM_QUESTION = "Before we go on: in one sentence, what are we working on right now?"
+REUSE_MODES = {"ours-prefix": "always", "ours-serialized": "never"}
+DRIVER = Path(__file__).resolve().parent / "turn_then_compact.py"
 PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
 SETTINGS: dict[str, Any] = {
     "compaction": {"enabled": True, "reserveTokens": 4096, "keepRecentTokens": 1500, "tokenEstimator": "chars4"},
@@ -81,15 +87,17 @@ class Agent:
         agent_dir.mkdir(parents=True, exist_ok=True)
         # The agents' working directory is outside any checkout: a model may run tools (bash, edit) in it.
         self.project = Path(tempfile.mkdtemp(prefix=f"pi-eval-{name}-"))
-        settings = dict(SETTINGS)
-        if name == "ours":
+        settings = json.loads(json.dumps(SETTINGS))
+        if name in REUSE_MODES:
+            settings["compaction"]["reusePrefix"] = REUSE_MODES[name]
+        if name.startswith("ours"):
             settings["models"] = {target.ours: {"contextWindow": target.window, "maxTokens": target.max_tokens}}
         (agent_dir / "settings.json").write_text(json.dumps(settings, indent=1), encoding="utf-8")
         keep = {k: v for k, v in os.environ.items()
                 if not k.startswith(("PI_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "PYTHON", "XDG_"))
                 and not k.endswith(("_API_KEY", "_TOKEN"))}
         self.env = {**keep, "HOME": str(home), "PI_CODING_AGENT_DIR": str(agent_dir)}
-        if name == "ours":
+        if name.startswith("ours"):
             self.env |= {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1",
                          "PI_COMPACT_CACHE_DIR": str(home / "cache"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                          "LITELLM_OFFLINE_MODE": "true"}
@@ -128,13 +136,25 @@ class Agent:
         return Ran(child.returncode, time.monotonic() - began, out, err)
 
     def compact(self, session: Path) -> Ran:
+        if self.name in REUSE_MODES:
+            return self._turn_then_compact(session)
         if self.name == "ours":
             return self._run([*self.base, "compact", str(session), *self.model_flags])
         return self._rpc_compact(session)
 
+    def _turn_then_compact(self, session: Path) -> Ran:
+        """The warm-up turn and the compaction; the seconds are the compaction's alone (the driver's clock)."""
+        ran = self._run([sys.executable, str(DRIVER), str(session), f"{WARM_QUESTION} {PROBE_SUFFIX}",
+                         *self.model_flags])
+        try:
+            report = json.loads(ran.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return ran
+        return Ran(ran.code, float(report["compact_s"]), ran.stdout, ran.stderr)
+
     def ask(self, session: Path, question: str) -> Ran:
         question = f"{question} {PROBE_SUFFIX}"
-        if self.name == "ours":
+        if self.name.startswith("ours"):
             return self._run([*self.base, *self.model_flags, "--session", str(session), "-p", question],
                              self.probe_timeout_s)
         return self._run([*self.base, "--session", str(session), "-p", question], self.probe_timeout_s)

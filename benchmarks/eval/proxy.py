@@ -39,11 +39,18 @@ class Exchange:
                 "usage": self.usage, "timings": self.timings, "reply": self.reply, "request": self.request}
 
 
+# How a summary asked on the chat request's prefix begins (``compaction/reuse.py``): it carries the tools.
+PREFIX_INSTRUCTION = "Stop working on the task now"
+
+
 def request_kind(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or [{}]
+    last = json.dumps(messages[-1].get("content"))
+    if PREFIX_INSTRUCTION in last[:80]:
+        return "summarizer"
     if body.get("tools"):
         return "chat"
-    text = json.dumps(body.get("messages", []))
-    return "summarizer" if "<conversation>" in text else "chat"
+    return "summarizer" if "<conversation>" in json.dumps(messages) else "chat"
 
 
 def _absorb(exchange: Exchange, line: bytes) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agents import Agent, last_compaction, pi_cli, prepare_session  # noqa: E402
+from agents import REUSE_MODES, Agent, last_compaction, pi_cli, prepare_session  # noqa: E402
 from proxy import Exchange, RecordingProxy  # noqa: E402
 from report import notes, table  # noqa: E402
 from scoring import Rules, available, facts_kept, load_rules, probe_right  # noqa: E402
@@ -124,7 +124,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--context-window", type=int, default=16384)
     parser.add_argument("--max-tokens", type=int, default=4096, help="the model's max output (with --model)")
     parser.add_argument("--transcripts", nargs="+", help=f"names in data/ (default: {' '.join(LONG)})")
-    parser.add_argument("--agents", default="ours,pi", help="ours,pi (pi is skipped when not installed)")
+    parser.add_argument("--agents", default="ours,pi",
+                        help="ours,pi (pi is skipped when not installed); ours-prefix,ours-serialized: a chat turn "
+                             "first, then the compaction on its prefix or serialized (issue 24)")
     parser.add_argument("--pi-cli", help="pi's dist/cli.js (default: $PI_CLI or node_modules/ here)")
     parser.add_argument("--results", type=Path, help="results directory (default benchmarks/.cache/eval/<time>)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a compaction may take")
@@ -145,7 +147,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if unknown:
         raise SystemExit(f"unknown transcripts: {', '.join(sorted(unknown))} (have: {', '.join(available())})")
     pi = pi_cli(args.pi_cli)
-    agents = [a for a in args.agents.split(",") if a == "ours" or (a == "pi" and pi is not None)]
+    agents = [a for a in args.agents.split(",") if a in ("ours", *REUSE_MODES) or (a == "pi" and pi is not None)]
     skipped = "pi is not installed (pass --pi-cli)" if "pi" in args.agents and pi is None else None
     out = (args.results or ROOT / "benchmarks" / ".cache" / "eval" / time.strftime("%Y%m%d-%H%M%S")).resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proxy import request_kind
 from scoring import Rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,7 +86,7 @@ class ScriptedTarget:
         if rules is None:
             return self._reply(text=UNKNOWN)
         text = _text(body)
-        if not body.get("tools") and "<conversation>" in text:
+        if request_kind(body) == "summarizer":  # serialized, or asked on the chat prefix
             return self._reply(text=canned_summary(rules), prompt_tokens=len(text) // 4, completion_tokens=300)
         asked = _last_user(body)
         for probe in rules.probes:
