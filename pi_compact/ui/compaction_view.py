@@ -107,11 +107,14 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
 
 
 def spent_text(usage: dict[str, Any], model: Any = None) -> str:
-    """" · 12,345 tokens in, 678 out · $0.0031" (input counts cache reads and writes too); the embedded
-    local model (``model`` "local") has no price because it costs nothing: "free"."""
+    """" · 12,345 tokens in (12,000 from the cache), 678 out · $0.0031" (input counts cache reads and
+    writes too; the part read from the provider's cache is named, since it is what a summary asked on
+    the chat request's prefix saves); the embedded local model (``model`` "local") costs nothing: "free"."""
     output = usage_count(usage, "output")
     cost = "free" if model == LOCAL_PROVIDER else cost_text(usage)
-    return f" · {usage_tokens(usage) - output:,} tokens in, {output:,} out · {cost}"
+    cached = usage_count(usage, "cacheRead")
+    from_cache = f" ({cached:,} from the cache)" if cached else ""
+    return f" · {usage_tokens(usage) - output:,} tokens in{from_cache}, {output:,} out · {cost}"
 
 
 def _count(value: Any, one: str, many: str) -> str:

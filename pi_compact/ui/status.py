@@ -375,4 +375,10 @@ def session_table(store: SessionStore, compactions: int) -> Table:
         f"({usage_tokens(usage):,} total, replies and compactions)"))
     table.add_row("Cost", Text(totals.cost_text() if totals.calls else "none yet"))
     table.add_row("Cache", Text(totals.cache_text()))
+    summaries = session_totals(e for e in store.each_entry() if e.get("type") == "compaction")
+    if summaries.calls:  # what the compaction summaries alone cost, and how much of it the cache served
+        spent = summaries.usage
+        table.add_row("Summaries", Text(
+            f"{usage_tokens(spent) - usage_count(spent, 'output'):,} in ({usage_count(spent, 'cacheRead'):,} "
+            f"from the cache) · {usage_count(spent, 'output'):,} out · {summaries.cost_text()}"))
     return table

@@ -262,6 +262,8 @@ def test_session_shows_the_tokens_and_cost_of_replies_and_compactions(
         in text
     cost = 1_200 * GPT_4O_MINI_INPUT + 120 * GPT_4O_MINI_OUTPUT + 300 * 7.5e-08
     assert f"Cost ${cost:.4f} (some calls unpriced)" in text
+    summary_cost = 1_000 * GPT_4O_MINI_INPUT + 100 * GPT_4O_MINI_OUTPUT
+    assert f"Summaries 1,000 in (0 from the cache) · 100 out · ${summary_cost:.4f}" in text
 
 
 def test_session_says_cost_unknown_when_no_model_had_a_price(

@@ -306,3 +306,24 @@ def test_pi_opens_a_session_with_our_automatic_recall_entries_and_leaves_them_ou
     theirs = pi_context(path)
     assert roles(theirs) == ["compactionSummary", "user", "assistant", "user", "assistant"]
     assert theirs == our_context(path)
+
+
+def test_pi_opens_a_session_compacted_on_the_chat_prefix(
+    scripted_server: ScriptedServer, tmp_path: Path, pi_context: Any
+) -> None:
+    from dataclasses import replace
+
+    from agent_harness import OVER_THRESHOLD, SETTINGS, UNDER_THRESHOLD, padded, summary_reply
+
+    settings = replace(SETTINGS, compaction=replace(SETTINGS.compaction, reuse_prefix="always"))
+    h = make_harness(scripted_server, tmp_path, settings=settings)
+    scripted_server.enqueue(Reply(text=padded("ANSWER-ONE"), prompt_tokens=UNDER_THRESHOLD),
+                            Reply(text=padded("ANSWER-TWO"), prompt_tokens=OVER_THRESHOLD), summary_reply())
+    h.session.prompt(padded("QUESTION-ONE", 600))
+    h.session.prompt(padded("QUESTION-TWO", 600))
+    [entry] = [e for e in h.entries() if e["type"] == "compaction"]
+    assert entry["details"]["summaryRequest"]["shape"] == "prefix"
+    assert scripted_server.requests[-1].get("tools")  # the summary was asked with the chat request's tools
+    theirs = pi_context(h.path)
+    assert roles(theirs)[0] == "compactionSummary"
+    assert theirs == our_context(h.path)

@@ -310,3 +310,11 @@ def test_a_summary_by_the_embedded_local_model_reads_free_in_the_compaction_bloc
     unpriced = {**usage(2_000, 100), "cost": {"total": 0.0}}
     assert spent_text(unpriced, "local") == " · 2,000 tokens in, 100 out · free"
     assert spent_text(unpriced, "openai/new-model") == " · 2,000 tokens in, 100 out · cost unknown"
+
+
+def test_the_compaction_block_names_the_summary_tokens_read_from_the_cache() -> None:
+    from pi_compact.ui.compaction_view import spent_text
+
+    cached = {**usage(2_000, 100), "cacheRead": 130_000, "cost": {"total": 0.0457}}
+    assert spent_text(cached, "anthropic/claude-sonnet-4-5") == \
+        " · 132,000 tokens in (130,000 from the cache), 100 out · $0.0457"
