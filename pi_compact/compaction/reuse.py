@@ -99,7 +99,11 @@ class PrefixShape:
         request (system prompt, tools, thinking, cache retention, session id) as the chat request's."""
         timestamp = prefix[-1].get("timestamp", 0) if prefix else 0
         message: Message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
-        return replace(self.request, messages=[*prefix, message], max_tokens=max_tokens)
+        # With thinking on, the output cap is left to the model layer, as for the chat request: a
+        # different thinking budget would make Anthropic drop the cached messages (only the system
+        # prompt and tools survive a change of thinking settings).
+        thinking = self.request.thinking_level not in (None, "off")
+        return replace(self.request, messages=[*prefix, message], max_tokens=None if thinking else max_tokens)
 
     def fits(self, prefix: Sequence[Message], text: str, max_tokens: int, context_window: int) -> bool:
         """Does a request on ``prefix`` leave ``max_tokens`` for the answer? (The chat request with more

@@ -4,6 +4,7 @@ what the request carries, and the one fall back to the serialized way."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from builders import (
     assistant,
@@ -107,8 +108,16 @@ def test_the_summary_request_continues_the_chat_request() -> None:
     assert (request.thinking, request.cache, request.session_id) == ("medium", "long", "session-1")
     assert list(request.messages[:-1]) == list(shape.history)
     assert request.messages[-1]["role"] == "user" and _last_text(request) == history_instruction(False, None)
-    assert request.max_tokens == BUDGET.history_max_tokens
+    assert request.max_tokens is None  # thinking is on: the chat request's cap and budget, so its cache holds
     assert result.details["summaryRequest"] == {"shape": "prefix", "prefixMessages": len(shape.turn)}
+
+
+def test_without_thinking_the_summary_request_asks_for_the_summary_budget() -> None:
+    plan, shape = _shape(coding_session())
+    shape = PrefixShape(replace(shape.request, thinking=None), shape.history, shape.turn)
+    model = ScriptedModel(INFO, structured_summary())
+    _summarize(plan, model, shape)
+    assert [r.max_tokens for r in model.history] == [BUDGET.history_max_tokens]
 
 
 def test_the_instruction_says_to_stop_and_keeps_the_required_structure() -> None:
@@ -178,7 +187,7 @@ def test_a_split_turn_asks_both_parts_on_their_own_prefixes() -> None:
     result = _summarize(plan, model, shape)
     history, turn = model.history
     assert list(history.messages[:-1]) == list(shape.history) and list(turn.messages[:-1]) == list(shape.turn)
-    assert _last_text(turn) == turn_instruction(None) and turn.max_tokens == BUDGET.prefix_max_tokens
+    assert _last_text(turn) == turn_instruction(None)
     assert SPLIT_TURN_SEPARATOR + TURN_SUMMARY in result.summary and "HISTORY" in result.summary
 
 
