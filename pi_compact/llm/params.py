@@ -12,6 +12,9 @@
   (Gemini 2.5 Pro refuses a zero budget), and ``reasoning_effort="none"`` to Gemini models that think
   unless told not to.
 - ``prompt_cache_key``: the session id, on OpenAI's own endpoint, unless caching is "none" (pi).
+- ``extra_headers``: ``anthropic-beta: interleaved-thinking-2025-05-14`` when a Claude 4 model thinks in a
+  request with tools, so it may think between tool calls (pi sends it too; the 4.6 models think that way
+  without it, and pi leaves it out for them).
 
 ``refit_on_refusal`` sends a request once more when the cap chosen here was refused for prompt + output
 over the window: the refusal states the true prompt size, so the request need not be compacted.
@@ -20,6 +23,7 @@ over the window: the refusal states the true prompt size, so the request need no
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,6 +34,11 @@ from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
 
 RETENTIONS = ("none", "short", "long")
 _GEMINI_MIN_BUDGET = 128
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+# Claude 4 model ids: claude-sonnet-4-20250514, claude-opus-4-1, claude-haiku-4-5...; the minor version, if
+# any, is the group (a date suffix is no minor version).
+_CLAUDE_4 = re.compile(r"claude-(?:opus|sonnet|haiku)-4(?:[-.]([0-9]{1,2})(?![0-9]))?")
+_ADAPTIVE_MINOR = 6  # Claude 4.6 and later interleave thinking on their own (the beta is deprecated there)
 _OPENAI_EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
 
 
@@ -75,6 +84,8 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     options: dict[str, Any] = {"max_tokens": max_tokens}
     if level is not None:
         options.update(_thinking_options(info, level, budget))
+    if "thinking" in options and request.tools and interleaves_with_beta(info):
+        options["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING_BETA}
     if _openai_endpoint(info, api_base) and cache_retention(request) != "none" and request.session_id:
         options["prompt_cache_key"] = request.session_id
     return RequestPlan(cap, max_tokens, level, options)
@@ -101,6 +112,14 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
     # Sent also where litellm's map says nothing about reasoning (a local or new model): ``drop_params``
     # lets litellm leave it out for a model that has no such knob.
     return {"reasoning_effort": _OPENAI_EFFORTS[level], "drop_params": True}
+
+
+def interleaves_with_beta(info: ModelInfo) -> bool:
+    """Is ``info`` a Claude 4 model on Anthropic's API that thinks between tool calls only with the beta?"""
+    if info.api != "anthropic-messages":
+        return False
+    match = _CLAUDE_4.search(info.model_id.lower())
+    return match is not None and (match.group(1) is None or int(match.group(1)) < _ADAPTIVE_MINOR)
 
 
 def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:

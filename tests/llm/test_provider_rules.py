@@ -3,6 +3,7 @@ the per-provider options, cache marks, signatures kept and replayed only to thei
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -109,6 +110,23 @@ def test_options_per_provider() -> None:
         "max_tokens": 5000, "thinking": {"type": "enabled", "budget_tokens": 3976}}  # fits inside the caller's cap
     assert plan_request(LOCAL, ChatRequest("s", [{"role": "user", "content": "x" * 40_000}])).options == {
         "max_tokens": 16_384 - 10_001 - 327}  # a local 16k window: what the prompt leaves, less the margin
+
+
+@pytest.mark.parametrize(("model", "beta"), [
+    ("claude-sonnet-4-5", True), ("claude-sonnet-4-20250514", True), ("claude-opus-4-1-20250805", True),
+    ("claude-haiku-4-5", True), ("claude-opus-4.5", True),
+    ("claude-opus-4-6", False), ("claude-sonnet-4-6", False), ("claude-opus-4-7", False),  # interleave anyway
+    ("claude-3-7-sonnet-20250219", False),  # not a Claude 4 model
+])  # fmt: skip
+def test_interleaved_thinking_beta_for_claude_4_thinking_with_tools(model: str, beta: bool) -> None:
+    info = ModelInfo(f"anthropic/{model}", "anthropic", 200_000, 64_000, reasoning=True)
+    read = ToolSpec("read", "Read a file", {"type": "object"})
+    thinking = ChatRequest("s", [{"role": "user", "content": "hi"}], [read], thinking="medium")
+    expected = {"anthropic-beta": "interleaved-thinking-2025-05-14"} if beta else None
+    assert plan_request(info, thinking).options.get("extra_headers") == expected
+    for request in (replace(thinking, tools=[]), replace(thinking, thinking="off")):  # nothing to interleave
+        assert "extra_headers" not in plan_request(info, request).options
+    assert "extra_headers" not in plan_request(GEMINI_PRO, thinking).options
 
 
 def test_no_thinking_for_a_model_that_cannot_and_no_unknown_effort() -> None:
