@@ -13,8 +13,9 @@
   unless told not to.
 - ``prompt_cache_key``: the session id, on OpenAI's own endpoint, unless caching is "none" (pi).
 - ``extra_headers``: ``anthropic-beta: interleaved-thinking-2025-05-14`` when a Claude 4 model thinks in a
-  request with tools, so it may think between tool calls (pi sends it too; the 4.6 models think that way
-  without it, and pi leaves it out for them).
+  request with tools, so it may think between tool calls. Our thinking is always the budgeted kind, which
+  interleaves only with the beta, also on Sonnet 4.6 (Opus 4.6 ignores it). pi leaves it out on 4.6 and
+  later, where it asks for adaptive thinking (that interleaves by itself), and sends it on every other request.
 
 ``refit_on_refusal`` sends a request once more when the cap chosen here was refused for prompt + output
 over the window: the refusal states the true prompt size, so the request need not be compacted.
@@ -35,10 +36,9 @@ from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
 RETENTIONS = ("none", "short", "long")
 _GEMINI_MIN_BUDGET = 128
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
-# Claude 4 model ids: claude-sonnet-4-20250514, claude-opus-4-1, claude-haiku-4-5...; the minor version, if
-# any, is the group (a date suffix is no minor version).
-_CLAUDE_4 = re.compile(r"claude-(?:opus|sonnet|haiku)-4(?:[-.]([0-9]{1,2})(?![0-9]))?")
-_ADAPTIVE_MINOR = 6  # Claude 4.6 and later interleave thinking on their own (the beta is deprecated there)
+# Claude 4 model ids: claude-sonnet-4-20250514, claude-opus-4-1, claude-haiku-4-5, claude-sonnet-4-6...
+# (Claude 3.7 cannot interleave; Anthropic documented the beta as failing a request to other models).
+_CLAUDE_4 = re.compile(r"claude-(?:opus|sonnet|haiku)-4(?![0-9])")
 _OPENAI_EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
 
 
@@ -115,11 +115,8 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
 
 
 def interleaves_with_beta(info: ModelInfo) -> bool:
-    """Is ``info`` a Claude 4 model on Anthropic's API that thinks between tool calls only with the beta?"""
-    if info.api != "anthropic-messages":
-        return False
-    match = _CLAUDE_4.search(info.model_id.lower())
-    return match is not None and (match.group(1) is None or int(match.group(1)) < _ADAPTIVE_MINOR)
+    """Is ``info`` a Claude 4 model on Anthropic's API (whose budgeted thinking interleaves with the beta)?"""
+    return info.api == "anthropic-messages" and _CLAUDE_4.search(info.model_id.lower()) is not None
 
 
 def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:

@@ -124,8 +124,8 @@ def test_options_per_provider() -> None:
 @pytest.mark.parametrize(("model", "beta"), [
     ("claude-sonnet-4-5", True), ("claude-sonnet-4-20250514", True), ("claude-opus-4-1-20250805", True),
     ("claude-haiku-4-5", True), ("claude-opus-4.5", True),
-    ("claude-opus-4-6", False), ("claude-sonnet-4-6", False), ("claude-opus-4-7", False),  # interleave anyway
-    ("claude-3-7-sonnet-20250219", False),  # not a Claude 4 model
+    ("claude-sonnet-4-6", True),  # budgeted thinking (ours) interleaves on 4.6 only with the beta, too
+    ("claude-3-7-sonnet-20250219", False), ("claude-sonnet-40", False),  # not Claude 4: no interleaving
 ])  # fmt: skip
 def test_interleaved_thinking_beta_for_claude_4_thinking_with_tools(model: str, beta: bool) -> None:
     info = ModelInfo(f"anthropic/{model}", "anthropic", 200_000, 64_000, reasoning=True)
