@@ -103,7 +103,7 @@ def _hook_anthropic_requests() -> None:
 
     litellm looks the config up per request in its provider table; the table has no public setter, so
     the entry is replaced only when it is litellm's own class, else left alone (the flag is then not
-    sent, and ``test_provider_anthropic`` says so). The subclass changes nothing for a request without
+    sent, and ``test_provider_anthropic`` fails). The subclass changes nothing for a request without
     ``ERROR_FLAG``. Called once, under the import lock.
     """
     from litellm.litellm_core_utils.prompt_templates.factory import sanitize_anthropic_tool_use_id
