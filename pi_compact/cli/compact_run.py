@@ -1,7 +1,8 @@
 """``pi-compact compact SESSION`` without --dry-run: summarize with a real model and append the entry.
 
 Exits 0 (compacted, or nothing to compact), 1 (nothing written), ``EXIT_FALLBACK`` (a model-free
-summary; ``--no-fallback`` makes that a 1) or 130 (Ctrl-C: the file stays byte-identical).
+summary; ``--no-fallback`` makes that a 1) or 130 (Ctrl-C: the file stays byte-identical). The summary
+reasons at the session's thinking level, as the terminal's compactions of the same file would.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.compaction.reasons import SKIP_TEXT
 from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
+from pi_compact.agent.opening import recorded_level
 from pi_compact.cancel import CancelToken
 from pi_compact.cli.choices import CompactOptions, fitted_settings
 from pi_compact.cli.exits import EXIT_CANCELLED, EXIT_FAILED, EXIT_FALLBACK
 from pi_compact.compaction.plan import prepare_compaction, skip_reason
+from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
@@ -66,7 +69,8 @@ def compact_file(
             err.print(Text(f"Compacting {options.session} with {writer}… (Ctrl-C to cancel)"), soft_wrap=True)
 
     token = CancelToken()
-    compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback, summarizer=summarizer)
+    compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback, summarizer=summarizer,
+                          thinking=session_level(store, settings))
     # The plan above is used unless fitting the settings to the model's window changed them.
     planned = (branch, plan) if settings.compaction == planned_with else None
     with cancel_on_sigint(token):
@@ -91,6 +95,13 @@ def compact_file(
         err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",
                        style="yellow"))
     return EXIT_FAILED
+
+
+def session_level(store: SessionStore, settings: Settings) -> str:
+    """The level the terminal would resume this session at without ``--thinking``: the file's latest
+    ``thinking_level_change``, else ``defaultThinkingLevel``, else pi's default (``agent.opening``)."""
+    level = recorded_level(store) or settings.default_thinking_level
+    return level if level in LEVELS else DEFAULT_LEVEL
 
 
 def _fallback_cause(details: Mapping[str, Any]) -> str:

@@ -4,7 +4,9 @@
 the rules (pi-ai's provider-side transform) are listed on ``_Conversion``. A ``Target`` (the model the
 request goes to) decides what only one provider takes: signed thinking and Gemini thought signatures
 go back to the model that made them, tool ids are rewritten only where the provider needs it.
-``with_cache_marks`` adds pi's prompt-cache breakpoints for Anthropic.
+``with_cache_marks`` adds pi's prompt-cache breakpoints for Anthropic. For Anthropic a failed tool result
+carries ``ERROR_FLAG``, which the chat format has no field for; ``flag_failed_results`` turns it into the
+``is_error: true`` of the request's ``tool_result`` block (``litellm_model`` calls it inside litellm).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ _SKIPPED_STOP_REASONS = frozenset({"error", "aborted"})
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 ANTHROPIC = "anthropic-messages"
 GOOGLE = "google-generative-ai"
+# Our own key on a chat-format tool message: "this result is a failure". Named so that no provider and no
+# other litellm caller uses it; only the Anthropic request hook reads it (``flag_failed_results``).
+ERROR_FLAG = "pi_is_error"
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,8 @@ class _Conversion:
       synthetic error result "No result provided" (providers reject unanswered tool calls).
     - Tool results become ``role: "tool"`` messages; one that answers no open call of the preceding
       assistant message (skipped, or a duplicate) is dropped. Their images follow in one user message.
+      For Anthropic a failed result (``isError``, and every synthetic one, as pi marks them) carries
+      ``ERROR_FLAG``.
     - Tool call ids are reduced to ``[A-Za-z0-9_-]{1,64}`` (Anthropic's rule; other pi providers may
       write ``|``), alike for calls and results so the pairing survives; not for Gemini (``Target.tool_id``).
     """
@@ -154,13 +161,13 @@ class _Conversion:
             if self.pending.pop(call_id, None) is None:
                 return  # its call was skipped, already answered, or never made
             text, result_images = _tool_result_parts(llm.get("content"))
-            self.out.append({"role": "tool", "tool_call_id": call_id, "content": text})
+            self.out.append(self._tool_message(call_id, text, failed=llm.get("isError") is True))
             self.images.extend(result_images)
             return
         if role == "assistant" and llm.get("stopReason") in _SKIPPED_STOP_REASONS:
             return
         for call_id in self.pending:
-            self.out.append({"role": "tool", "tool_call_id": call_id, "content": NO_RESULT_TEXT})
+            self.out.append(self._tool_message(call_id, NO_RESULT_TEXT, failed=True))
         self.pending.clear()
         self._flush_images(self.out)
         if role == "user":
@@ -174,6 +181,12 @@ class _Conversion:
         self.out.append(converted)
         for call in converted.get("tool_calls", ()):
             self.pending[call["id"]] = call["function"]["name"]
+
+    def _tool_message(self, call_id: str, text: str, *, failed: bool) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": text}
+        if failed and self.target.api == ANTHROPIC:  # other providers have no such field (OpenAI refuses it)
+            message[ERROR_FLAG] = True
+        return message
 
     def finish(self) -> list[dict[str, Any]]:
         """The messages so far; images still waiting are sent last (in the copy, not the state)."""
@@ -297,6 +310,25 @@ def with_cache_marks(
             elif isinstance(content, list) and content:
                 out[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": dict(control)}]}
     return out
+
+
+def failed_result_ids(messages: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The ``tool_call_id`` of every chat-format tool message that carries ``ERROR_FLAG``."""
+    return {
+        str(message.get("tool_call_id"))
+        for message in messages
+        if message.get("role") == "tool" and message.get(ERROR_FLAG) is True
+    }
+
+
+def flag_failed_results(anthropic_messages: Iterable[Mapping[str, Any]], failed: set[str]) -> None:
+    """Set ``is_error: true`` (in place) on the Anthropic ``tool_result`` blocks whose ``tool_use_id`` is
+    in ``failed``; everything else is left as it is."""
+    for message in anthropic_messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") in failed:
+                block["is_error"] = True
 
 
 def _text_part(text: str, control: Mapping[str, str]) -> dict[str, Any]:

@@ -3,6 +3,14 @@
 The only module that imports litellm, and only inside functions (``import litellm`` takes seconds).
 It says how to open one litellm stream and maps litellm's exceptions into ``Failure`` values; retries,
 timeouts and cancel are ``stream_loop``'s (litellm's own retries are off: ``max_retries=0``).
+
+Failed tool results reach Anthropic with ``is_error: true`` through one hook we own on litellm's Anthropic
+request transformation (``_hook_anthropic_requests``): litellm's chat format has no such field, so its
+converter drops it. Of the ways to send it, this one changes least: every other rule of litellm's
+conversion, its HTTP path, stream parsing, usage and errors stay litellm's; the hook only adds the flag
+afterwards, and only on messages carrying our own key (``convert.ERROR_FLAG``). Anthropic's native
+``/v1/messages`` route would mean our own conversion and stream parser for everything, and rewriting the
+body at the HTTP layer would need our own client (proxy and TLS settings) and a second JSON pass.
 """
 
 from __future__ import annotations
@@ -17,7 +25,15 @@ from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
-from pi_compact.llm.convert import ANTHROPIC, ConvertedHistory, Target, to_openai_tools, with_cache_marks
+from pi_compact.llm.convert import (
+    ANTHROPIC,
+    ConvertedHistory,
+    Target,
+    failed_result_ids,
+    flag_failed_results,
+    to_openai_tools,
+    with_cache_marks,
+)
 from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
 from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.params import cache_retention, caches_prompts, plan_request, refit_on_refusal
@@ -60,6 +76,7 @@ def _litellm() -> ModuleType:
             for handler in list(logger.handlers):
                 logger.removeHandler(handler)
         _quiet(litellm)
+        _hook_anthropic_requests()
         _loaded = litellm
         return litellm
 
@@ -79,6 +96,38 @@ def _quiet(litellm: ModuleType) -> None:
 
     setattr(litellm, "disable_streaming_logging", True)  # noqa: B010 - a ModuleType to mypy
     setattr(logging_utils, "MAX_BASE64_LENGTH_FOR_LOGGING", 0)  # noqa: B010 - litellm declares it Final
+
+
+def _hook_anthropic_requests() -> None:
+    """Register our subclass of litellm's Anthropic chat config, which marks failed tool results.
+
+    litellm looks the config up per request in its provider table; the table has no public setter, so
+    the entry is replaced only when it is litellm's own class, else left alone (the flag is then not
+    sent, and ``test_provider_anthropic`` fails). The subclass changes nothing for a request without
+    ``ERROR_FLAG``. Called once, under the import lock.
+    """
+    from litellm.litellm_core_utils.prompt_templates.factory import sanitize_anthropic_tool_use_id
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+    from litellm.types.utils import LlmProviders
+    from litellm.utils import ProviderConfigManager
+
+    class ErrorFlaggingAnthropicConfig(AnthropicConfig):
+        def transform_request(
+            self, model: str, messages: list[Any], optional_params: dict[Any, Any],
+            litellm_params: dict[Any, Any], headers: dict[Any, Any],
+        ) -> dict[Any, Any]:
+            # litellm rewrites ids as it converts; ours are already clean, but match its spelling anyway.
+            failed = {sanitize_anthropic_tool_use_id(call_id) for call_id in failed_result_ids(messages)}
+            data: dict[Any, Any] = super().transform_request(model, messages, optional_params, litellm_params,
+                                                             headers)
+            if failed:
+                flag_failed_results(data.get("messages") or (), failed)
+            return data
+
+    current = ProviderConfigManager.get_provider_chat_config(model="claude", provider=LlmProviders.ANTHROPIC)
+    table = getattr(ProviderConfigManager, "_PROVIDER_CONFIG_MAP", None)  # built by the lookup above
+    if type(current) is AnthropicConfig and isinstance(table, dict) and LlmProviders.ANTHROPIC in table:
+        table[LlmProviders.ANTHROPIC] = (ErrorFlaggingAnthropicConfig, False)
 
 
 def preload_litellm() -> None:

@@ -12,6 +12,10 @@
   (Gemini 2.5 Pro refuses a zero budget), and ``reasoning_effort="none"`` to Gemini models that think
   unless told not to.
 - ``prompt_cache_key``: the session id, on OpenAI's own endpoint, unless caching is "none" (pi).
+- ``extra_headers``: ``anthropic-beta: interleaved-thinking-2025-05-14`` when a Claude 4 model thinks in a
+  request with tools, so it may think between tool calls. Our thinking is always the budgeted kind, which
+  interleaves only with the beta, also on Sonnet 4.6 (Opus 4.6 ignores it). pi leaves it out on 4.6 and
+  later, where it asks for adaptive thinking (that interleaves by itself), and sends it on every other request.
 
 ``refit_on_refusal`` sends a request once more when the cap chosen here was refused for prompt + output
 over the window: the refusal states the true prompt size, so the request need not be compacted.
@@ -20,6 +24,7 @@ over the window: the refusal states the true prompt size, so the request need no
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,6 +35,10 @@ from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
 
 RETENTIONS = ("none", "short", "long")
 _GEMINI_MIN_BUDGET = 128
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+# Claude 4 model ids: claude-sonnet-4-20250514, claude-opus-4-1, claude-haiku-4-5, claude-sonnet-4-6...
+# (Claude 3.7 cannot interleave; Anthropic documented the beta as failing a request to other models).
+_CLAUDE_4 = re.compile(r"claude-(?:opus|sonnet|haiku)-4(?![0-9])")
 _OPENAI_EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
 
 
@@ -75,6 +84,8 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     options: dict[str, Any] = {"max_tokens": max_tokens}
     if level is not None:
         options.update(_thinking_options(info, level, budget))
+    if "thinking" in options and request.tools and interleaves_with_beta(info):
+        options["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING_BETA}
     if _openai_endpoint(info, api_base) and cache_retention(request) != "none" and request.session_id:
         options["prompt_cache_key"] = request.session_id
     return RequestPlan(cap, max_tokens, level, options)
@@ -112,6 +123,11 @@ _CACHING_PROVIDERS = frozenset({"anthropic", "google", "google-vertex", "deepsee
 def caches_prompts(info: ModelInfo, api_base: str | None) -> bool:
     """Does the provider serve a request that starts like the last one from its prompt cache?"""
     return info.provider in _CACHING_PROVIDERS or _openai_endpoint(info, api_base)
+
+
+def interleaves_with_beta(info: ModelInfo) -> bool:
+    """Is ``info`` a Claude 4 model on Anthropic's API (whose budgeted thinking interleaves with the beta)?"""
+    return info.api == "anthropic-messages" and _CLAUDE_4.search(info.model_id.lower()) is not None
 
 
 def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:

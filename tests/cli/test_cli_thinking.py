@@ -1,5 +1,6 @@
 """``--thinking``: a level outside pi's six is a usage error; a level reaches the session (through the real
-CLI, against the scripted server) and is clamped to what the model can do, with one notice."""
+CLI, against the scripted server) and is clamped to what the model can do, with one notice. ``pi-compact
+compact FILE`` summarizes at the file's latest level, as the terminal would (against the fake Anthropic server)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import coding_session, structured_summary, thinking_level_change, write_session
+from fakes.anthropic_server import FakeAnthropicServer
+from fakes.anthropic_stream import text_reply
 from scripted_server import Reply, ScriptedServer
 
+from pi_compact.cli.choices import CompactOptions
+from pi_compact.cli.compact import run_compact
 from pi_compact.cli.start import start
 from pi_compact.errors import RAISE_ERRORS_VARIABLE
+from pi_compact.settings import CompactionSettings, RetrySettings, Settings
 
 
 def test_an_unknown_level_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -43,3 +50,31 @@ def test_the_flag_reaches_the_session_and_is_clamped_with_one_notice(
     assert done.stderr == "pi-compact: Thinking level high is not available on scripted (it does off); using off.\n"
     entries = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
     assert [e["thinkingLevel"] for e in entries if e.get("type") == "thinking_level_change"] == ["off"]
+
+
+@pytest.mark.parametrize(("levels", "default", "budget"), [
+    (("low", "high"), None, int(0.8 * 16_384) - 1024),  # the latest level, inside the summary's output cap
+    (("high", "off"), "high", None),  # off: the summary does not think either
+    ((), None, 8192),  # none recorded: pi's default, medium
+    ((), "low", 2048),  # else defaultThinkingLevel, as the terminal resumes the file
+])  # fmt: skip
+def test_the_compact_command_summarizes_at_the_sessions_thinking_level(
+    tmp_path: Path, levels: tuple[str, ...], default: str | None, budget: int | None
+) -> None:
+    entries = coding_session()
+    if levels:  # one level before the conversation, the latest after it
+        entries[0]["parentId"] = "level-0"
+        entries = [thinking_level_change(levels[0], id="level-0", parent=None), *entries,
+                   thinking_level_change(levels[1], id="level-1", parent=entries[-1]["id"])]
+    path = tmp_path / "session.jsonl"
+    write_session(path, entries)
+    settings = Settings(compaction=CompactionSettings(keep_recent_tokens=400, reserve_tokens=16_384),
+                        retry=RetrySettings(enabled=False), default_thinking_level=default)
+    with FakeAnthropicServer().start() as server:
+        server.enqueue(text_reply(structured_summary()))
+        options = CompactOptions(path, model="anthropic/claude-sonnet-4-5", api_base=server.base_url, api_key="test")
+        assert run_compact(options, settings) == 0
+        [record] = server.records
+    assert record.error is None
+    thinking = record.body.get("thinking")
+    assert (thinking or {}).get("budget_tokens") == budget

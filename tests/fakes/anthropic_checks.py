@@ -152,6 +152,8 @@ def _extra_inputs(messages: Sequence[Mapping[str, Any]]) -> ApiError | None:
                 extra = [f"cache_control.ephemeral.{key}" for key in sorted(set(control) - CACHE_CONTROL_FIELDS)]
             if extra:
                 return invalid(f"{where}.{extra[0]}: Extra inputs are not permitted")
+            if "is_error" in part and not isinstance(part["is_error"], bool):  # the one typed flag we send
+                return invalid(f"{where}.is_error: Input should be a valid boolean")
     return None
 
 

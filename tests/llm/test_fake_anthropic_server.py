@@ -211,6 +211,13 @@ def test_is_error_and_a_one_hour_ttl_are_accepted(server: FakeAnthropicServer) -
     assert send(server, messages=messages).status == 200
 
 
+def test_is_error_must_be_a_boolean(server: FakeAnthropicServer) -> None:
+    messages = tool_loop([])
+    messages[2]["content"][0]["is_error"] = "true"
+    message = rejection(send(server, messages=messages))
+    assert message == "messages.2.content.0.tool_result.is_error: Input should be a valid boolean"
+
+
 # --- signed thinking ------------------------------------------------------------------------------------
 
 

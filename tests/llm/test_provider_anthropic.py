@@ -19,6 +19,7 @@ from pi_compact.llm.protocol import ChatRequest, ModelInfo, ToolSpec, complete
 INFO = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200_000, 64_000, reasoning=True)
 READ = ToolSpec("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 SYSTEM = "You are a careful coding agent. " * 20
+INTERLEAVED = "interleaved-thinking-2025-05-14"
 
 
 @pytest.fixture
@@ -68,6 +69,8 @@ def test_medium_thinking_ten_call_tool_loop_is_accepted(server: FakeAnthropicSer
     for body in server.requests:
         assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
         assert body["max_tokens"] == 32_000 + 8192  # pi's number: the small prompt leaves room
+    # As pi: a thinking Claude 4 model with tools may think between tool calls.
+    assert [record.headers.get("anthropic-beta") for record in server.records] == [INTERLEAVED] * 11
     first = messages[1]
     assert first["api"] == "anthropic-messages" and first["provider"] == "anthropic"
     thinking = first["content"][0]
@@ -166,6 +169,15 @@ def test_text_after_thinking_and_interleaved_blocks_keep_their_order(server: Fak
     server.enqueue(AnthropicReply(blocks=(Text("Plan."),)))
     reply = complete(model_for(server), ChatRequest(SYSTEM, [user("hi")], thinking="off"))
     assert "thinking" not in server.requests[0] and reply["content"] == [{"type": "text", "text": "Plan."}]
+    assert "anthropic-beta" not in server.records[0].headers  # no thinking, no beta
+
+
+def test_no_interleaved_beta_without_thinking_or_without_tools(server: FakeAnthropicServer) -> None:
+    server.enqueue(text_reply("a"), text_reply("b"))
+    complete(model_for(server), ChatRequest(SYSTEM, [user("hi")], [READ], thinking="off"))
+    complete(model_for(server), ChatRequest(SYSTEM, [user("hi")], thinking="low"))
+    assert server.rejections == [] and server.requests[1]["thinking"]["budget_tokens"] == 2048
+    assert [record.headers.get("anthropic-beta") for record in server.records] == [None, None]
 
 
 def test_a_too_low_estimate_is_refitted_from_the_refusal_without_an_overflow(server: FakeAnthropicServer) -> None:
@@ -177,3 +189,47 @@ def test_a_too_low_estimate_is_refitted_from_the_refusal_without_an_overflow(ser
     assert second.error is None and reply["stopReason"] == "stop"
     assert second.prompt_tokens + second.body["max_tokens"] <= 200_000
     assert second.body["max_tokens"] > second.body["thinking"]["budget_tokens"]
+
+
+def tool_results_sent(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [part for message in body["messages"] for part in message["content"] if part["type"] == "tool_result"]
+
+
+def test_a_failed_tool_result_is_sent_with_is_error_and_a_good_one_without(server: FakeAnthropicServer) -> None:
+    server.enqueue(tool_reply("read", {"path": "gone.py"}, thinking="First."),
+                   tool_reply("read", {"path": "a.py"}, thinking="Then."), text_reply("ok"))  # fmt: skip
+    model = model_for(server)
+    messages: list[dict[str, Any]] = [user("Read two files.")]
+    for failed in (True, False):
+        reply = complete(model, ChatRequest(SYSTEM, messages, [READ], thinking="low"))
+        messages += [reply, *results_for(reply, error=failed)]
+    complete(model, ChatRequest(SYSTEM, messages, [READ], thinking="low"))
+    assert server.rejections == []
+    second, third = (tool_results_sent(body) for body in server.requests[1:])
+    assert [result.get("is_error") for result in second] == [True]
+    assert [result.get("is_error") for result in third] == [True, None]  # as pi: only a failure is marked
+    assert third[-1]["cache_control"] == {"type": "ephemeral"}  # the breakpoint stays on the last result
+
+
+def test_a_synthetic_result_for_an_unanswered_call_is_an_error(server: FakeAnthropicServer) -> None:
+    server.enqueue(tool_reply("read", {"path": "a.py"}), text_reply("ok"))
+    model = model_for(server)
+    reply = complete(model, ChatRequest(SYSTEM, [user("Read a.py.")], [READ]))
+    complete(model, ChatRequest(SYSTEM, [user("Read a.py."), reply, user("Never mind.")], [READ]))
+    assert server.rejections == []
+    [result] = tool_results_sent(server.requests[1])
+    assert result["is_error"] is True and result["content"] == "No result provided"
+
+
+def test_is_error_follows_the_id_litellm_rewrites(server: FakeAnthropicServer) -> None:
+    odd = "call|a+b__thought__c="  # another provider's id: we clean it, litellm cuts it at "__thought__"
+    call = {"role": "assistant", "content": [{"type": "toolCall", "id": odd, "name": "read", "arguments": {}}],
+            "api": "openai-completions", "provider": "openai", "model": "gpt-5", "stopReason": "toolUse",
+            "usage": {}, "timestamp": 0}  # fmt: skip
+    failed = {"role": "toolResult", "toolCallId": odd, "toolName": "read",
+              "content": [{"type": "text", "text": "ENOENT"}], "isError": True, "timestamp": 0}  # fmt: skip
+    server.enqueue(text_reply("ok"))
+    complete(model_for(server), ChatRequest(SYSTEM, [user("Read."), call, failed], [READ]))
+    assert server.rejections == []
+    [result] = tool_results_sent(server.requests[0])
+    assert result["is_error"] is True and result["tool_use_id"] == "call_a_b"

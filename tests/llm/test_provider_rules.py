@@ -3,12 +3,22 @@ the per-provider options, cache marks, signatures kept and replayed only to thei
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from pi_compact.llm.assemble import MessageAssembler
-from pi_compact.llm.convert import ConvertedHistory, Target, to_openai_messages, to_openai_tools, with_cache_marks
+from pi_compact.llm.convert import (
+    ERROR_FLAG,
+    ConvertedHistory,
+    Target,
+    failed_result_ids,
+    flag_failed_results,
+    to_openai_messages,
+    to_openai_tools,
+    with_cache_marks,
+)
 from pi_compact.llm.failures import provider_text
 from pi_compact.llm.output_cap import output_cap, prompt_estimate, refit_cap
 from pi_compact.llm.overflow import is_overflow_error_text, stated_window
@@ -111,6 +121,23 @@ def test_options_per_provider() -> None:
         "max_tokens": 16_384 - 10_001 - 327}  # a local 16k window: what the prompt leaves, less the margin
 
 
+@pytest.mark.parametrize(("model", "beta"), [
+    ("claude-sonnet-4-5", True), ("claude-sonnet-4-20250514", True), ("claude-opus-4-1-20250805", True),
+    ("claude-haiku-4-5", True), ("claude-opus-4.5", True),
+    ("claude-sonnet-4-6", True),  # budgeted thinking (ours) interleaves on 4.6 only with the beta, too
+    ("claude-3-7-sonnet-20250219", False), ("claude-sonnet-40", False),  # not Claude 4: no interleaving
+])  # fmt: skip
+def test_interleaved_thinking_beta_for_claude_4_thinking_with_tools(model: str, beta: bool) -> None:
+    info = ModelInfo(f"anthropic/{model}", "anthropic", 200_000, 64_000, reasoning=True)
+    read = ToolSpec("read", "Read a file", {"type": "object"})
+    thinking = ChatRequest("s", [{"role": "user", "content": "hi"}], [read], thinking="medium")
+    expected = {"anthropic-beta": "interleaved-thinking-2025-05-14"} if beta else None
+    assert plan_request(info, thinking).options.get("extra_headers") == expected
+    for request in (replace(thinking, tools=[]), replace(thinking, thinking="off")):  # nothing to interleave
+        assert "extra_headers" not in plan_request(info, request).options
+    assert "extra_headers" not in plan_request(GEMINI_PRO, thinking).options
+
+
 def test_no_thinking_for_a_model_that_cannot_and_no_unknown_effort() -> None:
     haiku = ModelInfo("anthropic/claude-3-5-haiku-latest", "anthropic", 200_000, 8192)
     hello = ChatRequest("s", [{"role": "user", "content": "hi"}], thinking="high")
@@ -182,6 +209,23 @@ def test_cache_marks_copy_the_shared_messages() -> None:
     assert "cache_control" not in tools[0] and tools[1]["cache_control"] == {"type": "ephemeral"}
     again = history.convert("sys", [{"role": "user", "content": "hi"}], Target.of(SONNET))
     assert again[0]["content"] == "sys" and again[1]["content"] == "hi"  # the shared ones are untouched
+
+
+def test_failed_results_carry_our_flag_only_for_anthropic() -> None:
+    call = {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}},
+                                             {"type": "toolCall", "id": "c2", "name": "read", "arguments": {}}],
+            "stopReason": "toolUse"}  # fmt: skip
+    failed = {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": "ENOENT", "isError": True}
+    history = [{"role": "user", "content": "hi"}, call, failed, {"role": "user", "content": "stop"}]
+    sent = to_openai_messages("", history, Target.of(SONNET))
+    assert [m.get(ERROR_FLAG) for m in sent if m["role"] == "tool"] == [True, True]  # c2 unanswered: synthetic
+    assert failed_result_ids(sent) == {"c1", "c2"}
+    assert all(ERROR_FLAG not in m for m in to_openai_messages("", history, Target.of(GPT)))  # OpenAI refuses it
+    blocks = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "x"},
+                                           {"type": "tool_result", "tool_use_id": "c3", "content": "y"},
+                                           {"type": "text", "text": "c1"}]}]  # fmt: skip
+    flag_failed_results(blocks, {"c1"})
+    assert [block.get("is_error") for block in blocks[0]["content"]] == [True, None, None]
 
 
 # --- what arrives ------------------------------------------------------------------------------------------------
