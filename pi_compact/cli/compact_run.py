@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_compact.agent.compaction.pipeline import Compactor
-from pi_compact.agent.compaction.reasons import SKIP_TEXT
+from pi_compact.agent.compaction.reasons import SKIP_TEXT, model_answered
 from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.cancel import CancelToken
@@ -24,7 +24,6 @@ from pi_compact.compaction.plan import prepare_compaction, skip_reason
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
-from pi_compact.usage import usage_count
 
 
 # Provider retries are reported on stderr as they happen.
@@ -94,12 +93,9 @@ def compact_file(
 
 
 def _fallback_cause(details: Mapping[str, Any]) -> str:
-    """Why the model's summary was not used: it failed, or it answered (its usage has output) and the
-    answer was not usable; saying "failed" about a model that answered sends the user after the wrong cause."""
-    usage = details.get("usage")
-    answered = isinstance(usage, Mapping) and usage_count(usage, "output") > 0
+    """Why the model's summary was not used: it failed, or it answered and the answer was not usable."""
     error = str(details.get("error") or "").rstrip(".")
-    if answered:
+    if model_answered(details):
         return "The model answered, but its summary could not be used" + (f" ({error})" if error else "")
     return "The model failed"
 

@@ -24,6 +24,7 @@ from pi_compact.compaction.prompts import (
     turn_prefix_request_text,
 )
 from pi_compact.compaction.quality import (
+    SHORT_SUMMARY_TOKENS,
     clear_placeholders,
     gate_problems,
     lost_items,
@@ -204,12 +205,17 @@ def _validated(
     headings, placeholders, not smaller than what it replaces) raises ``CompactionError``, so the
     model-free fallback is used. ``gate`` collects what the gate did, for ``details``; ``replaced`` is the
     size of all the history the final summary replaces (the chunks are ours to cut).
+
+    A history of at most ``SHORT_SUMMARY_TOKENS`` is too small for its size to be the summary's fault: a
+    summary that is short anyway is not asked for again, and size never makes an answer unusable there
+    (the model answered; the pipeline's no-gain check writes nothing rather than a model-free summary).
     """
     if replaced is None:
         replaced = estimate_text_tokens(chunk) + estimate_text_tokens(previous or "")
+    must_fit = replaced if replaced > SHORT_SUMMARY_TOKENS else NOTHING_REPLACED
 
     def hard(text: str) -> list[str]:  # problems that make an answer unusable (the carried items are ours to fix)
-        return gate_problems(text, None, replaced, estimate_text_tokens(text))
+        return gate_problems(text, None, must_fit, estimate_text_tokens(text))
 
     first = _ask(model, history_request_text(chunk, previous, instructions), budget.history_max_tokens, cancel,
                  reasoning)
