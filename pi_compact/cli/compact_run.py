@@ -1,6 +1,6 @@
 """``pi-compact compact SESSION`` without --dry-run: summarize with a real model and append the entry.
 
-Exits 0 (compacted, or nothing to compact), 1 (nothing written), ``EXIT_FALLBACK`` (a model-free
+Exits 0 (compacted, nothing to compact, or nothing gained), 1 (nothing written), ``EXIT_FALLBACK`` (a model-free
 summary; ``--no-fallback`` makes that a 1) or 130 (Ctrl-C: the file stays byte-identical).
 """
 
@@ -84,7 +84,9 @@ def compact_file(
         return 0
     if end.aborted:
         return EXIT_CANCELLED
-    if end.skipped is not None:  # the budgets fitted to the model's window left nothing to summarize
+    # The budgets fitted to the model's window left nothing to summarize, or the summary (the model answered)
+    # would not have made the context smaller: said above, and not a failure.
+    if end.skipped is not None:
         return 0
     if options.no_fallback:
         err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",
