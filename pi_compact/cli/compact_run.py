@@ -1,8 +1,8 @@
 """``pi-compact compact SESSION`` without --dry-run: summarize with a real model and append the entry.
 
-Exits 0 (compacted, or nothing to compact), 1 (nothing written), ``EXIT_FALLBACK`` (a model-free
-summary; ``--no-fallback`` makes that a 1) or 130 (Ctrl-C: the file stays byte-identical). The summary
-reasons at the session's thinking level, as the terminal's compactions of the same file would.
+Exits 0 (compacted, nothing to compact, or nothing gained), 1 (nothing written), ``EXIT_FALLBACK`` (a
+model-free summary; ``--no-fallback`` makes that a 1) or 130 (Ctrl-C: the file stays byte-identical). The
+summary reasons at the session's thinking level, as the terminal's compactions of the same file would.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_compact.agent.compaction.pipeline import Compactor
-from pi_compact.agent.compaction.reasons import SKIP_TEXT
+from pi_compact.agent.compaction.reasons import SKIP_TEXT, model_answered
 from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.agent.opening import recorded_level
@@ -27,7 +27,6 @@ from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
-from pi_compact.usage import usage_count
 
 
 # Provider retries are reported on stderr as they happen.
@@ -89,7 +88,9 @@ def compact_file(
         return 0
     if end.aborted:
         return EXIT_CANCELLED
-    if end.skipped is not None:  # the budgets fitted to the model's window left nothing to summarize
+    # The budgets fitted to the model's window left nothing to summarize, or the summary (the model answered)
+    # would not have made the context smaller: said above, and not a failure.
+    if end.skipped is not None:
         return 0
     if options.no_fallback:
         err.print(Text("--no-fallback: no model-free summary was written; the file was not changed.",
@@ -105,12 +106,9 @@ def session_level(store: SessionStore, settings: Settings) -> str:
 
 
 def _fallback_cause(details: Mapping[str, Any]) -> str:
-    """Why the model's summary was not used: it failed, or it answered (its usage has output) and the
-    answer was not usable; saying "failed" about a model that answered sends the user after the wrong cause."""
-    usage = details.get("usage")
-    answered = isinstance(usage, Mapping) and usage_count(usage, "output") > 0
+    """Why the model's summary was not used: it failed, or it answered and the answer was not usable."""
     error = str(details.get("error") or "").rstrip(".")
-    if answered:
+    if model_answered(details):
         return "The model answered, but its summary could not be used" + (f" ({error})" if error else "")
     return "The model failed"
 

@@ -136,10 +136,15 @@ _said_default = threading.Event()
 def say_default_once(report: Callable[[str], None] | None) -> None:
     """Tell, once per run, that no model was configured and the embedded local model is used."""
     if report is not None and not _said_default.is_set():
-        from pi_compact.llm.local.model import DEFAULT_NOTICE
+        report(_claim_default_notice())
 
-        _said_default.set()
-        report(DEFAULT_NOTICE)
+
+def _claim_default_notice() -> str:
+    """The embedded model's notice, marked as said for the rest of the run."""
+    from pi_compact.llm.local.model import DEFAULT_NOTICE
+
+    _said_default.set()
+    return DEFAULT_NOTICE
 
 
 def existing_session(options: AppOptions, settings: Settings) -> Path | None:
@@ -258,6 +263,20 @@ class AppRuntimes:
         from pi_compact.llm.resolve import model_string
 
         return model_string(None, settings)  # nothing configured: the embedded model, or why there is none
+
+    def start_notice(self, settings: Settings) -> str | None:
+        """The embedded model's notice when nothing else is configured, said before the first prompt (once
+        per run): said when the model resolves instead, it landed between a question typed at once and
+        its answer."""
+        if self.options.model:  # (it holds defaultModel too)
+            return None
+        from pi_compact.llm.local.model import LOCAL_MODEL
+
+        try:
+            chosen = self.model_name(settings)
+        except ConfigError:
+            return None  # no model at all: the terminal says so instead
+        return _claim_default_notice() if chosen == LOCAL_MODEL and not _said_default.is_set() else None
 
     def build(
         self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,

@@ -45,6 +45,11 @@ _EXACT = re.compile(
 )
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _NOT_TYPED = ("The user ran the shell command", "Earlier parts of this conversation", "The conversation went down")
+# A summary this small is short whatever it replaces: about the least the six sections take for a real
+# conversation (the embedded 1.5B model wrote 226-537 tokens for a 2,760-token transcript). When it is
+# still not smaller than the history, the history is too small to gain from any summary: asking again
+# cannot help, and the pipeline's no-gain check writes nothing instead.
+SHORT_SUMMARY_TOKENS = 512
 
 
 def sections(summary: str) -> dict[str, str]:
@@ -228,7 +233,8 @@ def merge_new_items(first: str, retry: str) -> tuple[str, dict[str, list[str]]]:
 # - carry-forward: every item under "Constraints & Preferences" and "Key Decisions" of the previous summary must
 #   still be there (compared normalised: case, markdown and punctuation ignored), where an item the model marks
 #   done or obsolete still counts as present because its text is;
-# - no inflation: a summary must be smaller than the text it replaces;
+# - no inflation: a summary must be smaller than the text it replaces, unless it is short anyway
+#   (``SHORT_SUMMARY_TOKENS``): then the history is too small, not the summary too long;
 # - stated rules: a summary whose "Constraints & Preferences" is empty while the user's own messages state rules
 #   is asked for once more, quoting up to three of them (``stated_rules``).
 def gate_problems(
@@ -245,7 +251,7 @@ def gate_problems(
     for heading, lost in missing_items(previous, summary).items():
         quoted = "; ".join(f'"{item}"' for item in lost)
         problems.append(f"under {heading} it dropped {quoted} (keep each, or mark it done or obsolete)")
-    if summary_tokens >= replaced_tokens:
+    if summary_tokens >= replaced_tokens and summary_tokens > SHORT_SUMMARY_TOKENS:
         problems.append(
             f"it is about {summary_tokens} tokens, not smaller than the {replaced_tokens} tokens it replaces"
         )
@@ -303,6 +309,7 @@ def format_diff(diffs: Sequence[SectionDiff]) -> str:
 __all__ = [
     "CARRIED_MARK",
     "CARRIED_SECTIONS",
+    "SHORT_SUMMARY_TOKENS",
     "SectionDiff",
     "clear_placeholders",
     "exact_items",

@@ -27,6 +27,7 @@ from pi_compact.compaction.prompts import (
     turn_prefix_request_text,
 )
 from pi_compact.compaction.quality import (
+    SHORT_SUMMARY_TOKENS,
     clear_placeholders,
     gate_problems,
     lost_items,
@@ -175,6 +176,10 @@ def _validated(
     size of all the history the final summary replaces (the chunks are ours to cut). ``ask``: how the
     summary is asked for (the default: serialized); a first answer on a reused prefix that lacks the
     headings is ``NotReusable`` (the serialized way is then tried, not the strict reminder).
+
+    A history of at most ``SHORT_SUMMARY_TOKENS`` is too small for its size to be the summary's fault: a
+    summary that is short anyway is not asked for again, and size never makes an answer unusable there
+    (the model answered; the pipeline's no-gain check writes nothing rather than a model-free summary).
     """
     def serialized(strict: bool, problems: Sequence[str]) -> str:
         text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
@@ -183,9 +188,10 @@ def _validated(
     reused, request = ask is not None, ask or serialized
     if replaced is None:
         replaced = estimate_text_tokens(chunk) + estimate_text_tokens(previous or "")
+    must_fit = replaced if replaced > SHORT_SUMMARY_TOKENS else NOTHING_REPLACED
 
     def hard(text: str) -> list[str]:  # problems that make an answer unusable (the carried items are ours to fix)
-        return gate_problems(text, None, replaced, estimate_text_tokens(text))
+        return gate_problems(text, None, must_fit, estimate_text_tokens(text))
 
     first = request(False, ())
     structured = bool(first) and not missing_headings(first)

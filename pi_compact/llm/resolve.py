@@ -131,13 +131,15 @@ def create_model(
     return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry)
 
 
-def _direct_client(info: ModelInfo, base: str, api_key: str | None, settings: Settings) -> ChatModel:
+def _direct_client(
+    info: ModelInfo, base: str, api_key: str | None, settings: Settings, *, progress: bool = False
+) -> ChatModel:
     from pi_compact.llm.litellm_model import estimate_stream_usage  # the module is light; litellm is not
     from pi_compact.llm.openai.client import OpenAICompatModel
 
     # litellm's counter, for a server that reports no usage: both paths then count alike.
     return OpenAICompatModel(info, api_base=base, api_key=api_key, retry=settings.retry,
-                             estimate_usage=estimate_stream_usage)
+                             estimate_usage=estimate_stream_usage, prompt_progress=progress)
 
 
 def compaction_endpoint(
@@ -171,6 +173,7 @@ def _local_model(
                           "--model openai/<its model name> --api-base <its URL>.")
     from pi_compact.llm.local.model import LocalChatModel, model_file
 
-    # Its server speaks the OpenAI-compatible protocol: the direct client sends the requests.
-    return LocalChatModel(info, connect=lambda url, key: _direct_client(info, url, key, settings),
+    # Its server speaks the OpenAI-compatible protocol: the direct client sends the requests, asking
+    # llama.cpp to report how far it has read each prompt.
+    return LocalChatModel(info, connect=lambda url, key: _direct_client(info, url, key, settings, progress=True),
                           file=model_file(settings.local_model_path, Path.cwd()), report=report)

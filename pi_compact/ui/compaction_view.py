@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from pi_compact.agent.compaction.reasons import CompactionReason, words
+from pi_compact.agent.compaction.reasons import CompactionReason, model_answered, words
 from pi_compact.agent.events import CompactionEnd
 from pi_compact.ui.renderer_text import clean
 from pi_compact.usage import LOCAL_PROVIDER, cost_text, usage_count, usage_tokens
@@ -94,7 +94,8 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
     if source == "fallback":
         lines.append(Text(f"Summary built without a model: {details.get('error', 'the model failed')}", style="yellow"))
         if usage is not None and usage_tokens(usage):
-            lines.append(Text(f"Its failed summary requests{spent}", style="dim"))
+            spent_on = "The model's unused answers" if model_answered(details) else "Its failed summary requests"
+            lines.append(Text(f"{spent_on}{spent}", style="dim"))
     elif source == "model" and details.get("summaryModel"):
         lines.append(Text(f"Summary by the model {details['summaryModel']}{spent}", style="dim"))
     else:

@@ -122,6 +122,9 @@ class TerminalRenderer:
         self._calls: dict[str, tuple[dict[str, Any], str | None]] = {}  # running calls: args, text before a write
         self.last_collapsed: tuple[Text, ToolView] | None = None  # the last tool output shown cut short
         self._footer: Callable[[], RenderableType] | None = None
+        # What the model says it is doing while no reply streams yet (the embedded model reading a long
+        # prompt: "Reading the prompt: 3,200 / 11,000 tokens…"); the spinners show it instead of "Working…".
+        self.model_progress: Callable[[], str | None] = lambda: None
 
     def expand_last(self) -> bool:
         """Print the last collapsed tool output in full; False when there is none."""
@@ -189,7 +192,7 @@ class TerminalRenderer:
         if isinstance(event, (AgentStart, MessageStart)):
             if not isinstance(event, MessageStart) or event.role == "assistant":
                 self._text, self._thinking = [], []
-                self.working("Working…")
+                self.working(lambda: self.model_progress() or "Working…")
         elif isinstance(event, MessageUpdate):
             self._on_update(event)
         elif isinstance(event, MessageEnd):
@@ -283,7 +286,8 @@ class TerminalRenderer:
         self._compaction_since = self._clock()
         self._compaction_retry = None
         self._show(_Ticker(lambda: spinner_text(event.reason, event.context_percent,
-                                                self._clock() - self._compaction_since, self._compaction_retry)))
+                                                self._clock() - self._compaction_since,
+                                                self._compaction_retry or self.model_progress())))
 
     def _on_compaction_end(self, event: CompactionEnd) -> None:
         self.close()

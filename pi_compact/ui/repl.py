@@ -270,8 +270,8 @@ class Repl:
     def _loop(self) -> int:
         _plain(f"pi-compact {__version__} · {self.model_name}", "bold")
         _plain(KEYS_LINE, "ansibrightblack")
-        if self._model_error:
-            _plain(self._model_error, "ansired")
+        if notice := self._model_error or self.runtimes.start_notice(self.loaded.settings):  # before the prompt
+            _plain(notice, "ansired" if self._model_error else "ansibrightblack")
         completer = merge_completers([SlashCompleter(self._commands, self._arguments), MentionCompleter(Path.cwd())])
         prompt = make_prompt(open_history(history_file()), completer, on_expand=self._expand,
                              on_cycle_thinking=self._cycle_thinking)

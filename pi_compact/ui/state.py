@@ -46,6 +46,10 @@ class Runtimes(Protocol):
         """The model the run starts with, before it resolves; raises ``PiCompactError`` when none is set."""
         ...
 
+    def start_notice(self, settings: Settings) -> str | None:
+        """What to say about the model before the first prompt (the embedded model chosen by default), once."""
+        ...
+
     def build(
         self, settings: Settings, emit: Callable[[SessionEvent], None], *, model: ChatModel | None = None,
         fresh: bool = False, path: Path | None = None, store: SessionStore | None = None,
@@ -79,6 +83,10 @@ class ReplState:
     session: AgentSession
     run: Runner
     model_name: str  # the model's name before it has resolved (litellm may still be importing)
+
+    def __post_init__(self) -> None:
+        # The spinners read the session's model as it is then (``/model`` and ``/new`` replace it).
+        self.renderer.model_progress = lambda: self.session.model.progress
 
     @property
     def options(self) -> AppOptions:

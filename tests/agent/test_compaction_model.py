@@ -171,6 +171,21 @@ def test_a_failing_compaction_model_falls_back_to_the_model_free_summary_naming_
         end_renderable(end, 1.0))
 
 
+def test_a_compaction_model_that_answered_unusably_is_named_but_not_said_to_have_failed(
+    scripted_server: ScriptedServer, tmp_path: Path, runtimes: list[Runtime]
+) -> None:
+    events: list[SessionEvent] = []
+    runtime = session_on(scripted_server, tmp_path, runtimes, settings_with(SMALL), events=events)
+    answer_summaries_for(scripted_server, "small-summarizer", Reply(text="It is about a CLI.", repeat=True))
+    assert runtime.session.compact() is not None
+    details = compaction_entry(runtime)["details"]
+    assert details["fallback"] is True
+    assert details["error"] == f"The compaction model {SMALL}: The model's summary lacked the required sections twice."
+    (end,) = [e for e in events if isinstance(e, CompactionEnd)]
+    block = rendered(end_renderable(end, 1.0))
+    assert "The model's unused answers · " in block and "failed" not in block
+
+
 def test_a_compaction_model_without_its_api_key_falls_back_instead_of_failing(
     scripted_server: ScriptedServer, tmp_path: Path, runtimes: list[Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -117,3 +117,31 @@ def test_compact_says_the_model_answered_when_its_summary_was_not_usable(
     said = " ".join(done.stderr.split())
     assert "The model answered, but its summary could not be used" in said
     assert "The model failed" not in said
+    block = " ".join(done.stdout.split())
+    assert "Summary built without a model" in block
+    assert "The model's unused answers · " in block and "failed summary requests" not in block
+
+
+def test_compact_on_a_small_session_asks_once_and_says_nothing_was_gained(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 25 §6: the summary of a few short messages is not smaller than they are. That is no fault of
+    # the model (no retry, no model-free summary in its place, no "failed"): nothing is written, exit 0.
+    from builders import assistant, chain, sized, structured_summary, user
+
+    path = tmp_path / "small.jsonl"
+    before = write_session(path, chain(
+        user("Fix the typo in README.md. Never push to main."), assistant("Fixed the typo."),
+        user("Thanks. What next? " + sized(100)), assistant("Add docs. " + sized(50)),
+    ))
+    scripted_server.enqueue(Reply(text=structured_summary("small"), repeat=True))
+    done = _invoke(tmp_path, monkeypatch, [
+        "compact", str(path), "--model", "openai/scripted", "--api-base", scripted_server.base_url,
+        "--api-key", "x", "--context-window", "16384", "--keep-recent-tokens", "100",
+    ])
+    assert done.exit_code == 0, done.output
+    assert len(scripted_server.requests) == 1
+    said = " ".join(done.output.split())
+    assert "Nothing gained: the summary and the kept messages" in said
+    assert "failed" not in said.lower()
+    assert path.read_bytes() == before

@@ -25,8 +25,10 @@ from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import CompactionEnd, SessionEvent
 from pi_compact.compaction.quality import (
     CARRIED_MARK,
+    SHORT_SUMMARY_TOKENS,
     clear_placeholders,
     format_diff,
+    gate_problems,
     merge_back,
     missing_items,
     placeholder_sections,
@@ -231,7 +233,29 @@ def test_manual_compaction_that_gains_nothing_writes_nothing_and_says_why(tmp_pa
     assert path.read_bytes() == before
     assert len(ends) == 1 and ends[0].result is None and ends[0].skipped == "no_gain"
     assert ends[0].error_message is not None and ends[0].error_message.startswith("Nothing gained:")
-    assert len(model.history) == 2  # the inflating summary was retried once, then the fallback was tried
+    # A short summary of so little history is not "too long": asking again cannot help (issue 25 §6).
+    assert len(model.history) == 1
+
+
+def test_a_long_summary_of_a_tiny_history_is_asked_once_more_and_never_falls_back(tmp_path: Path) -> None:
+    # The history (~410 tokens) is tiny: the first answer is long (> SHORT_SUMMARY_TOKENS), so a shorter
+    # one is asked for; the retry is still not smaller, yet the model answered: no model-free summary
+    # (which would clip the long request and be smaller) is written in its place; nothing is written.
+    path = _written(tmp_path, user("Fix the typo in README.md. " + sized(400)), assistant("Fixed."),
+                    user("Thanks."), assistant("ok"), user("third " + sized(200)), assistant("fine " + sized(200)))
+    before = path.read_bytes()
+    long = KEEPS_ALL + "\n- padding " + sized(SHORT_SUMMARY_TOKENS)
+    model, events, _ = _compact(path, long, long)
+    retry = str(model.history[1].messages[0]["content"][0]["text"])
+    assert len(model.history) == 2 and "not smaller than the" in retry
+    (end,) = [e for e in events if isinstance(e, CompactionEnd)]
+    assert end.skipped == "no_gain" and end.result is None and path.read_bytes() == before
+
+
+def test_the_gate_calls_a_short_summary_of_a_tiny_history_no_size_problem() -> None:
+    assert gate_problems(KEEPS_ALL, None, 40, SHORT_SUMMARY_TOKENS) == []
+    assert gate_problems(KEEPS_ALL, None, 40, SHORT_SUMMARY_TOKENS + 1) == [
+        f"it is about {SHORT_SUMMARY_TOKENS + 1} tokens, not smaller than the 40 tokens it replaces"]
 
 
 # ---- acceptance: the real litellm path -----------------------------------------------------------

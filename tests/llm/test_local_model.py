@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,6 +97,21 @@ def test_choosing_the_local_model_by_default_is_said_once_per_run(
     model_factory(options, Settings(), report=said.append)()
     model_factory(options, Settings(), model="local", report=said.append)()
     assert said == [DEFAULT_NOTICE]
+
+
+def test_the_terminal_says_the_embedded_model_is_used_before_its_prompt_and_only_there(
+    no_keys: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pi_compact.cli.wiring import AppRuntimes
+
+    monkeypatch.setattr("pi_compact.cli.wiring._said_default", __import__("threading").Event())
+    monkeypatch.setattr("pi_compact.llm.resolve._local_model", lambda info, base, settings, report: object())
+    assert AppRuntimes(AppOptions(cwd=tmp_path, model="local")).start_notice(Settings()) is None  # chosen: no news
+    runtimes = AppRuntimes(AppOptions(cwd=tmp_path))
+    assert runtimes.start_notice(Settings()) == DEFAULT_NOTICE
+    said: list[str] = []
+    model_factory(AppOptions(cwd=tmp_path), Settings(), report=said.append)()  # the model resolving, mid-turn
+    assert (runtimes.start_notice(Settings()), said) == (None, [])
 
 
 # ---- missing pieces -------------------------------------------------------------------------------
@@ -276,3 +292,70 @@ def test_the_chat_template_renders_the_tools_before_the_system_prompt_and_calls_
     assert '<|im_start|>assistant\n```json\n{"name": "read", "arguments": {"path": "a.py"}}\n```<|im_end|>' in rendered
     assert "<|im_start|>user\n<tool_response>\nx = 1\n</tool_response><|im_end|>" in rendered
     assert rendered.endswith("<|im_start|>assistant\n")
+
+
+# ---- reading a long prompt ------------------------------------------------------------------------
+
+
+class _Listening:
+    """A stand-in for a started server at the scripted server's address (no saved prefixes)."""
+
+    api_key = "k"
+    ready = True
+    prefixes = None
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def wait(self, cancel: CancelToken | None = None) -> str:
+        return self.base
+
+
+def _progress_chunk(processed: int, total: int) -> str:
+    import json
+
+    delta = {"role": "assistant", "content": None}
+    return json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+                       "prompt_progress": {"total": total, "cache": 0, "processed": processed, "time_ms": 1}})
+
+
+def test_the_embedded_model_reports_how_much_of_the_prompt_its_server_has_read(
+    monkeypatch: pytest.MonkeyPatch, scripted_server: Any
+) -> None:
+    """Issue 25 §10: llama.cpp reports ``prompt_progress`` when a request asks (``return_progress``);
+    ``progress`` says it while the prompt is read, and nothing once the answer has started or ended."""
+    import json
+    import threading
+    import time
+
+    from scripted_server import Reply
+
+    monkeypatch.setattr(local_model, "shared_server", lambda spec: _Listening(scripted_server.base_url))
+    monkeypatch.setattr(local_model, "runtime_installed", lambda: True)
+    monkeypatch.setattr(local_model, "bundled_ready", lambda: True)
+    model = create_model(resolve_model("local", settings=Settings()), settings=Settings())
+    text = json.dumps({"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]})
+    scripted_server.enqueue(Reply(raw_events=(_progress_chunk(0, 9000), _progress_chunk(4608, 9000),
+                                              _progress_chunk(9000, 9000), text), chunk_delay_s=0.4))
+    seen: set[str | None] = set()
+    reading = threading.Thread(target=lambda: list(model.stream(ChatRequest("s", [
+        {"role": "user", "content": "hi", "timestamp": 1}]))))
+    reading.start()
+    while reading.is_alive():
+        seen.add(model.progress)
+        time.sleep(0.02)
+    assert "Reading the prompt: 4,608 / 9,000 tokens…" in seen
+    assert model.progress is None
+    assert scripted_server.requests[0]["return_progress"] is True
+
+
+def test_the_embedded_server_reads_prompts_in_batches_it_reports_after_each() -> None:
+    from types import SimpleNamespace
+
+    from pi_compact.llm.local.server import PROMPT_BATCH, ServerSpec, _params
+
+    runtime = SimpleNamespace(CommonParams=lambda: SimpleNamespace(
+        model=SimpleNamespace(), cpuparams=SimpleNamespace(), cpuparams_batch=SimpleNamespace(),
+        sampling=SimpleNamespace()))
+    params = _params(runtime, Path("m.gguf"), ServerSpec(), "key")
+    assert params.n_batch == PROMPT_BATCH == 512  # the runtime's 2,048 meant one report per ~35 s of reading

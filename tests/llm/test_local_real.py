@@ -144,6 +144,37 @@ def test_a_restarted_model_reads_a_saved_prompt_prefix_from_disk(tmp_path: Path,
         local_server.stop_shared()  # the next test starts one with the usual directory
 
 
+def test_the_server_reports_how_far_it_has_read_a_long_prompt(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 §10: the spinner's "Reading the prompt: N / M tokens…" comes from llama.cpp's own reports,
+    one per batch of 512 tokens; a ~900-token prompt has one between its start and its end."""
+    import threading
+
+    monkeypatch.setattr(local_server, "prefix_directory", lambda: tmp_path / "prompts")  # nothing restored
+    local_server.stop_shared()
+    system = "Answer in one word. " + " ".join(f"Rule {n}: keep every function short." for n in range(90))
+    model = local()
+    answers: list[dict[str, Any]] = []
+    reading = threading.Thread(target=lambda: answers.append(
+        complete(model, ChatRequest(system, [user("Say ok.")], max_tokens=2))))
+    try:
+        reading.start()
+        seen: list[str] = []
+        while reading.is_alive():
+            progress = model.progress
+            if progress and progress not in seen:
+                seen.append(progress)
+            time.sleep(0.05)
+    finally:
+        reading.join()
+        local_server.stop_shared()  # the next test starts one with the usual directory
+    assert answers and answers[0]["stopReason"] in ("stop", "length"), answers
+    total = answers[0]["usage"]["input"]
+    assert total > 512
+    assert f"Reading the prompt: 512 / {total:,} tokens…" in seen, seen
+    assert model.progress is None
+
+
 def test_a_read_tool_call_round_trip_ends_in_an_answer_from_the_file(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("The secret word is PELICAN.\n")
     session, _events = make_session(tmp_path, local(), Settings())

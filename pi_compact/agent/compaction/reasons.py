@@ -87,6 +87,17 @@ def words(reason: CompactionReason) -> ReasonWords:
     return REASONS[reason]
 
 
+def model_answered(details: Mapping[str, Any]) -> bool:
+    """Whether the summary model answered (its recorded usage has output) although the summary was built
+    without it: then its answer was unusable, and calling the model failed sends the user after the wrong
+    cause."""
+    usage = details.get("usage")
+    if not isinstance(usage, Mapping):
+        return False
+    output = usage.get("output")
+    return isinstance(output, (int, float)) and output > 0
+
+
 def fallback_text(reason: CompactionReason, result: Mapping[str, Any] | None) -> str | None:
     """What to say about a finished compaction (a ``compaction_end`` result) that fell back; None if it did not."""
     details = (result or {}).get("details")
@@ -97,4 +108,4 @@ def fallback_text(reason: CompactionReason, result: Mapping[str, Any] | None) ->
 
 
 __all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text",
-           "too_small_text", "words"]
+           "model_answered", "too_small_text", "words"]

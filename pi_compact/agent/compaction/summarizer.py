@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from pi_compact.agent.compaction.reasons import model_answered
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.reuse import PrefixShape
@@ -140,14 +141,18 @@ class Chosen:
         except (ModelError, CompactionError) as exc:
             if self.label is None or isinstance(exc, AuthError):
                 raise
-            raise CompactionError(f"{self.label}: {exc}") from exc
+            raise CompactionError(f"{self._named()}: {exc}") from exc
 
     def record(self, details: Mapping[str, Any]) -> dict[str, Any]:
         """``details`` plus the model's name and the usage of its requests; a fallback's error names it."""
         recorded = {**details, "summaryModel": self.name, "usage": self.meter.usage}
         if self.label is not None and recorded.get("error"):
-            recorded["error"] = f"{self.label}: {recorded['error']}"
+            recorded["error"] = f"{self._named()}: {recorded['error']}"
         return recorded
+
+    def _named(self) -> str | None:
+        # A summarizer that answered did not fail: its answer was unusable (the error says why).
+        return f"The compaction model {self.name}" if model_answered({"usage": self.meter.usage}) else self.label
 
 
 def choose(chat: ChatModel, summarizer: Summarizer | None) -> Chosen:

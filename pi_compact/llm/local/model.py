@@ -87,8 +87,10 @@ class LocalChatModel(ChatModel):
 
     @property
     def progress(self) -> str | None:
-        """What the start is doing, while it runs."""
-        return None if self._server.ready else self._server.progress
+        """What the start is doing, while it runs; then how far the server has read a prompt, while it reads."""
+        if not self._server.ready:
+            return self._server.progress
+        return self._client.progress if self._client is not None else None
 
     def wait_ready(self, cancel: CancelToken | None = None) -> bool:
         """Wait until the server listens; False when cancelled first (raises the start's error)."""

@@ -27,7 +27,8 @@ class RequestEncoder:
     converted message is encoded once, while the same message object is still part of the history.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, extra: Mapping[str, Any] | None = None) -> None:
+        self._extra = dict(extra or {})  # keys a particular server takes, after litellm's (``return_progress``)
         self._history = ConvertedHistory()
         # id(converted message) -> (that message, its JSON). Holding the message keeps its id from
         # being reused by another object while the entry exists.
@@ -51,7 +52,7 @@ class RequestEncoder:
             self._encoded = encoded
         if messages:
             parts.pop()  # the separator after the last message
-        body_options = _options(request, options)
+        body_options = {**_options(request, options), **self._extra}
         parts += (b"], ", json.dumps(body_options)[1:].encode("utf-8"))  # the options without their "{"
         return b"".join(parts), messages  # one copy of a body that may be megabytes
 

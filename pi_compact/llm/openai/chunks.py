@@ -52,14 +52,16 @@ class ChunkReader:
       normalised with litellm's table (one it does not know -> ``stop``);
     - 100 identical text chunks in a row end the stream with a failure, as in litellm;
     - usage is gathered over the chunks (a count is kept unless a later one is larger than 0) and
-      delivered once, at the end.
+      delivered once, at the end;
+    - a chunk's ``prompt_progress`` goes to ``on_progress`` only (``_progress``).
     """
 
-    def __init__(self, model: str, messages: Sequence[Mapping[str, Any]], estimate: UsageEstimate | None = None
-                 ) -> None:
+    def __init__(self, model: str, messages: Sequence[Mapping[str, Any]], estimate: UsageEstimate | None = None,
+                 on_progress: Callable[[int, int], None] | None = None) -> None:
         self._model = model
         self._messages = messages
         self._estimate = estimate
+        self._on_progress = on_progress
         self._usage = _UsageTotals()
         self._texts: list[str] = []
         self._thinking: list[str] = []
@@ -114,7 +116,17 @@ class ChunkReader:
         usage = data.get("usage")
         if isinstance(usage, Mapping):
             self._usage.add(usage)
+        self._progress(data.get("prompt_progress"))
         return {"choices": choices}
+
+    def _progress(self, report: Any) -> None:
+        """llama.cpp's ``prompt_progress`` (asked for with ``return_progress``): how much of the prompt
+        it has read, passed to ``on_progress`` as (processed, total); litellm drops it, as the chunks do."""
+        if self._on_progress is None or not isinstance(report, Mapping):
+            return
+        processed, total = _count(report.get("processed")), _count(report.get("total"))
+        if processed is not None and total:
+            self._on_progress(processed, total)
 
     def _check_repetition(self, delta: Mapping[str, Any]) -> None:
         """litellm stops a model that sends the same text chunk (over 2 characters) again and again."""

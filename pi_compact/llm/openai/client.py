@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import ssl
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pi_compact import __version__
@@ -45,6 +45,7 @@ class OpenAICompatModel(ChatModel):
         api_key: str | None = None,
         retry: RetrySettings | None = None,
         estimate_usage: UsageEstimate | None = None,
+        prompt_progress: bool = False,
     ) -> None:
         self._info = info
         self._api_base = api_base
@@ -52,11 +53,23 @@ class OpenAICompatModel(ChatModel):
         self._retry = retry if retry is not None else RetrySettings()
         self._estimate_usage = estimate_usage
         self._ssl: ssl.SSLContext | None = None
-        self._encoder = RequestEncoder()
+        self._prompt_progress = prompt_progress
+        self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None)
+        self._reading: tuple[int, int] | None = None  # (read, total) tokens of the prompt being read
 
     @property
     def info(self) -> ModelInfo:
         return self._info
+
+    @property
+    def progress(self) -> str | None:
+        """How far the server has read the prompt of the request under way, while it reads (only with
+        ``prompt_progress``: llama.cpp's report, which a long prompt on the CPU takes minutes to reach)."""
+        reading = self._reading
+        return None if reading is None else f"Reading the prompt: {reading[0]:,} / {reading[1]:,} tokens…"
+
+    def _read(self, processed: int, total: int) -> None:
+        self._reading = (processed, total) if processed < total else None
 
     @property
     def endpoint(self) -> str:
@@ -117,7 +130,10 @@ class OpenAICompatModel(ChatModel):
             stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context())
         except HttpStatusError as error:
             raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
-        return _Chunks(stream, ChunkReader(self._info.model_id, messages, self._estimate_usage))
+        if not self._prompt_progress:
+            return _Chunks(stream, ChunkReader(self._info.model_id, messages, self._estimate_usage))
+        reader = ChunkReader(self._info.model_id, messages, self._estimate_usage, on_progress=self._read)
+        return _Chunks(stream, reader, lambda: setattr(self, "_reading", None))
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self._api_base.startswith("https:"):
@@ -130,12 +146,17 @@ class OpenAICompatModel(ChatModel):
 class _Chunks:
     """An open answer: iterating yields assembler-ready chunks; ``close()`` drops the connection."""
 
-    def __init__(self, stream: EventStream, reader: ChunkReader) -> None:
+    def __init__(self, stream: EventStream, reader: ChunkReader, ended: Callable[[], None] | None = None) -> None:
         self._stream = stream
         self._reader = reader
+        self._ended = ended  # however the answer ends, the prompt is no longer being read
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return self._reader.chunks(self._stream)
+        try:
+            yield from self._reader.chunks(self._stream)
+        finally:
+            if self._ended is not None:
+                self._ended()
 
     def close(self) -> None:
         self._stream.close()
