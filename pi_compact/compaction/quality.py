@@ -22,17 +22,6 @@ _NON_WORD = re.compile(r"[^\w]+")
 _PLACEHOLDER = re.compile(r"^\[[^\]]*\]$")
 _NO_ITEMS = {"none", "n a", "nothing", "not stated"}
 CONSTRAINTS = "## Constraints & Preferences"
-# Where a serialized block starts (``serialize``): a blank line, then a ``[Role]: `` tag.
-_BLOCK = re.compile(r"\n\n(?=\[[A-Za-z ]+\]: )")
-_RULE = re.compile(r"\b(?:do not|don't|never|must|mustn't|always|avoid|make sure)\b", re.IGNORECASE)
-# A plan or a remark about this moment ("Don't start it yet", "Don't do anything for that now") is no
-# standing rule, however it is worded.
-_FOR_NOW = re.compile(
-    r"\b(?:yet|now|today|tonight|this time|at the moment|for the moment|at this point|just note|note it)\b",
-    re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!;])\s+|\n+")
-_CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+[-–—]\s+")
-LONG_SENTENCE = 240  # a longer sentence is quoted by its clauses that state the rule
 # What a summary must not lose between two answers: the exact values in it. Backticked and double-quoted
 # text whole; paths; flags; identifier-like tokens (filtered by ``_is_identifier``); numbers.
 _EXACT = re.compile(
@@ -44,7 +33,6 @@ _EXACT = re.compile(
     r"|(?<![\w.])(\d+(?:[.,:]\d+)*)"
 )
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
-_NOT_TYPED = ("The user ran the shell command", "Earlier parts of this conversation", "The conversation went down")
 
 
 def sections(summary: str) -> dict[str, str]:
@@ -124,10 +112,12 @@ def missing_items(previous: str | None, summary: str) -> dict[str, list[str]]:
 # so a model that forgets a user's rule cannot make the agent forget it.
 def merge_back(summary: str, missing: Mapping[str, Sequence[str]]) -> str:
     """``summary`` with each missing item appended at the end of its section, marked as carried forward."""
-    return _append_items(summary, {h: [f"- {item} {CARRIED_MARK}" for item in lost] for h, lost in missing.items()})
+    return append_items(summary, {h: [f"- {item} {CARRIED_MARK}" for item in lost] for h, lost in missing.items()})
 
 
-def _append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) -> str:
+def append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) -> str:
+    """``summary`` with the given lines appended at the end of each heading's section (the section is
+    added when missing; a "(none)" line there goes)."""
     lines = summary.splitlines()
     for heading, added in lines_by_heading.items():
         start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
@@ -143,31 +133,6 @@ def _append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) -
         body = [line for line in lines[start + 1 : end] if normalise(line) not in _NO_ITEMS]
         lines[start + 1 : end] = [*body, *added]
     return "\n".join(lines)
-
-
-# Only a retry: the sentences are found by words ("never", "do not", "must"...), not understood, so they are
-# never written into the summary by us, and the retry's answer is accepted either way.
-def stated_rules(history: str, limit: int = 3) -> list[str]:
-    """The newest ``limit`` sentences of the user's own messages in the serialized ``history`` that read
-    like a rule (a question is none; the user's shell runs and earlier summaries are not typed by them)."""
-    found: list[str] = []
-    for block in _BLOCK.split(history):
-        if not block.startswith("[User]: ") or block[8:].startswith(_NOT_TYPED):
-            continue
-        for sentence in _SENTENCE_END.split(block[8:]):
-            for text in _rule_parts(sentence.strip()):
-                if text not in found:
-                    found.append(text)
-    return found[-limit:]
-
-
-def _rule_parts(sentence: str) -> list[str]:
-    """``sentence`` if it states a standing rule (a long one: its clauses that do), else nothing."""
-    if len(sentence) < 12 or sentence.endswith("?") or not _RULE.search(sentence):
-        return []
-    parts = [sentence] if len(sentence) <= LONG_SENTENCE else _CLAUSE_END.split(sentence)
-    return [part.strip() for part in parts
-            if len(part.strip()) >= 12 and _RULE.search(part) and not _FOR_NOW.search(part)]
 
 
 def exact_items(text: str) -> list[str]:
@@ -219,7 +184,7 @@ def merge_new_items(first: str, retry: str) -> tuple[str, dict[str, list[str]]]:
         fresh = [item for item in items(new.get(heading, "")) if not set(normalise(item).split()) <= have]
         if fresh:
             added[heading] = fresh
-    return _append_items(first, {h: [f"- {item}" for item in v] for h, v in added.items()}), added
+    return append_items(first, {h: [f"- {item}" for item in v] for h, v in added.items()}), added
 
 
 # The checks:
@@ -228,20 +193,12 @@ def merge_new_items(first: str, retry: str) -> tuple[str, dict[str, list[str]]]:
 # - carry-forward: every item under "Constraints & Preferences" and "Key Decisions" of the previous summary must
 #   still be there (compared normalised: case, markdown and punctuation ignored), where an item the model marks
 #   done or obsolete still counts as present because its text is;
-# - no inflation: a summary must be smaller than the text it replaces;
-# - stated rules: a summary whose "Constraints & Preferences" is empty while the user's own messages state rules
-#   is asked for once more, quoting up to three of them (``stated_rules``).
-def gate_problems(
-    summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int, rules: Sequence[str] = ()
-) -> list[str]:
-    """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes.
-
-    ``rules``: the user's stated rules (``stated_rules``), checked only when given."""
+# - no inflation: a summary must be smaller than the text it replaces.
+# The user's stated rules are no reason to ask again: one the summary lacks is added without a model
+# (``rules.add_missing_rules``).
+def gate_problems(summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int) -> list[str]:
+    """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes."""
     problems = [f"the section {h} is empty or a placeholder" for h in placeholder_sections(summary)]
-    if rules and not items(sections(summary).get(CONSTRAINTS, "")):
-        quoted = "; ".join(f'"{rule}"' for rule in rules)
-        problems.append(f"under {CONSTRAINTS} it lists nothing, but the user stated rules such as {quoted} "
-                        "(list every rule or preference the user gave)")
     for heading, lost in missing_items(previous, summary).items():
         quoted = "; ".join(f'"{item}"' for item in lost)
         problems.append(f"under {heading} it dropped {quoted} (keep each, or mark it done or obsolete)")
@@ -303,7 +260,9 @@ def format_diff(diffs: Sequence[SectionDiff]) -> str:
 __all__ = [
     "CARRIED_MARK",
     "CARRIED_SECTIONS",
+    "CONSTRAINTS",
     "SectionDiff",
+    "append_items",
     "clear_placeholders",
     "exact_items",
     "format_diff",
@@ -316,6 +275,5 @@ __all__ = [
     "normalise",
     "placeholder_sections",
     "sections",
-    "stated_rules",
     "summary_diff",
 ]
