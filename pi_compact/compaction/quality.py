@@ -19,7 +19,7 @@ CONTENT_SECTIONS = ("## Goal", "## Progress", "## Next Steps")
 CARRIED_MARK = "(carried forward)"
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(?:\[[ xX]\]\s+)?")  # group 1: the marker, without a checkbox
 _NON_WORD = re.compile(r"[^\w]+")
-_PLACEHOLDER = re.compile(r"^\[[^\]]*\]$")
+_PLACEHOLDER = re.compile(r"^\[[^\]]*\](?: because \[[^\]]*\])?$")  # Key Decisions' is two
 _NO_ITEMS = {"none", "n a", "nothing", "not stated"}
 CONSTRAINTS = "## Constraints & Preferences"
 # What a summary must not lose between two answers: the exact values in it. Backticked and double-quoted

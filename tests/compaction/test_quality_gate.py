@@ -109,6 +109,8 @@ def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
     assert "- [x] wrote the lexer" in cleared and "- **Hand-written lexer**: speed" in cleared
     assert clear_placeholders(KEEPS_ALL) == KEEPS_ALL
     assert clear_placeholders("- see [the docs] here\n") == "- see [the docs] here\n"
+    # Key Decisions' template line is two placeholders joined by "because".
+    assert clear_placeholders("- [What was chosen] because [the reason]\n") == "- (none)\n"
 
 
 def test_stated_rules_are_the_users_own_rule_sentences_newest_last() -> None:

@@ -93,6 +93,23 @@ def test_history_prompts_ask_for_exact_values_verbatim_under_pis_headings() -> N
     assert "previous-summary" in UPDATE_PROMPT
 
 
+def test_the_prompt_asks_for_short_notes_with_exact_values_inside_not_pasted_messages() -> None:
+    """The 1.5B model read "copy exact values" as "quote the user": its Goal, Done and Key Decisions were the
+    user's requests word for word. The notes are the summarizer's own; only the user's rules are copied whole."""
+    model = ScriptedModel(INFO, summary())
+    plan = prepare_compaction(chain(user("Build the limiter. " + sized(600)), assistant("ok " + sized(600)),
+                                    user("third " + sized(300)), assistant("fine " + sized(300))),
+                              compaction_settings(keep=400).compaction)
+    assert plan is not None
+    summarize(plan, model, SummaryBudget.for_model(100_000, None, 1000))
+    asked = _request_text(model, 0)
+    assert "short notes in your own words: do not paste the user's messages or the assistant's replies" in asked
+    assert "The only words to copy whole are the user's rules" in asked
+    assert "Inside your notes, copy each concrete value character for character" in asked
+    assert "error messages from the tool results, word for word in quotes" in asked
+    assert "**[Decision]**" not in asked and "in the user's own words" not in asked
+
+
 # ---- 2. the gate: items, rules, and a retry that can only improve ---------------------------------
 
 
