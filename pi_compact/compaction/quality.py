@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pi_compact.compaction.prompts import HISTORY_HEADINGS
+from pi_compact.session.terms import is_identifier
 
 CARRIED_SECTIONS = ("## Constraints & Preferences", "## Key Decisions")
 # Sections a non-empty history always has something to say about.
@@ -23,7 +24,7 @@ _PLACEHOLDER = re.compile(r"^\[[^\]]*\](?: because \[[^\]]*\])?$")  # Key Decisi
 _NO_ITEMS = {"none", "n a", "nothing", "not stated"}
 CONSTRAINTS = "## Constraints & Preferences"
 # What a summary must not lose between two answers: the exact values in it. Backticked and double-quoted
-# text whole; paths; flags; identifier-like tokens (filtered by ``_is_identifier``); numbers.
+# text whole; paths; flags; identifier-like tokens (filtered by ``terms.is_identifier``); numbers.
 _EXACT = re.compile(
     r"`([^`\n]{1,120})`"
     r'|"([^"\n]{1,120})"'
@@ -32,7 +33,6 @@ _EXACT = re.compile(
     r"|(?<![\w.-])([A-Za-z_][\w.-]*\w)"
     r"|(?<![\w.])(\d+(?:[.,:]\d+)*)"
 )
-_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 
 
 def sections(summary: str) -> dict[str, str]:
@@ -145,21 +145,9 @@ def exact_items(text: str) -> list[str]:
         for match in _EXACT.finditer(_BULLET.sub("", line)):  # list numbers are no values
             index = next(i for i, group in enumerate(match.groups()) if group is not None)
             value = match.group(index + 1).strip()
-            if value and (index != 4 or _is_identifier(value)):
+            if value and (index != 4 or is_identifier(value)):
                 found.setdefault(value, None)
     return list(found)
-
-
-def _is_identifier(token: str) -> bool:
-    """A token written as code rather than prose: ``_``, letters with digits, an inner capital, a dotted
-    name (not "e.g"), or a hyphenated one with a capital (ticket ids; "well-known" is prose)."""
-    if "_" in token or _INNER_CAPITAL.search(token):
-        return True
-    if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
-        return True
-    if "." in token and any(len(part) > 1 for part in token.split(".")) and "-" not in token:
-        return True
-    return "-" in token and any(c.isupper() for c in token)
 
 
 def lost_items(first: str, second: str) -> list[str]:
