@@ -91,3 +91,12 @@ def test_stems_and_the_words_a_question_does_not_ask_about() -> None:
     question = Question.of("Which ticket is this tracked under? Do not run commands or read files.")
     assert question is not None and question.stems == ("ticket", "track", "under")
     assert Question.of("and now?") is None and Question.of("go on") is None
+
+
+def test_in_a_big_session_common_words_are_told_by_a_sample_and_the_rare_message_still_wins() -> None:
+    from pi_compact.agent.compaction.recall_rank import SAMPLE
+
+    turns = [("assistant", f"Running the shard tests, pass {n}.") for n in range(2 * SAMPLE + 10)]
+    turns.insert(SAMPLE, ("user", "The shard rebalance threshold stays at 0.35 for the canary."))
+    attached = _ask(_branch(turns), "What rebalance threshold did we keep for the shard canary?")
+    assert attached == ["The shard rebalance threshold stays at 0.35 for the canary."]

@@ -76,12 +76,13 @@ def choose(
         index = TextIndex()
         index.update(branch)
     texts = index.texts
-    compacted = [(e, texts[e["id"]]) for e in branch[:hidden] if type(e.get("id")) is str and e["id"] in texts]
-    weights = Weights.over(question, (lowered for _, lowered in compacted))
+    compacted = [e for e in branch[:hidden] if type(e.get("id")) is str and e["id"] in texts]
+    weights = Weights.over(question, [texts[e["id"]] for e in compacted])
     windows: list[tuple[float, int]] = []
     shown: dict[int, tuple[Entry, Message, str]] = {}
-    for position, (entry, lowered) in enumerate(compacted):
-        message = message_of_entry(entry) if weights.named(lowered) else None
+    for position in weights.candidates:
+        entry = compacted[position]
+        message = message_of_entry(entry)
         window = best_window(question, weights, searchable_text(message)) if message is not None else None
         if message is not None and window is not None:
             windows.append((window.score, position))

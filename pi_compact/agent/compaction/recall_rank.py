@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from pi_compact.session.history import excerpt
 from pi_compact.session.terms import COMMON, has_term, parse_terms
@@ -26,6 +25,7 @@ EXACT_WEIGHT = 3.0
 COMMON_SHARE = 0.2
 WINDOW_CHARS = 480  # about 120 tokens of lines around the best one
 RELATIVE_FLOOR = 0.5  # a window scoring under half the best one is noise beside it
+SAMPLE = 4000  # messages: beyond twice this many, common words are told by a sample
 MAX_TERMS = 12  # of each kind: a pasted log names too much to be a question about one thing
 RARE = 1  # a term in only this many compacted messages is evidence on its own
 # Words with which a question points at the conversation or the job itself, not at a topic in it.
@@ -92,42 +92,51 @@ class Question:
 
 @dataclass(frozen=True)
 class Weights:
-    """Each term's weight over one set of compacted messages; a term found in none is left out."""
+    """Each term's weight over one set of compacted messages (a term found in none is left out), and
+    which of those messages hold a distinctive term: the only ones worth a look."""
 
     weight: dict[tuple[str, bool], float]
     distinctive: frozenset[tuple[str, bool]]
     rare: frozenset[tuple[str, bool]]
     exact_found: bool  # some exact term of the question occurs: then a window must hold one
+    candidates: tuple[int, ...]  # positions in the texts weighed, in order
 
     @classmethod
-    def over(cls, question: Question, lowered_texts: Iterable[str]) -> Weights:
-        texts = list(lowered_texts)
-        counts = {term: sum(holds(text, *term) for text in texts) for term in question.terms}
-        found = {term: n for term, n in counts.items() if n}
-        total = max(1, len(texts))
+    def over(cls, question: Question, lowered_texts: Sequence[str]) -> Weights:
+        # This runs before every request after a compaction, over everything compacted: one scan per term,
+        # the substring test first. In a big session a word that a sample shows to be common everywhere is
+        # counted from the sample alone (it can only weigh little and bring no candidate).
+        total = max(1, len(lowered_texts))
+        step = max(1, total // SAMPLE)
+        where: dict[tuple[str, bool], list[int]] = {}
+        found: dict[tuple[str, bool], int] = {}
+        for term in question.terms:
+            if step > 1 and not term[1]:
+                seen = sum(1 for text in lowered_texts[::step] if term[0] in text and holds(text, *term))
+                if seen * step > 2 * total * COMMON_SHARE:
+                    found[term], where[term] = seen * step, []
+                    continue
+            where[term] = [i for i, text in enumerate(lowered_texts) if term[0] in text and holds(text, *term)]
+            if where[term]:
+                found[term] = len(where[term])
         weight = {term: math.log(1 + total / n) * (EXACT_WEIGHT if term[1] else 1.0) for term, n in found.items()}
         distinctive = frozenset(t for t, n in found.items() if t[1] or n <= max(RARE, total * COMMON_SHARE))
+        candidates = sorted({i for term in distinctive for i in where[term]})
         return cls(weight, distinctive, frozenset(t for t, n in found.items() if n <= RARE),
-                   any(exact for _, exact in found))
+                   any(exact for _, exact in found), tuple(candidates))
 
     def matched(self, lowered: str) -> list[tuple[str, bool]]:
         return [term for term in self.weight if holds(lowered, *term)]
 
-    def named(self, lowered: str) -> bool:
-        """Cheap first test of a whole message: does it hold any distinctive term?"""
-        return any(holds(lowered, *term) for term in self.distinctive)
-
 
 def holds(lowered: str, term: str, exact: bool) -> bool:
     """Whether lower-cased text holds ``term``: an exact one as a whole token, a stem at a word's start."""
-    if exact or term not in lowered:
+    if exact:
         return has_term(lowered, term, exact)
-    return _word_start(term).search(lowered) is not None
-
-
-@lru_cache(maxsize=256)
-def _word_start(stem: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![a-z0-9_])" + re.escape(stem))
+    at = lowered.find(term)
+    while at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_"):
+        at = lowered.find(term, at + 1)  # inside a word ("__name__" for "name"): look further on
+    return at >= 0
 
 
 @dataclass(frozen=True)
