@@ -56,16 +56,15 @@ or "(none)"]"""
 # Decisions of the 1.5B model were the user's requests, word for word, and the values were lost). So the
 # notes are its own, short, and the exact values sit inside them; only the user's rules are copied whole
 # (a rule it leaves out is added by code: ``rules.add_missing_rules``).
-EXACT_VALUES = """Write the checkpoint as short notes in your own words: do not paste the user's messages or the \
-assistant's replies into it. The only words to copy whole are the user's rules: every rule the user gave, in the \
-user's words, under Constraints & Preferences.
+EXACT_VALUES = """Write short notes in your own words; do not paste the user's messages or the assistant's \
+replies. Copy whole only the user's rules: every rule the user gave, in the user's words, under Constraints & \
+Preferences.
 Inside your notes, copy each concrete value character for character; never round, rename or reword it:
 - names of functions, classes, variables, settings, flags and commands
 - numbers with their units, versions, ticket and issue ids
 - file paths
 - error messages from the tool results, word for word in quotes
-Give every decision with its reason under Key Decisions (the reason often follows "because"), and under Next \
-Steps only what is still to be done."""
+Give every decision with its reason; under Next Steps, only what is left to do."""
 
 INITIAL_PROMPT = f"""The text in <conversation> tags above is a coding session that has grown too long. \
 Write a checkpoint of it that another model will use to carry on the work without seeing the original.

@@ -103,8 +103,8 @@ def test_the_prompt_asks_for_short_notes_with_exact_values_inside_not_pasted_mes
     assert plan is not None
     summarize(plan, model, SummaryBudget.for_model(100_000, None, 1000))
     asked = _request_text(model, 0)
-    assert "short notes in your own words: do not paste the user's messages or the assistant's replies" in asked
-    assert "The only words to copy whole are the user's rules" in asked
+    assert "Write short notes in your own words; do not paste the user's messages or the assistant's replies" in asked
+    assert "Copy whole only the user's rules" in asked
     assert "Inside your notes, copy each concrete value character for character" in asked
     assert "error messages from the tool results, word for word in quotes" in asked
     assert "**[Decision]**" not in asked and "in the user's own words" not in asked
