@@ -13,6 +13,7 @@ clause names ("do not run commands") is what the user does not want, so it is no
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ EXACT_WEIGHT = 3.0
 COMMON_SHARE = 0.2
 WINDOW_CHARS = 480  # about 120 tokens of lines around the best one
 RELATIVE_FLOOR = 0.5  # a window scoring under half the best one is noise beside it
+CANDIDATES = 64  # messages read line by line for their best window
 SAMPLE = 4000  # messages: beyond twice this many, common words are told by a sample
 MAX_TERMS = 12  # of each kind: a pasted log names too much to be a question about one thing
 RARE = 1  # a term in only this many compacted messages is evidence on its own
@@ -99,7 +101,7 @@ class Weights:
     distinctive: frozenset[tuple[str, bool]]
     rare: frozenset[tuple[str, bool]]
     exact_found: bool  # some exact term of the question occurs: then a window must hold one
-    candidates: tuple[int, ...]  # positions in the texts weighed, in order
+    candidates: tuple[int, ...]  # positions in the texts weighed, best first
 
     @classmethod
     def over(cls, question: Question, lowered_texts: Sequence[str]) -> Weights:
@@ -107,21 +109,29 @@ class Weights:
         # the substring test first. In a big session a word that a sample shows to be common everywhere is
         # counted from the sample alone (it can only weigh little and bring no candidate).
         total = max(1, len(lowered_texts))
-        step = max(1, total // SAMPLE)
+        # A seeded draw, not every n-th message: a session's roles repeat in a fixed order.
+        sample = random.Random(total).sample(lowered_texts, SAMPLE) if total > 2 * SAMPLE else []
         where: dict[tuple[str, bool], list[int]] = {}
         found: dict[tuple[str, bool], int] = {}
         for term in question.terms:
-            if step > 1 and not term[1]:
-                seen = sum(1 for text in lowered_texts[::step] if term[0] in text and holds(text, *term))
-                if seen * step > 2 * total * COMMON_SHARE:
-                    found[term], where[term] = seen * step, []
+            if sample and not term[1]:
+                seen = sum(1 for text in sample if term[0] in text and holds(text, *term))
+                if seen > 2 * SAMPLE * COMMON_SHARE:
+                    found[term], where[term] = seen * total // SAMPLE, []
                     continue
             where[term] = [i for i, text in enumerate(lowered_texts) if term[0] in text and holds(text, *term)]
             if where[term]:
                 found[term] = len(where[term])
         weight = {term: math.log(1 + total / n) * (EXACT_WEIGHT if term[1] else 1.0) for term, n in found.items()}
         distinctive = frozenset(t for t, n in found.items() if t[1] or n <= max(RARE, total * COMMON_SHARE))
-        candidates = sorted({i for term in distinctive for i in where[term]})
+        # The messages with a distinctive term, by the weight of all the terms they hold (newer first among
+        # equals); only the best few are read line by line.
+        held: dict[int, float] = {}
+        for term in found:
+            for i in where[term]:
+                held[i] = held.get(i, 0.0) + weight[term]
+        named = {i for term in distinctive for i in where[term]}
+        candidates = sorted(named, key=lambda i: (held[i], i), reverse=True)[:CANDIDATES]
         return cls(weight, distinctive, frozenset(t for t, n in found.items() if n <= RARE),
                    any(exact for _, exact in found), tuple(candidates))
 
