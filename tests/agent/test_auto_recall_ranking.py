@@ -100,3 +100,13 @@ def test_in_a_big_session_common_words_are_told_by_a_sample_and_the_rare_message
     turns.insert(SAMPLE, ("user", "The shard rebalance threshold stays at 0.35 for the canary."))
     attached = _ask(_branch(turns), "What rebalance threshold did we keep for the shard canary?")
     assert attached == ["The shard rebalance threshold stays at 0.35 for the canary."]
+
+
+def test_a_long_line_is_cut_around_what_made_it_best() -> None:
+    noise = " ".join(f"step{n} ok" for n in range(150))
+    turns = [("user", "Run the parser suite on the fixtures, please."),
+             ("toolResult", f"{noise} ParseError: unexpected token at line 7 {noise}"),
+             ("toolResult", f"{noise} the parser suite finished {noise}"),
+             ("assistant", "The parser suite failed once; the fixtures need a look.")]
+    attached = _ask(_branch(turns), "What error did the parser suite fail with?")
+    assert any("ParseError: unexpected token at line 7" in text and len(text) < 600 for text in attached)

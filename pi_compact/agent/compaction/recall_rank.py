@@ -3,11 +3,12 @@
 A term weighs by how rare it is among the compacted messages (an inverse document frequency): "test"
 or "run", found in every tool result, say little; ``shard_weight``, found in one, says much. Exact
 terms (identifiers, paths, numbers, quoted phrases: ``session.terms``) match whole and weigh
-``EXACT_WEIGHT`` times a word; words match by their stem at the start of a word ("failing" finds
-"FAILED", "name" not ``__name__``). Each message is shown by its best window of lines, and a window counts
-only with a distinctive term in it, never with common words alone. A question about an error prefers
-the lines that hold error text, a "why" question the lines that give a reason. What a "do not ..."
-clause names ("do not run commands") is what the user does not want, so it is not looked for.
+``EXACT_WEIGHT`` times a word; words match by their stem where a word starts or ends ("failing" finds
+"FAILED", "error" ``KeyError``, "name" not ``__name__``). Each message is shown by its best window of
+lines, and a window counts only with a distinctive term in it, never with common words alone. A
+question about an error prefers the lines that hold error text, a "why" question the lines that give
+a reason. What a "do not ..." clause names ("do not run commands") is what the user does not want, so
+it is not looked for.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ META = frozenset({"session", "history", "conversation", "chat", "answer", "quest
 # What a question asks for beyond its words, and what lines that answer it look like: something that
 # went wrong (error text in a log), and a reason.
 _ASKS_ERROR = re.compile(r"\b(?:errors?|exceptions?|traceback|fail\w*|crash\w*|panic\w*|broke\w*|wrong)\b")
+# Error text as tools print it, not prose that mentions a failure ("the suite failed once").
 _ERROR_LINE = re.compile(
-    r"(?i:\b(?:errors?|exceptions?|traceback|failed|failures?|fatal|panic(?:ked)?)\b)"
-    r"|[a-z](?:Error|Exception)\b|^E {2,}\S|^--- FAIL"
+    r"[a-z](?:Error|Exception)\b|(?i:\b(?:error|fatal|panic)(?:\[[\w-]+\])?:)|\b(?:ERROR|FAILED|FAIL|FATAL)\b"
+    r"|^E {2,}\S|^Traceback \(most recent call last\)|^\s*× "
 )
 _ASKS_REASON = re.compile(r"\b(?:why|reasons?)\b")
 _REASON_LINE = re.compile(r"\b(?:because|since|so that|due to|reasons?)\b", re.IGNORECASE)
@@ -140,13 +142,22 @@ class Weights:
 
 
 def holds(lowered: str, term: str, exact: bool) -> bool:
-    """Whether lower-cased text holds ``term``: an exact one as a whole token, a stem at a word's start."""
+    """Whether lower-cased text holds ``term``: an exact one as a whole token; a stem where a word starts,
+    or where one ends ("error" in ``KeyError``, "tenant" in ``retry_tenant``), not inside ("name" in
+    ``__name__``)."""
     if exact:
         return has_term(lowered, term, exact)
     at = lowered.find(term)
-    while at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_"):
-        at = lowered.find(term, at + 1)  # inside a word ("__name__" for "name"): look further on
-    return at >= 0
+    while at >= 0:
+        end = at + len(term)
+        if at == 0 or not _in_word(lowered[at - 1]) or end == len(lowered) or not _in_word(lowered[end]):
+            return True
+        at = lowered.find(term, at + 1)
+    return False
+
+
+def _in_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 @dataclass(frozen=True)
@@ -162,11 +173,12 @@ def best_window(question: Question, weights: Weights, text: str) -> Window | Non
     holds the evidence a hit needs: a distinctive term (an exact one when any occurs), and beside it a
     second term, a line of what the question asks for (error text, a reason), or a rare term."""
     lines = text.split("\n")
-    scored = [_line_score(question, weights, line) for line in lines]
+    top = max(weights.weight.values(), default=0.0)
+    scored = [_line_score(question, weights, line, top) for line in lines]
     best = max(range(len(lines)), key=lambda i: scored[i])
     if scored[best] <= 0:
         return None
-    shown = _around(lines, best, weights)
+    shown = _around(lines, best, question, weights)
     terms = weights.matched(shown.lower())
     answers = any(want.search(line) for want in question.wants for line in shown.split("\n"))
     if not any(t in weights.distinctive for t in terms):
@@ -179,24 +191,29 @@ def best_window(question: Question, weights: Weights, text: str) -> Window | Non
     return Window(shown, score * 2 if answers else score)
 
 
-def _line_score(question: Question, weights: Weights, line: str) -> float:
+def _line_score(question: Question, weights: Weights, line: str, top: float) -> float:
     """The weight of the terms in ``line``, plus, for each of up to two signs of what the question asks
-    for (``FAILED``, ``KeyError``), the weight of its heaviest term: the error line itself may hold none
-    of the question's words."""
+    for (``FAILED``, ``KeyError``), the ``top`` weight of a term: the error line itself may hold none of
+    the question's words."""
     score = sum(weights.weight[t] for t in weights.matched(line.lower()))
     signs = sum(len(want.findall(line)) for want in question.wants)
-    return score + min(2, signs) * max(weights.weight.values(), default=0.0)
+    return score + min(2, signs) * top
 
 
-def _around(lines: Sequence[str], best: int, weights: Weights) -> str:
+def _around(lines: Sequence[str], best: int, question: Question, weights: Weights) -> str:
     """The best line and its neighbours, alternately before and after, up to ``WINDOW_CHARS``; a best
-    line longer than that is cut around its heaviest term."""
+    line longer than that is cut around its heaviest term (or what made it best: error text, a reason)."""
     line = lines[best]
     if len(line) > WINDOW_CHARS:
         lowered = line.lower()
-        term = max(weights.matched(lowered), key=lambda t: weights.weight[t])
-        start = lowered.find(term[0])
-        return excerpt(line, start, start + len(term[0]), WINDOW_CHARS // 2)
+        terms = weights.matched(lowered)
+        if terms:
+            term = max(terms, key=lambda t: weights.weight[t])[0]
+            start, end = lowered.find(term), lowered.find(term) + len(term)
+        else:
+            sign = next(m for want in question.wants if (m := want.search(line)) is not None)
+            start, end = sign.span()
+        return excerpt(line, start, end, WINDOW_CHARS // 2)
     first = last = best
     size = len(line)
     grew = True
