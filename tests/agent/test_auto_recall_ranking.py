@@ -110,3 +110,18 @@ def test_a_long_line_is_cut_around_what_made_it_best() -> None:
              ("assistant", "The parser suite failed once; the fixtures need a look.")]
     attached = _ask(_branch(turns), "What error did the parser suite fail with?")
     assert any("ParseError: unexpected token at line 7" in text and len(text) < 600 for text in attached)
+
+
+def test_a_tool_step_asks_only_by_exact_terms() -> None:
+    branch = _branch([("user", "Keep the rebalance canary thresholds in CANARY-9 at 0.35."),
+                      ("assistant", "Noted, the canary thresholds stay.")])
+    summary = {"role": "compactionSummary", "summary": "## Goal\n- refill work", "tokensBefore": 0, "timestamp": 0}
+    call = {"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": "ls"}}
+
+    def step(text: str) -> list[Any]:
+        said = {"role": "assistant", "content": [{"type": "text", "text": text}, call], "timestamp": 0}
+        return [summary, _message("user", "Go on."), said, _message("toolResult", "(empty file)")]
+
+    assert choose(branch, step("Looking at the rebalance canary thresholds."), 1000, "chars4") == []
+    found = choose(branch, step("Looking at the thresholds of CANARY-9."), 1000, "chars4")
+    assert [e.text for e in found] == ["Keep the rebalance canary thresholds in CANARY-9 at 0.35."]

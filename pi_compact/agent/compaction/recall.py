@@ -58,7 +58,12 @@ def wanted(live: Sequence[Message]) -> Question | None:
 
     Cheap (it reads only ``live``), so a message with nothing to look for never reads the old entries
     of a lazily opened session."""
-    return Question.of(trigger_text(live))
+    question = Question.of(trigger_text(live))
+    if question is None or (live and live[-1].get("role") == "user"):
+        return question
+    # A tool-loop step names something only by an exact term (a path, an id, a number): its words
+    # ("Running the tests", "read path") are the loop's routine, not a question.
+    return Question(question.exact, (), question.wants) if question.exact else None
 
 
 def choose(
