@@ -2,11 +2,12 @@
 
 A small or busy model does not call the ``recall`` tool, and then guesses a value the summary lost.
 So before each request that follows a compaction, the newest user message (or, in a tool loop, the
-step the model just took) is matched against the compacted messages: terms weighed by how rare they
-are there, exact ones (identifiers, paths, numbers, quoted phrases) whole (``recall_rank``). The best
+identifiers, paths and numbers of the step the model just took) is matched against the compacted
+messages: terms weighed by how rare they are there, exact ones whole (``recall_rank``). The best
 excerpts whose values the live context lacks are attached to that request only, marked as recalled,
 within ``compaction.autoRecallTokens`` (0: off). Each attachment is first recorded as a ``custom``
-entry (``RECALL_TYPE``, which pi ignores), so the file says what was sent."""
+entry (``RECALL_TYPE``, which pi ignores), so the file says what was sent.
+"""
 
 from __future__ import annotations
 
