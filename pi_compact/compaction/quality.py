@@ -137,7 +137,7 @@ def append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) ->
 
 def exact_items(text: str) -> list[str]:
     """The exact values ``text`` holds, in order, each once: backticked and quoted text, paths, flags,
-    identifiers (``refill_tokens``, ``NEEDLE-3``, ``refillTokensLocked``, ``a.b``) and numbers.
+    identifiers (``refill_tokens``, ``NEEDLE-3``, ``refillTokensLocked``, ``os.path``) and numbers.
 
     What a retry must keep of a first answer (``lost_items``); case is kept, the comparison ignores it."""
     found: dict[str, None] = {}
