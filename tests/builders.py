@@ -303,7 +303,7 @@ def write_session(path: Any, entries: Iterable[Mapping[str, Any]], head: Mapping
 
 def structured_summary(marker: str = "") -> str:
     """A model-style summary with all six required headings (``marker`` makes it recognisable); it keeps
-    the rule ``coding_session``'s user states, as the quality gate asks (``quality.stated_rules``)."""
+    the rule ``coding_session``'s user states, so the quality gate adds nothing to it (``rules.stated_rules``)."""
     return (
         f"## Goal\nShip the feature {marker}\n\n## Constraints & Preferences\n- Never change the public API\n\n"
         "## Progress\n"

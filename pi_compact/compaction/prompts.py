@@ -27,14 +27,14 @@ PROGRESS_SUBHEADINGS = ("### Done", "### In Progress", "### Blocked")
 TURN_PREFIX_HEADINGS = ("## Original Request", "## Early Progress", "## Context for Suffix")
 
 _FORMAT = """## Goal
-[What the user wants to achieve. List several goals if the session covers several tasks.]
+[The user's tasks, one short line each]
 
 ## Constraints & Preferences
-- [Each rule or preference the user stated, in the user's own words, or "(none)"]
+- [A rule the user set for all of the work, or "(none)"]
 
 ## Progress
 ### Done
-- [x] [Finished work]
+- [x] [A finished task, and the files it changed]
 
 ### In Progress
 - [ ] [Work started but not finished]
@@ -43,24 +43,29 @@ _FORMAT = """## Goal
 - [What is stuck and why, if anything]
 
 ## Key Decisions
-- **[Decision]**: [the reason, in a few words]
+- [What was chosen] because [the reason]
 
 ## Next Steps
-1. [What should happen next, in order]
+1. [What was agreed to do next, in order]
 
 ## Critical Context
-- [Exact values needed to carry on: numbers, names, paths, error messages, ids, or "(none)"]"""
+- [What is needed to carry on: error messages, settings with their values, new function names, ticket ids, \
+or "(none)"]"""
 HISTORY_FORMAT = _FORMAT  # the structure every history summary has, whichever way it is asked for
 
-# A small model paraphrases unless told, and the next model then guesses the value it needs: short,
-# concrete orders with examples of what counts as exact work better than one general sentence.
-EXACT_VALUES = """Copy exact values character for character; never round, rename or reword them:
+# A small model told only "copy exact values" copies whole messages instead (measured: Goal, Done and Key
+# Decisions of the 1.5B model were the user's requests, word for word, and the values were lost). So the
+# notes are its own, short, and the exact values sit inside them; only the user's rules are copied whole
+# (a rule it leaves out is added by code: ``rules.add_missing_rules``).
+EXACT_VALUES = """Write short notes in your own words; do not paste the user's messages or the assistant's \
+replies. Copy whole only the user's rules: every rule the user gave, in the user's words, under Constraints & \
+Preferences.
+Inside your notes, copy each concrete value character for character; never round, rename or reword it:
 - names of functions, classes, variables, settings, flags and commands
 - numbers with their units, versions, ticket and issue ids
 - file paths
-- error messages, word for word in quotes
-- every rule the user gave, in the user's words, under Constraints & Preferences
-- every decision with its reason, under Key Decisions"""
+- error messages from the tool results, word for word in quotes
+Give every decision with its reason; under Next Steps, only what is left to do."""
 
 INITIAL_PROMPT = f"""The text in <conversation> tags above is a coding session that has grown too long. \
 Write a checkpoint of it that another model will use to carry on the work without seeing the original.
@@ -70,7 +75,7 @@ Use exactly this structure:
 {_FORMAT}
 
 {EXACT_VALUES}
-Be brief everywhere else."""
+Be brief."""
 
 UPDATE_PROMPT = f"""The text in <conversation> tags above is the newest part of a coding session. \
 The <previous-summary> tags hold the checkpoint written for everything before it. Produce one updated \
@@ -88,7 +93,7 @@ Use exactly this structure:
 {_FORMAT}
 
 {EXACT_VALUES}
-Be brief everywhere else."""
+Be brief."""
 
 TURN_PREFIX_FORMAT = """## Original Request
 [What the user asked for in this turn]

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pi_compact.compaction.prompts import HISTORY_HEADINGS
+from pi_compact.session.terms import is_identifier
 
 CARRIED_SECTIONS = ("## Constraints & Preferences", "## Key Decisions")
 # Sections a non-empty history always has something to say about.
@@ -19,22 +20,11 @@ CONTENT_SECTIONS = ("## Goal", "## Progress", "## Next Steps")
 CARRIED_MARK = "(carried forward)"
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(?:\[[ xX]\]\s+)?")  # group 1: the marker, without a checkbox
 _NON_WORD = re.compile(r"[^\w]+")
-_PLACEHOLDER = re.compile(r"^\[[^\]]*\]$")
+_PLACEHOLDER = re.compile(r"^\[[^\]]*\](?: because \[[^\]]*\])?$")  # Key Decisions' is two
 _NO_ITEMS = {"none", "n a", "nothing", "not stated"}
 CONSTRAINTS = "## Constraints & Preferences"
-# Where a serialized block starts (``serialize``): a blank line, then a ``[Role]: `` tag.
-_BLOCK = re.compile(r"\n\n(?=\[[A-Za-z ]+\]: )")
-_RULE = re.compile(r"\b(?:do not|don't|never|must|mustn't|always|avoid|make sure)\b", re.IGNORECASE)
-# A plan or a remark about this moment ("Don't start it yet", "Don't do anything for that now") is no
-# standing rule, however it is worded.
-_FOR_NOW = re.compile(
-    r"\b(?:yet|now|today|tonight|this time|at the moment|for the moment|at this point|just note|note it)\b",
-    re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!;])\s+|\n+")
-_CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+[-–—]\s+")
-LONG_SENTENCE = 240  # a longer sentence is quoted by its clauses that state the rule
 # What a summary must not lose between two answers: the exact values in it. Backticked and double-quoted
-# text whole; paths; flags; identifier-like tokens (filtered by ``_is_identifier``); numbers.
+# text whole; paths; flags; identifier-like tokens (filtered by ``terms.is_identifier``); numbers.
 _EXACT = re.compile(
     r"`([^`\n]{1,120})`"
     r'|"([^"\n]{1,120})"'
@@ -43,8 +33,6 @@ _EXACT = re.compile(
     r"|(?<![\w.-])([A-Za-z_][\w.-]*\w)"
     r"|(?<![\w.])(\d+(?:[.,:]\d+)*)"
 )
-_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
-_NOT_TYPED = ("The user ran the shell command", "Earlier parts of this conversation", "The conversation went down")
 # A summary this small is short whatever it replaces: about the least the six sections take for a real
 # conversation (the embedded 1.5B model wrote 226-537 tokens for a 2,760-token transcript). When it is
 # still not smaller than the history, the history is too small to gain from any summary: asking again
@@ -129,10 +117,12 @@ def missing_items(previous: str | None, summary: str) -> dict[str, list[str]]:
 # so a model that forgets a user's rule cannot make the agent forget it.
 def merge_back(summary: str, missing: Mapping[str, Sequence[str]]) -> str:
     """``summary`` with each missing item appended at the end of its section, marked as carried forward."""
-    return _append_items(summary, {h: [f"- {item} {CARRIED_MARK}" for item in lost] for h, lost in missing.items()})
+    return append_items(summary, {h: [f"- {item} {CARRIED_MARK}" for item in lost] for h, lost in missing.items()})
 
 
-def _append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) -> str:
+def append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) -> str:
+    """``summary`` with the given lines appended at the end of each heading's section (the section is
+    added when missing; a "(none)" line there goes)."""
     lines = summary.splitlines()
     for heading, added in lines_by_heading.items():
         start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
@@ -150,34 +140,9 @@ def _append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) -
     return "\n".join(lines)
 
 
-# Only a retry: the sentences are found by words ("never", "do not", "must"...), not understood, so they are
-# never written into the summary by us, and the retry's answer is accepted either way.
-def stated_rules(history: str, limit: int = 3) -> list[str]:
-    """The newest ``limit`` sentences of the user's own messages in the serialized ``history`` that read
-    like a rule (a question is none; the user's shell runs and earlier summaries are not typed by them)."""
-    found: list[str] = []
-    for block in _BLOCK.split(history):
-        if not block.startswith("[User]: ") or block[8:].startswith(_NOT_TYPED):
-            continue
-        for sentence in _SENTENCE_END.split(block[8:]):
-            for text in _rule_parts(sentence.strip()):
-                if text not in found:
-                    found.append(text)
-    return found[-limit:]
-
-
-def _rule_parts(sentence: str) -> list[str]:
-    """``sentence`` if it states a standing rule (a long one: its clauses that do), else nothing."""
-    if len(sentence) < 12 or sentence.endswith("?") or not _RULE.search(sentence):
-        return []
-    parts = [sentence] if len(sentence) <= LONG_SENTENCE else _CLAUSE_END.split(sentence)
-    return [part.strip() for part in parts
-            if len(part.strip()) >= 12 and _RULE.search(part) and not _FOR_NOW.search(part)]
-
-
 def exact_items(text: str) -> list[str]:
     """The exact values ``text`` holds, in order, each once: backticked and quoted text, paths, flags,
-    identifiers (``refill_tokens``, ``NEEDLE-3``, ``refillTokensLocked``, ``a.b``) and numbers.
+    identifiers (``refill_tokens``, ``NEEDLE-3``, ``refillTokensLocked``, ``os.path``) and numbers.
 
     What a retry must keep of a first answer (``lost_items``); case is kept, the comparison ignores it."""
     found: dict[str, None] = {}
@@ -185,21 +150,9 @@ def exact_items(text: str) -> list[str]:
         for match in _EXACT.finditer(_BULLET.sub("", line)):  # list numbers are no values
             index = next(i for i, group in enumerate(match.groups()) if group is not None)
             value = match.group(index + 1).strip()
-            if value and (index != 4 or _is_identifier(value)):
+            if value and (index != 4 or is_identifier(value)):
                 found.setdefault(value, None)
     return list(found)
-
-
-def _is_identifier(token: str) -> bool:
-    """A token written as code rather than prose: ``_``, letters with digits, an inner capital, a dotted
-    name (not "e.g"), or a hyphenated one with a capital (ticket ids; "well-known" is prose)."""
-    if "_" in token or _INNER_CAPITAL.search(token):
-        return True
-    if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
-        return True
-    if "." in token and any(len(part) > 1 for part in token.split(".")) and "-" not in token:
-        return True
-    return "-" in token and any(c.isupper() for c in token)
 
 
 def lost_items(first: str, second: str) -> list[str]:
@@ -224,7 +177,7 @@ def merge_new_items(first: str, retry: str) -> tuple[str, dict[str, list[str]]]:
         fresh = [item for item in items(new.get(heading, "")) if not set(normalise(item).split()) <= have]
         if fresh:
             added[heading] = fresh
-    return _append_items(first, {h: [f"- {item}" for item in v] for h, v in added.items()}), added
+    return append_items(first, {h: [f"- {item}" for item in v] for h, v in added.items()}), added
 
 
 # The checks:
@@ -234,20 +187,12 @@ def merge_new_items(first: str, retry: str) -> tuple[str, dict[str, list[str]]]:
 #   still be there (compared normalised: case, markdown and punctuation ignored), where an item the model marks
 #   done or obsolete still counts as present because its text is;
 # - no inflation: a summary must be smaller than the text it replaces, unless it is short anyway
-#   (``SHORT_SUMMARY_TOKENS``): then the history is too small, not the summary too long;
-# - stated rules: a summary whose "Constraints & Preferences" is empty while the user's own messages state rules
-#   is asked for once more, quoting up to three of them (``stated_rules``).
-def gate_problems(
-    summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int, rules: Sequence[str] = ()
-) -> list[str]:
-    """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes.
-
-    ``rules``: the user's stated rules (``stated_rules``), checked only when given."""
+#   (``SHORT_SUMMARY_TOKENS``): then the history is too small, not the summary too long.
+# The user's stated rules are no reason to ask again: one the summary lacks is added without a model
+# (``rules.add_missing_rules``).
+def gate_problems(summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int) -> list[str]:
+    """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes."""
     problems = [f"the section {h} is empty or a placeholder" for h in placeholder_sections(summary)]
-    if rules and not items(sections(summary).get(CONSTRAINTS, "")):
-        quoted = "; ".join(f'"{rule}"' for rule in rules)
-        problems.append(f"under {CONSTRAINTS} it lists nothing, but the user stated rules such as {quoted} "
-                        "(list every rule or preference the user gave)")
     for heading, lost in missing_items(previous, summary).items():
         quoted = "; ".join(f'"{item}"' for item in lost)
         problems.append(f"under {heading} it dropped {quoted} (keep each, or mark it done or obsolete)")
@@ -309,8 +254,10 @@ def format_diff(diffs: Sequence[SectionDiff]) -> str:
 __all__ = [
     "CARRIED_MARK",
     "CARRIED_SECTIONS",
+    "CONSTRAINTS",
     "SHORT_SUMMARY_TOKENS",
     "SectionDiff",
+    "append_items",
     "clear_placeholders",
     "exact_items",
     "format_diff",
@@ -323,6 +270,5 @@ __all__ = [
     "normalise",
     "placeholder_sections",
     "sections",
-    "stated_rules",
     "summary_diff",
 ]

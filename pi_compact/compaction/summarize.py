@@ -34,9 +34,9 @@ from pi_compact.compaction.quality import (
     merge_back,
     merge_new_items,
     missing_items,
-    stated_rules,
 )
 from pi_compact.compaction.reuse import PrefixShape, history_instruction, turn_instruction
+from pi_compact.compaction.rules import add_missing_rules, stated_rules
 from pi_compact.compaction.serialize import serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
@@ -52,6 +52,7 @@ NO_PRIOR_HISTORY = "No prior history."
 # A turn prefix this small (one short message) is kept as it is: no three-section summary is shorter.
 VERBATIM_PREFIX_TOKENS = 64
 VERBATIM_PREFIX_INTRO = "The start of this turn, word for word:"
+RULES_CHECKED = 5  # the newest rules of a chunk the summary must list (``rules.stated_rules``)
 
 Source = Literal["model", "fallback", "extension"]
 
@@ -170,9 +171,11 @@ def _validated(
     The retry names the first answer's actual problems (the strict reminder only when headings were
     missing). It can only improve: a retry that loses any exact value of a usable first answer does not
     replace it; what the retry added to the rules and decisions is merged into the first instead.
-    Items of the previous summary still missing are merged back; a summary with no usable answer (no
-    headings, placeholders, not smaller than what it replaces) raises ``CompactionError``, so the
-    model-free fallback is used. ``gate`` collects what the gate did, for ``details``; ``replaced`` is the
+    Items of the previous summary still missing are merged back, and the user's stated rules the answer
+    does not list are added under Constraints word for word (never asked for again: a whole request on
+    a small model, for what a line of text repairs); a summary with no usable answer (no headings,
+    placeholders, not smaller than what it replaces) raises ``CompactionError``, so the model-free
+    fallback is used. ``gate`` collects what the gate did, for ``details``; ``replaced`` is the
     size of all the history the final summary replaces (the chunks are ours to cut). ``ask``: how the
     summary is asked for (the default: serialized); a first answer on a reused prefix that lacks the
     headings is ``NotReusable`` (the serialized way is then tried, not the strict reminder).
@@ -197,10 +200,10 @@ def _validated(
     structured = bool(first) and not missing_headings(first)
     if reused and not structured:
         raise NotReusable("the reply lacked the required sections")
-    problems = gate_problems(first, previous, replaced, estimate_text_tokens(first), stated_rules(chunk)) \
-        if structured else []
+    rules = stated_rules(chunk, RULES_CHECKED)
+    problems = gate_problems(first, previous, replaced, estimate_text_tokens(first)) if structured else []
     if structured and not problems:
-        return first
+        return _with_rules(first, rules, replaced, gate)
     retry = request(not structured, problems)
     retry_ok = bool(retry) and not missing_headings(retry) and not hard(retry)
     first_ok = structured and not hard(first)
@@ -220,7 +223,18 @@ def _validated(
             gate.append(record)
         if missing:
             gate.append({"action": "carriedForward", "items": {h: list(v) for h, v in missing.items()}})
-    return merge_back(chosen, missing) if missing else chosen
+    return _with_rules(merge_back(chosen, missing) if missing else chosen, rules, replaced, gate)
+
+
+def _with_rules(summary: str, rules: list[str], replaced: int, gate: list[dict[str, Any]] | None) -> str:
+    """``summary`` with the ``rules`` it does not list added under Constraints (when it stays smaller than
+    what it replaces); ``gate`` records which."""
+    repaired, added = add_missing_rules(summary, rules)
+    if not added or estimate_text_tokens(repaired) >= replaced:
+        return summary
+    if gate is not None:
+        gate.append({"action": "rulesAdded", "rules": added})
+    return repaired
 
 
 def _better(first: str | None, retry: str | None, replaced: int) -> tuple[str, dict[str, Any]]:

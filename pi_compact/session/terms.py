@@ -37,14 +37,29 @@ class Terms:
         return self.exact + self.plain
 
 
+# One notion of "written as code", in two strengths: what a summary must keep (``is_identifier``, strict:
+# "well-known" and "e.g" are prose) and what a search matches whole (``is_exact``, which adds any joined
+# token and bare numbers: matching prose whole costs nothing, and "--dry-rotate" is a flag).
+def is_identifier(token: str) -> bool:
+    """A token written as code rather than prose: ``_``, letters with digits, an inner capital, a dotted
+    name (not "e.g"), or a hyphenated one with a capital (ticket ids; "well-known" is prose)."""
+    if "_" in token or _INNER_CAPITAL.search(token):
+        return True
+    if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+        return True
+    if "." in token and any(len(part) > 1 for part in token.split(".")) and "-" not in token:
+        return True
+    return "-" in token and any(c.isupper() for c in token)
+
+
 def is_exact(token: str) -> bool:
-    """A token written as code: joined by ``-`` ``.`` ``/`` ``_`` ``:``, letters with digits, an inner
-    capital, or a number of two or more digits."""
+    """A token a search matches whole: an identifier, any token joined by ``-`` ``.`` ``/`` ``_`` ``:``,
+    or a number of two or more digits."""
     if any(c in token for c in "-./_:") and len(token) > 2:
         return True
-    if any(c.isdigit() for c in token):
+    if token.isdigit():
         return len(token) > 1
-    return bool(_INNER_CAPITAL.search(token))
+    return is_identifier(token)
 
 
 def parse_terms(text: str) -> Terms:
@@ -85,4 +100,4 @@ def has_term(lowered: str, term: str, exact: bool) -> bool:
     return not exact or whole(term).search(lowered) is not None
 
 
-__all__ = ["COMMON", "Terms", "has_term", "is_exact", "parse_terms", "whole"]
+__all__ = ["COMMON", "Terms", "has_term", "is_exact", "is_identifier", "parse_terms", "whole"]

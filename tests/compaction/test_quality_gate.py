@@ -32,9 +32,9 @@ from pi_compact.compaction.quality import (
     merge_back,
     missing_items,
     placeholder_sections,
-    stated_rules,
     summary_diff,
 )
+from pi_compact.compaction.rules import stated_rules
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.llm.scripted import ScriptedModel
 from pi_compact.session.store import SessionStore
@@ -111,6 +111,8 @@ def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
     assert "- [x] wrote the lexer" in cleared and "- **Hand-written lexer**: speed" in cleared
     assert clear_placeholders(KEEPS_ALL) == KEEPS_ALL
     assert clear_placeholders("- see [the docs] here\n") == "- see [the docs] here\n"
+    # Key Decisions' template line is two placeholders joined by "because".
+    assert clear_placeholders("- [What was chosen] because [the reason]\n") == "- (none)\n"
 
 
 def test_stated_rules_are_the_users_own_rule_sentences_newest_last() -> None:
@@ -187,22 +189,25 @@ def _rule_session(tmp_path: Path) -> Path:
 NO_CONSTRAINTS = summary_with([], ["**Hand-written lexer**: speed"])
 
 
-def test_no_constraints_when_the_user_stated_a_rule_is_retried_quoting_it(tmp_path: Path) -> None:
-    kept = summary_with(["Never touch the generated tables"], ["**Hand-written lexer**: speed"])
-    model, _, store = _compact(_rule_session(tmp_path), NO_CONSTRAINTS, kept)
-    assert len(model.history) == 2
-    retry = str(model.history[1].messages[0]["content"][0]["text"])
-    assert 'the user stated rules such as "Never touch the generated tables."' in retry
+def test_no_constraints_when_the_user_stated_a_rule_gets_it_added_word_for_word_without_a_retry(
+    tmp_path: Path,
+) -> None:
+    model, _, store = _compact(_rule_session(tmp_path), NO_CONSTRAINTS)
+    assert len(model.history) == 1  # a line of text repairs it: no second request
     entry = _latest_compaction(store)
-    assert entry["summary"] == kept
-    assert entry["details"]["qualityGate"] == [{"action": "retried", "passed": True}]  # type: ignore[index]
+    assert entry["summary"] == NO_CONSTRAINTS.replace(
+        "## Constraints & Preferences\n- (none)", "## Constraints & Preferences\n- Never touch the generated tables.")
+    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
+        {"action": "rulesAdded", "rules": ["Never touch the generated tables."]}
+    ]
 
 
-def test_a_retry_that_still_lists_no_constraints_is_accepted_as_the_models_summary(tmp_path: Path) -> None:
-    model, _, store = _compact(_rule_session(tmp_path), NO_CONSTRAINTS, NO_CONSTRAINTS)
-    assert len(model.history) == 2  # asked once more, never a third time, and no fallback
+def test_a_rule_the_summary_lists_in_its_own_words_is_not_added_again(tmp_path: Path) -> None:
+    kept = summary_with(["Do not touch the generated tables"], ["**Hand-written lexer**: speed"])
+    model, _, store = _compact(_rule_session(tmp_path), kept)
+    assert len(model.history) == 1
     entry = _latest_compaction(store)
-    assert entry["summary"] == NO_CONSTRAINTS and entry["details"]["source"] == "model"  # type: ignore[index]
+    assert entry["summary"] == kept and "qualityGate" not in entry["details"]  # type: ignore[operator]
 
 
 def test_constraint_dropped_twice_is_merged_back_and_recorded(tmp_path: Path) -> None:

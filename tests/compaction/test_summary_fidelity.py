@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from builders import assistant, chain, compaction_settings, sized, user, write_session
+from builders import assistant, chain, compaction, compaction_settings, sized, user, write_session
 
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import SessionEvent
@@ -23,7 +23,8 @@ from pi_compact.compaction.prompts import (
     STRICT_REMINDER,
     UPDATE_PROMPT,
 )
-from pi_compact.compaction.quality import exact_items, lost_items, stated_rules
+from pi_compact.compaction.quality import CARRIED_MARK, exact_items, lost_items
+from pi_compact.compaction.rules import stated_rules
 from pi_compact.compaction.summarize import (
     SPLIT_TURN_SEPARATOR,
     VERBATIM_PREFIX_INTRO,
@@ -48,13 +49,21 @@ def summary(constraints: str = "- (none)", context: str = "- burst is 48, window
     )
 
 
-def _path(tmp_path: Path) -> Path:
+def _path(tmp_path: Path, previous: str | None = None) -> Path:
+    """The user states ``RULE`` (and a plan); with ``previous`` the history follows a compaction whose
+    summary it is."""
     path = tmp_path / "s.jsonl"
+    before = [user("first"), assistant("ok"), compaction(previous, "test-id-3", 4000)] if previous else []
     write_session(path, chain(
+        *before,
         user(f"Build the limiter. {RULE}. Don't start the docs yet, just note it. " + sized(600)),
         assistant("ok " + sized(600)), user("third " + sized(300)), assistant("fine " + sized(300)),
     ))
     return path
+
+
+# A previous summary that lists ``RULE``: a first answer listing none dropped it, and is asked for again.
+RULED = summary(f"- {RULE}")
 
 
 def _compact(path: Path, *replies: str) -> tuple[ScriptedModel, dict[str, Any]]:
@@ -82,6 +91,23 @@ def test_history_prompts_ask_for_exact_values_verbatim_under_pis_headings() -> N
         positions = [prompt.index(heading) for heading in HISTORY_HEADINGS]
         assert positions == sorted(positions)
     assert "previous-summary" in UPDATE_PROMPT
+
+
+def test_the_prompt_asks_for_short_notes_with_exact_values_inside_not_pasted_messages() -> None:
+    """The 1.5B model read "copy exact values" as "quote the user": its Goal, Done and Key Decisions were the
+    user's requests word for word. The notes are the summarizer's own; only the user's rules are copied whole."""
+    model = ScriptedModel(INFO, summary())
+    plan = prepare_compaction(chain(user("Build the limiter. " + sized(600)), assistant("ok " + sized(600)),
+                                    user("third " + sized(300)), assistant("fine " + sized(300))),
+                              compaction_settings(keep=400).compaction)
+    assert plan is not None
+    summarize(plan, model, SummaryBudget.for_model(100_000, None, 1000))
+    asked = _request_text(model, 0)
+    assert "Write short notes in your own words; do not paste the user's messages or the assistant's replies" in asked
+    assert "Copy whole only the user's rules" in asked
+    assert "Inside your notes, copy each concrete value character for character" in asked
+    assert "error messages from the tool results, word for word in quotes" in asked
+    assert "**[Decision]**" not in asked and "in the user's own words" not in asked
 
 
 # ---- 2. the gate: items, rules, and a retry that can only improve ---------------------------------
@@ -122,11 +148,30 @@ def test_a_rule_in_an_overlong_sentence_is_quoted_by_its_clause() -> None:
     assert stated_rules(f"[User]: {sentence}") == ["so you must never add a dependency to the limiter,"]
 
 
+def test_a_stated_rule_the_summary_lacks_is_added_word_for_word_without_a_retry(tmp_path: Path) -> None:
+    model, entry = _compact(_path(tmp_path), summary())
+    assert len(model.history) == 1
+    assert entry["summary"] == summary(f"- {RULE}.")
+    assert entry["details"]["qualityGate"] == [{"action": "rulesAdded", "rules": [f"{RULE}."]}]  # type: ignore[index]
+    assert "Don't start the docs yet" not in str(entry["summary"])  # a plan, not a rule
+
+
+def test_quoted_words_pasted_blocks_and_guesses_are_not_rules_and_imperatives_are() -> None:
+    history = "\n\n".join([
+        '[User]: A user wrote this about the README:\n\n> You must never run the setup twice.\n\nThe linter '
+        'says "you must not use print". It must be a bug in the parser. Look at it.',
+        "[User]: Here is the log:\n```\nerror: you must set RK_URL\n```\nKeep every change backwards compatible "
+        "with the v2 config format. From now on, never push to main. Keep going.",
+    ])
+    assert stated_rules(history, limit=5) == ["Keep every change backwards compatible with the v2 config format.",
+                                              "From now on, never push to main."]
+
+
 def test_the_retry_prompt_names_the_problem_without_the_structure_reminder(tmp_path: Path) -> None:
-    model, _ = _compact(_path(tmp_path), summary(), summary(f"- {RULE}"))
+    model, _ = _compact(_path(tmp_path, RULED), summary(), summary(f"- {RULE}"))
     retry = _request_text(model, 1)
     problems = retry[retry.index(REJECTED_INTRO):]
-    assert f'the user stated rules such as "{RULE}."' in problems
+    assert f'under ## Constraints & Preferences it dropped "{RULE}"' in problems
     assert "Don't start the docs yet" not in problems  # a plan, not a rule
     assert STRICT_REMINDER not in retry and "did not follow the required structure" not in retry
 
@@ -134,7 +179,7 @@ def test_the_retry_prompt_names_the_problem_without_the_structure_reminder(tmp_p
 def test_a_retry_that_loses_an_exact_value_does_not_replace_the_first(tmp_path: Path) -> None:
     first = summary()
     worse = summary(f"- {RULE}", context="- burst is set; use `--dry-rotate`")
-    _, entry = _compact(_path(tmp_path), first, worse)
+    _, entry = _compact(_path(tmp_path, RULED), first, worse)
     written = str(entry["summary"])
     assert "burst is 48, window 750 ms" in written  # the first answer's values survive
     assert f"- {RULE}" in written  # and what the retry added under the rules is merged in
@@ -145,17 +190,20 @@ def test_a_retry_that_loses_an_exact_value_does_not_replace_the_first(tmp_path: 
 
 def test_a_retry_that_loses_a_value_and_adds_nothing_leaves_the_first(tmp_path: Path) -> None:
     first = summary()
-    _, entry = _compact(_path(tmp_path), first, summary(decisions="- **Token bucket**: lock-free"))
-    assert entry["summary"] == first
+    _, entry = _compact(_path(tmp_path, RULED), first, summary(decisions="- **Token bucket**: lock-free"))
+    # The first answer, with only the previous summary's rule it dropped put back.
+    assert entry["summary"] == summary(f"- {RULE} {CARRIED_MARK}")
     assert entry["details"]["qualityGate"] == [  # type: ignore[index]
-        {"action": "keptFirst", "lost": ["refillTokensLocked"]}
+        {"action": "keptFirst", "lost": ["refillTokensLocked"]},
+        {"action": "carriedForward", "items": {"## Constraints & Preferences": [RULE]}},
     ]
 
 
 def test_a_usable_first_answer_survives_a_retry_without_headings(tmp_path: Path) -> None:
     first = summary()
-    _, entry = _compact(_path(tmp_path), first, "Sure, here are the rules: never retry a refund twice.")
-    assert entry["summary"] == first and entry["details"]["source"] == "model"  # type: ignore[index]
+    _, entry = _compact(_path(tmp_path, RULED), first, "Sure, here are the rules: never retry a refund twice.")
+    assert entry["summary"] == summary(f"- {RULE} {CARRIED_MARK}")
+    assert entry["details"]["source"] == "model"  # type: ignore[index]
 
 
 # ---- 3. a short turn prefix is kept, not summarized, and never causes a fallback -----------------

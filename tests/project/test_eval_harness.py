@@ -107,10 +107,10 @@ def test_harness_on_the_short_transcript_scores_and_keeps_raw_outputs(tmp_path: 
     assert ours["facts_kept"] == SCRIPTED_KEPT and ours["facts_total"] == 10
     assert ours["first_kept_entry_id"] == load_rules(SHORT).cut_entry_id and result["same_cut"]
     assert ours["summarizer_requests"] == 1 and ours["summarizer_prompt_tokens"] > 0
-    # The summary holds the facts of 3 probes; automatic recall attaches the original that answers a 4th
-    # (the new helper's name, which the canned summary lost); the ticket id is named by no question.
+    # The summary holds the facts of 3 probes; automatic recall attaches the originals that answer the
+    # other two (the new helper's name and the ticket id, which the canned summary lost).
     right = {p["id"] for p in ours["probes"] if p["right"]}
-    assert _expected_right(SHORT) == 3 and right == {"p_error", "p_setting", "p_paths", "p_function"}
+    assert _expected_right(SHORT) == 3 and right == {"p_error", "p_setting", "p_paths", "p_function", "p_ticket"}
     assert ours["probes_total"] == 5
     out = Path(run["dir"])
     raw = out / SHORT / "ours"
@@ -134,5 +134,5 @@ def test_harness_runs_pi_side_by_side(tmp_path: Path) -> None:
     for agent in ("ours", "pi"):
         data = result["agents"][agent]
         assert data["facts_kept"] == SCRIPTED_KEPT and data["summarizer_requests"] == 1
-        # pi has no automatic recall: only the summary's facts answer (ours: one more, see above).
-        assert data["probes_right"] == _expected_right(SHORT) + (agent == "ours")
+        # pi has no automatic recall: only the summary's facts answer (ours: two more, see above).
+        assert data["probes_right"] == _expected_right(SHORT) + 2 * (agent == "ours")

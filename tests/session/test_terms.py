@@ -20,3 +20,18 @@ def test_exact_terms_match_as_whole_tokens_only() -> None:
     assert not has_term("see needle-30 and xneedle-3", "needle-3", exact=True)
     assert not has_term("src/app.py.bak", "src/app.py", exact=True)
     assert has_term("deployed", "deploy", exact=False)
+
+
+def test_one_notion_of_code_in_two_strengths() -> None:
+    """What a summary must keep (``is_identifier``, also the gate's: ``quality.exact_items``) is always
+    matched whole by a search (``is_exact``); the search also takes joined prose and bare numbers whole."""
+    from pi_compact.compaction.quality import exact_items
+    from pi_compact.session.terms import is_exact, is_identifier
+
+    code = ["max_retries", "refillTokensLocked", "NEEDLE-3", "PAY-1234", "v2", "os.path", "src/app.py", "_x"]
+    prose = ["well-known", "e.g", "dry-rotate", "54317", "x-ray"]
+    assert all(is_identifier(t) and is_exact(t) for t in code)
+    assert [t for t in prose if is_identifier(t)] == [] and all(is_exact(t) for t in prose)
+    assert not is_exact("3") and not is_exact("plain") and not is_identifier("plain")
+    assert exact_items("call refillTokensLocked for NEEDLE-3, a well-known e.g case") == [
+        "refillTokensLocked", "NEEDLE-3"]

@@ -2,11 +2,11 @@
 
 A small or busy model does not call the ``recall`` tool, and then guesses a value the summary lost.
 So before each request that follows a compaction, the newest user message (or, in a tool loop, the
-step the model just took) is matched against the compacted messages (``session.history``): exact
-terms (identifiers, paths, numbers, quoted phrases) whole, or at least two distinctive words. The
-best excerpts whose values the live context lacks are attached to that request only, marked as
-recalled, within ``compaction.autoRecallTokens`` (0: off). Each attachment is first recorded as a
-``custom`` entry (``RECALL_TYPE``, which pi ignores), so the file says what was sent.
+identifiers, paths and numbers of the step the model just took) is matched against the compacted
+messages: terms weighed by how rare they are there, exact ones whole (``recall_rank``). The best
+excerpts whose values the live context lacks are attached to that request only, marked as recalled,
+within ``compaction.autoRecallTokens`` (0: off). Each attachment is first recorded as a ``custom``
+entry (``RECALL_TYPE``, which pi ignores), so the file says what was sent.
 """
 
 from __future__ import annotations
@@ -15,18 +15,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.agent.compaction.recall_rank import Question, Weights, best_window, keep_strong
 from pi_compact.compaction.quality import exact_items
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.messages import Message
-from pi_compact.session.entries import Entry
-from pi_compact.session.history import BranchWalker, Query, TextIndex, hidden_end, search, searchable_text
+from pi_compact.session.entries import Entry, message_of_entry
+from pi_compact.session.history import BranchWalker, TextIndex, hidden_end, searchable_text
 from pi_compact.session.store import SessionStore
-from pi_compact.session.terms import COMMON, has_term, parse_terms
+from pi_compact.session.terms import has_term
 from pi_compact.settings import CompactionSettings
 
 RECALL_TYPE = "pi-compact/recall"
 MAX_EXCERPTS = 4
-MAX_TERMS = 12  # of each kind: a pasted log names too much to be a question about one thing
 RECALLED_INTRO = (
     "[Recalled automatically: original messages from the compacted part of this session, word for word. "
     "Use them when they answer what is asked; they are older than everything after the summary.]"
@@ -54,22 +54,17 @@ def trigger_text(messages: Sequence[Message]) -> str:
     return searchable_text(step) if step is not None else ""
 
 
-def wanted(live: Sequence[Message]) -> tuple[Query, int] | None:
-    """What the request after ``live`` asks about, and the score a hit needs; None: nothing to look for.
+def wanted(live: Sequence[Message]) -> Question | None:
+    """What the request after ``live`` asks about; None: nothing to look for.
 
     Cheap (it reads only ``live``), so a message with nothing to look for never reads the old entries
     of a lazily opened session."""
-    text = trigger_text(live)
-    terms = parse_terms(text)
-    if not terms.exact and len([w for w in terms.plain if w not in COMMON]) < 2:
-        return None  # common words only ("and now?"), or one plain word: no evidence of a compacted fact
-    try:
-        query = Query.of_terms(text, MAX_TERMS)
-    except ValueError:  # nothing but punctuation
-        return None
-    # Without an exact term one word is no evidence: ask for two distinctive words.
-    floor = query.floor if query.exact else min(2, len(query.words))
-    return (query, floor) if floor > 0 and (query.exact or len(query.words) >= 2) else None
+    question = Question.of(trigger_text(live))
+    if question is None or (live and live[-1].get("role") == "user"):
+        return question
+    # A tool-loop step names something only by an exact term (a path, an id, a number): its words
+    # ("Running the tests", "read path") are the loop's routine, not a question.
+    return Question(question.exact, (), question.wants) if question.exact else None
 
 
 def choose(
@@ -77,26 +72,38 @@ def choose(
     index: TextIndex | None = None,
 ) -> list[Excerpt]:
     """The excerpts of compacted messages on ``branch`` that the request after ``live`` names and whose
-    exact values ``live`` lacks, best first, within ``budget`` tokens (none before any compaction)."""
+    exact values ``live`` lacks, best first (``recall_rank``), within ``budget`` tokens (none before any
+    compaction)."""
     hidden = hidden_end(branch)
-    asked = wanted(live)
-    if budget <= 0 or not hidden or asked is None:
+    question = wanted(live)
+    if budget <= 0 or not hidden or question is None:
         return []
-    query, floor = asked
-    compacted = list(branch[:hidden])
-    found = search(compacted, query, MAX_EXCERPTS * 3, index)
+    if index is None:
+        index = TextIndex()
+        index.update(branch)
+    texts = index.texts
+    compacted = [e for e in branch[:hidden] if type(e.get("id")) is str and e["id"] in texts]
+    weights = Weights.over(question, [texts[e["id"]] for e in compacted])
+    windows: list[tuple[float, int]] = []
+    shown: dict[int, tuple[Entry, Message, str]] = {}
+    for position in weights.candidates:
+        entry = compacted[position]
+        message = message_of_entry(entry)
+        window = best_window(question, weights, searchable_text(message)) if message is not None else None
+        if message is not None and window is not None:
+            windows.append((window.score, position))
+            shown[position] = (entry, message, window.text)
     context_text = "\n".join(searchable_text(m) for m in live[:-1]).lower()
     chosen: list[Excerpt] = []
     used = estimate_text_tokens(RECALLED_INTRO, estimator)
-    for hit in found.hits:
-        if hit.score < floor or len(chosen) >= MAX_EXCERPTS:
-            continue
-        values = [v.lower() for v in exact_items(hit.excerpt)]
-        if hit.excerpt.lower() in context_text or (values and all(has_term(context_text, v, True) for v in values)):
+    for position in keep_strong(windows)[: MAX_EXCERPTS * 3]:
+        entry, message, text = shown[position]
+        values = [v.lower() for v in exact_items(text)]
+        if text.lower() in context_text or (values and all(has_term(context_text, v, True) for v in values)):
             continue  # the live context already holds what this excerpt would add
-        excerpt = Excerpt(hit.entry_id, str(hit.message.get("role", "?")), hit.excerpt)
+        excerpt = Excerpt(str(entry["id"]), str(message.get("role", "?")), text)
         cost = estimate_text_tokens(_block(excerpt), estimator)
-        if used + cost > budget:
+        if used + cost > budget or len(chosen) >= MAX_EXCERPTS:
             continue
         chosen.append(excerpt)
         used += cost

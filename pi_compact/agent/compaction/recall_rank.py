@@ -1,0 +1,241 @@
+"""Automatic recall's ranking: which lines of the compacted originals a question names (pure).
+
+A term weighs by how rare it is among the compacted messages (an inverse document frequency): "test"
+or "run", found in every tool result, say little; ``shard_weight``, found in one, says much. Exact
+terms (identifiers, paths, numbers, quoted phrases: ``session.terms``) match whole and weigh
+``EXACT_WEIGHT`` times a word; words match by their stem where a word starts or ends ("failing" finds
+"FAILED", "error" ``KeyError``, "name" not ``__name__``). Each message is shown by its best window of
+lines, and a window counts only with a distinctive term in it, never with common words alone. A
+question about an error prefers the lines that hold error text, a "why" question the lines that give
+a reason. What a "do not ..." clause names ("do not run commands") is what the user does not want, so
+it is not looked for.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pi_compact.session.history import excerpt
+from pi_compact.session.terms import COMMON, has_term, parse_terms
+
+EXACT_WEIGHT = 3.0
+# A word in more than this share of the compacted messages (and in more than two) is common here.
+COMMON_SHARE = 0.2
+WINDOW_CHARS = 480  # about 120 tokens of lines around the best one
+RELATIVE_FLOOR = 0.5  # a window scoring under half the best one is noise beside it
+CANDIDATES = 64  # messages read line by line for their best window
+SAMPLE = 4000  # messages: beyond twice this many, common words are told by a sample
+MAX_TERMS = 12  # of each kind: a pasted log names too much to be a question about one thing
+RARE = 1  # a term in only this many compacted messages is evidence on its own
+# Words with which a question points at the conversation or the job itself, not at a topic in it.
+META = frozenset({"session", "history", "conversation", "chat", "answer", "question", "work", "task", "thing"})
+# What a question asks for beyond its words, and what lines that answer it look like: something that
+# went wrong (error text in a log), and a reason.
+_ASKS_ERROR = re.compile(r"\b(?:errors?|exceptions?|traceback|fail\w*|crash\w*|panic\w*|broke\w*|wrong)\b")
+# Error text as tools print it, not prose that mentions a failure ("the suite failed once").
+_ERROR_LINE = re.compile(
+    r"[a-z](?:Error|Exception)\b|(?i:\b(?:error|fatal|panic)(?:\[[\w-]+\])?:)|\b(?:ERROR|FAILED|FAIL|FATAL)\b"
+    r"|^E {2,}\S|^Traceback \(most recent call last\)|^\s*× "
+)
+_ASKS_REASON = re.compile(r"\b(?:why|reasons?)\b")
+_REASON_LINE = re.compile(r"\b(?:because|since|so that|due to|reasons?)\b", re.IGNORECASE)
+# An instruction not to do something, up to the end of its clause.
+_DO_NOT = re.compile(r"(?:^|(?<=[.;:!?,]))\s*(?:please\s+)?(?:do not|don't|never)\b[^.;:!?]*", re.IGNORECASE)
+_SUFFIXES = ("ied", "ies", "ing", "ure", "ed", "es", "s")
+
+
+def stem(word: str) -> str:
+    """``word`` (lower case) cut to a root its other forms contain: "retries" and "retry" give "retr",
+    "failing" and "failure" "fail", "tracked" "track". Crude, but only ever used as a substring."""
+    for suffix in _SUFFIXES:
+        if not word.endswith(suffix) or len(word) - len(suffix) < 3:
+            continue
+        if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
+            suffix = "s"  # "files" is "file" + "s"
+        if suffix == "s" and word.endswith(("ss", "us")):
+            break
+        root = word[: -len(suffix)]
+        if suffix in ("ing", "ed") and len(root) >= 4 and root[-1] == root[-2] and root[-1] not in "aeiou":
+            root = root[:-1]  # "running" -> "run"
+        word = root
+        break
+    return word[:-1] if len(word) > 4 and word[-1] in "eiy" else word
+
+
+@dataclass(frozen=True)
+class Question:
+    """What a message asks about: ``exact`` terms (whole tokens) and word ``stems``, all lower case."""
+
+    exact: tuple[str, ...]
+    stems: tuple[str, ...]
+    wants: tuple[re.Pattern[str], ...] = ()  # lines that answer what it asks for (error text, a reason)
+
+    @classmethod
+    def of(cls, text: str) -> Question | None:
+        """The question in ``text``; None when it names nothing (common words, or a single plain word)."""
+        exact = parse_terms(text).exact
+        terms = parse_terms(_DO_NOT.sub(" ", text))
+        words = [w for w in terms.plain if w not in COMMON and w not in META]
+        if not exact and len(words) < 2:
+            return None  # one word is no evidence of a compacted fact
+        stems = dict.fromkeys(stem(w) for w in words[:MAX_TERMS])
+        lowered = text.lower()
+        wants = tuple(line for asks, line in ((_ASKS_ERROR, _ERROR_LINE), (_ASKS_REASON, _REASON_LINE))
+                      if asks.search(lowered))
+        return cls(exact[:MAX_TERMS], tuple(stems), wants)
+
+    @property
+    def terms(self) -> tuple[tuple[str, bool], ...]:
+        """Every term with whether it matches whole."""
+        return tuple((t, True) for t in self.exact) + tuple((s, False) for s in self.stems)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Each term's weight over one set of compacted messages (a term found in none is left out), and
+    which of those messages hold a distinctive term: the only ones worth a look."""
+
+    weight: dict[tuple[str, bool], float]
+    distinctive: frozenset[tuple[str, bool]]
+    rare: frozenset[tuple[str, bool]]
+    exact_found: bool  # some exact term of the question occurs: then a window must hold one
+    candidates: tuple[int, ...]  # positions in the texts weighed, best first
+
+    @classmethod
+    def over(cls, question: Question, lowered_texts: Sequence[str]) -> Weights:
+        # This runs before every request after a compaction, over everything compacted: one scan per term,
+        # the substring test first. In a big session a word that a sample shows to be common everywhere is
+        # counted from the sample alone (it can only weigh little and bring no candidate).
+        total = max(1, len(lowered_texts))
+        # A seeded draw, not every n-th message: a session's roles repeat in a fixed order.
+        sample = random.Random(total).sample(lowered_texts, SAMPLE) if total > 2 * SAMPLE else []
+        where: dict[tuple[str, bool], list[int]] = {}
+        found: dict[tuple[str, bool], int] = {}
+        for term in question.terms:
+            if sample and not term[1]:
+                seen = sum(1 for text in sample if term[0] in text and holds(text, *term))
+                if seen > 2 * SAMPLE * COMMON_SHARE:
+                    found[term], where[term] = seen * total // SAMPLE, []
+                    continue
+            where[term] = [i for i, text in enumerate(lowered_texts) if term[0] in text and holds(text, *term)]
+            if where[term]:
+                found[term] = len(where[term])
+        weight = {term: math.log(1 + total / n) * (EXACT_WEIGHT if term[1] else 1.0) for term, n in found.items()}
+        distinctive = frozenset(t for t, n in found.items() if t[1] or n <= max(RARE, total * COMMON_SHARE))
+        # The messages with a distinctive term, by the weight of all the terms they hold (newer first among
+        # equals); only the best few are read line by line.
+        held: dict[int, float] = {}
+        for term in found:
+            for i in where[term]:
+                held[i] = held.get(i, 0.0) + weight[term]
+        named = {i for term in distinctive for i in where[term]}
+        candidates = sorted(named, key=lambda i: (held[i], i), reverse=True)[:CANDIDATES]
+        return cls(weight, distinctive, frozenset(t for t, n in found.items() if n <= RARE),
+                   any(exact for _, exact in found), tuple(candidates))
+
+    def matched(self, lowered: str) -> list[tuple[str, bool]]:
+        return [term for term in self.weight if holds(lowered, *term)]
+
+
+def holds(lowered: str, term: str, exact: bool) -> bool:
+    """Whether lower-cased text holds ``term``: an exact one as a whole token; a stem where a word starts,
+    or where one ends ("error" in ``KeyError``, "tenant" in ``retry_tenant``), not inside ("name" in
+    ``__name__``)."""
+    if exact:
+        return has_term(lowered, term, exact)
+    at = lowered.find(term)
+    while at >= 0:
+        end = at + len(term)
+        if at == 0 or not _in_word(lowered[at - 1]) or end == len(lowered) or not _in_word(lowered[end]):
+            return True
+        at = lowered.find(term, at + 1)
+    return False
+
+
+def _in_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The best lines of one message for a question, and how well they answer it."""
+
+    text: str
+    score: float
+
+
+def best_window(question: Question, weights: Weights, text: str) -> Window | None:
+    """The window of ``text`` (original case) around its best line, or None when no window of it
+    holds the evidence a hit needs: a distinctive term (an exact one when any occurs), and beside it a
+    second term, a line of what the question asks for (error text, a reason), or a rare term."""
+    lines = text.split("\n")
+    top = max(weights.weight.values(), default=0.0)
+    scored = [_line_score(question, weights, line, top) for line in lines]
+    best = max(range(len(lines)), key=lambda i: scored[i])
+    if scored[best] <= 0:
+        return None
+    shown = _around(lines, best, question, weights)
+    terms = weights.matched(shown.lower())
+    answers = any(want.search(line) for want in question.wants for line in shown.split("\n"))
+    if not any(t in weights.distinctive for t in terms):
+        return None
+    if weights.exact_found and not any(exact for _, exact in terms):
+        return None
+    if len(terms) < 2 and not answers and not weights.exact_found and not weights.rare.intersection(terms):
+        return None
+    score = sum(weights.weight[t] for t in terms)
+    return Window(shown, score * 2 if answers else score)
+
+
+def _line_score(question: Question, weights: Weights, line: str, top: float) -> float:
+    """The weight of the terms in ``line``, plus, for each of up to two signs of what the question asks
+    for (``FAILED``, ``KeyError``), the ``top`` weight of a term: the error line itself may hold none of
+    the question's words."""
+    score = sum(weights.weight[t] for t in weights.matched(line.lower()))
+    signs = sum(len(want.findall(line)) for want in question.wants)
+    return score + min(2, signs) * top
+
+
+def _around(lines: Sequence[str], best: int, question: Question, weights: Weights) -> str:
+    """The best line and its neighbours, alternately before and after, up to ``WINDOW_CHARS``; a best
+    line longer than that is cut around its heaviest term (or what made it best: error text, a reason)."""
+    line = lines[best]
+    if len(line) > WINDOW_CHARS:
+        lowered = line.lower()
+        terms = weights.matched(lowered)
+        if terms:
+            term = max(terms, key=lambda t: weights.weight[t])[0]
+            start, end = lowered.find(term), lowered.find(term) + len(term)
+        else:
+            sign = next(m for want in question.wants if (m := want.search(line)) is not None)
+            start, end = sign.span()
+        return excerpt(line, start, end, WINDOW_CHARS // 2)
+    first = last = best
+    size = len(line)
+    grew = True
+    while grew:
+        grew = False
+        for index in (first - 1, last + 1):
+            if 0 <= index < len(lines) and size + len(lines[index]) + 1 <= WINDOW_CHARS:
+                size += len(lines[index]) + 1
+                first, last = min(first, index), max(last, index)
+                grew = True
+    shown = "\n".join(lines[first : last + 1]).strip()
+    return ("…" if first > 0 else "") + shown + ("…" if last < len(lines) - 1 else "")
+
+
+def keep_strong(windows: Sequence[tuple[float, int]]) -> list[int]:
+    """The positions of ``windows`` (score, position) best first (newer first among equals), without
+    those scoring under ``RELATIVE_FLOOR`` of the best."""
+    ordered = sorted(windows, key=lambda w: (w[0], w[1]), reverse=True)
+    if not ordered:
+        return []
+    floor = ordered[0][0] * RELATIVE_FLOOR
+    return [position for score, position in ordered if score >= floor]
+
+
+__all__ = ["Question", "Weights", "Window", "best_window", "keep_strong", "stem"]
