@@ -193,13 +193,13 @@ def test_a_split_turn_asks_both_parts_on_their_own_prefixes() -> None:
 
 def test_the_gate_retry_stays_on_the_prefix_and_names_the_problem() -> None:
     plan, shape = _shape(coding_session())
-    no_rule = structured_summary("FIRST").replace("- Never change the public API", "- (none)")
-    model = ScriptedModel(INFO, no_rule, structured_summary("SECOND"))
+    empty_steps = structured_summary("FIRST").replace("1. continue", "")
+    model = ScriptedModel(INFO, empty_steps, structured_summary("SECOND"))
     result = _summarize(plan, model, shape)
     assert [r.system for r in model.history] == ["You are the agent.", "You are the agent."]
-    assert "rejected by the quality check" in _last_text(model.history[1])
-    assert "Never change the public API" in result.summary
-    assert result.details["summaryRequest"]["shape"] == "prefix"
+    retry = _last_text(model.history[1])
+    assert "rejected by the quality check" in retry and "Next Steps is empty" in retry
+    assert "SECOND" in result.summary and result.details["summaryRequest"]["shape"] == "prefix"
 
 
 def test_the_serialized_summary_request_is_not_marked_for_caching() -> None:
