@@ -235,7 +235,7 @@ class AgentSession:
     def set_model(self, model: ChatModel, cancel: CancelToken | None = None) -> None:
         """Switch models; compact first when the context would not fit the new window's threshold."""
         self._thinking.open(self._model)  # a new session records the model it started with first, as pi does
-        self._model = model
+        self._model, self._requests.last = model, None  # the new model holds no cache of the last request
         record_model(self._store, model.info, self._now())
         self._thinking.sync(self._model.info)  # re-clamped to the new model: one notice, one entry if it changed
         self._compactions.compact_if_due("model_switch", self._model, self.fitted_settings(), cancel)

@@ -135,3 +135,22 @@ def test_a_tool_call_on_the_prefix_falls_back_and_the_compaction_still_lands(tmp
     assert details["summaryRequest"] == {
         "shape": "serialized", "prefixNotUsed": "the model called a tool instead of writing the summary"}
     assert not (h.cwd / "x.py").exists() and len([r for r in h.model.history if r.tools]) == 3  # the call never ran
+
+
+def test_after_a_model_switch_the_summary_is_not_asked_on_the_old_models_prefix(tmp_path: Path) -> None:
+    from agent_harness import CachingScriptedModel
+
+    from pi_compact.llm.protocol import ModelInfo
+
+    h = make_model_harness(
+        tmp_path,
+        ScriptedReply(text=padded("ANSWER-ONE"), prompt_tokens=UNDER_THRESHOLD),
+        ScriptedReply(text=padded("ANSWER-TWO"), prompt_tokens=UNDER_THRESHOLD),
+        settings=_with("always"), caches_prompts=True,
+    )
+    for marker in ("QUESTION-ONE", "QUESTION-TWO"):
+        h.session.prompt(padded(marker, 600))
+    other = CachingScriptedModel(ModelInfo("openai/other", "openai", 10_000, None), scripted_summary())
+    h.session.set_model(other)
+    assert h.session.compact() is not None
+    assert [r.system for r in other.history] == [SYSTEM_PROMPT]
