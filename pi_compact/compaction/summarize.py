@@ -171,18 +171,12 @@ def _validated(
     The retry names the first answer's actual problems (the strict reminder only when headings were
     missing). It can only improve: a retry that loses any exact value of a usable first answer does not
     replace it; what the retry added to the rules and decisions is merged into the first instead.
-    Items of the previous summary still missing are merged back, and the user's stated rules the answer
-    does not list are added under Constraints word for word (never asked for again: a whole request on
-    a small model, for what a line of text repairs); a summary with no usable answer (no headings,
-    placeholders, not smaller than what it replaces) raises ``CompactionError``, so the model-free
-    fallback is used. ``gate`` collects what the gate did, for ``details``; ``replaced`` is the
-    size of all the history the final summary replaces (the chunks are ours to cut). ``ask``: how the
-    summary is asked for (the default: serialized); a first answer on a reused prefix that lacks the
-    headings is ``NotReusable`` (the serialized way is then tried, not the strict reminder).
-
-    A history of at most ``SHORT_SUMMARY_TOKENS`` is too small for its size to be the summary's fault: a
-    summary that is short anyway is not asked for again, and size never makes an answer unusable there
-    (the model answered; the pipeline's no-gain check writes nothing rather than a model-free summary).
+    Missing items of the previous summary are merged back; stated rules the answer lacks are added under
+    Constraints word for word (never asked for again). No usable answer (no headings, placeholders, not
+    smaller than the ``replaced`` history; the size only past ``SHORT_SUMMARY_TOKENS``: a tiny history is
+    left to the no-gain check) raises ``CompactionError``: the model-free fallback. ``gate`` records what
+    the gate did. ``ask``: how it is asked (default: serialized); on a reused prefix a first answer
+    without the headings is ``NotReusable`` (the serialized way follows, not the strict reminder).
     """
     def serialized(strict: bool, problems: Sequence[str]) -> str:
         text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
