@@ -171,14 +171,14 @@ def make_model_harness(
     info: ModelInfo = INFO,
     thinking: str | None = None,
     store: SessionStore | None = None,
-    caches_prompts: bool = False,
+    prefix_by_default: bool = False,
 ) -> ModelHarness:
     """``make_harness`` on an in-process ``ScriptedModel`` that will answer ``replies`` in order
-    (``caches_prompts``: as a provider with a prompt cache, for ``compaction.reusePrefix`` "auto")."""
+    (``prefix_by_default``: as a provider with a prompt cache, where ``compaction.reusePrefix`` "auto" reuses)."""
     cwd = tmp_path / "work dir ü"
     cwd.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "session.jsonl"
-    model = CachingScriptedModel(info, *replies) if caches_prompts else ScriptedModel(info, *replies)
+    model = CachingScriptedModel(info, *replies) if prefix_by_default else ScriptedModel(info, *replies)
     events: list[SessionEvent] = []
     session = AgentSession(
         store=store or SessionStore.create(path, str(cwd), 1_700_000_000_000), model=model, settings=settings,
@@ -194,7 +194,7 @@ class CachingScriptedModel(ScriptedModel):
     """A ``ScriptedModel`` that says its provider keeps a prompt cache."""
 
     @property
-    def caches_prompts(self) -> bool:
+    def prefix_by_default(self) -> bool:
         return True
 
 

@@ -62,8 +62,8 @@ class LazyModel(ChatModel):
         self.get().preload()
 
     @property
-    def caches_prompts(self) -> bool:
-        return self.get().caches_prompts
+    def prefix_by_default(self) -> bool:
+        return self.get().prefix_by_default
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         return self.get().stream(request, cancel)

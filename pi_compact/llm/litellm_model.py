@@ -36,7 +36,7 @@ from pi_compact.llm.convert import (
 )
 from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
 from pi_compact.llm.model_map import ModelLookup
-from pi_compact.llm.params import cache_retention, caches_prompts, plan_request, refit_on_refusal
+from pi_compact.llm.params import cache_retention, plan_request, prefix_by_default, refit_on_refusal
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
@@ -212,8 +212,8 @@ class LiteLLMModel(ChatModel):
         return self._api_base or f"the {self._info.provider} API"
 
     @property
-    def caches_prompts(self) -> bool:
-        return caches_prompts(self._info, self._api_base)
+    def prefix_by_default(self) -> bool:
+        return prefix_by_default(self._info, self._api_base)
 
     def preload(self) -> None:
         preload_litellm()

@@ -120,8 +120,9 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
 _CACHING_PROVIDERS = frozenset({"anthropic", "google", "google-vertex", "deepseek"})
 
 
-def caches_prompts(info: ModelInfo, api_base: str | None) -> bool:
-    """Does the provider serve a request that starts like the last one from its prompt cache?"""
+def prefix_by_default(info: ModelInfo, api_base: str | None) -> bool:
+    """Does the provider serve a request that starts like the last one from its prompt cache (so
+    ``compaction.reusePrefix: auto`` asks summaries on the chat prefix)?"""
     return info.provider in _CACHING_PROVIDERS or _openai_endpoint(info, api_base)
 
 

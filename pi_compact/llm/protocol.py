@@ -168,9 +168,10 @@ class ChatModel(Protocol):
         return None  # a body, not just the docstring: a subclass need not define it
 
     @property
-    def caches_prompts(self) -> bool:
-        """True where the provider keeps a request's prefix (a prompt cache, a server's slot), so a
-        request that starts like the last one is read from that cache (``compaction.reusePrefix``)."""
+    def prefix_by_default(self) -> bool:
+        """Does ``compaction.reusePrefix: auto`` ask this model's summaries on the last chat request's
+        prefix? True where the provider keeps that prefix (a prompt cache) and a summary asked there
+        was not shown to keep less than the serialized one."""
         return False
 
 
@@ -202,8 +203,8 @@ class WrappedModel(ChatModel):
         self.wrapped.preload()
 
     @property
-    def caches_prompts(self) -> bool:
-        return self.wrapped.caches_prompts
+    def prefix_by_default(self) -> bool:
+        return self.wrapped.prefix_by_default
 
 
 def complete(model: ChatModel, request: ChatRequest, cancel: CancelToken | None = None) -> dict[str, Any]:

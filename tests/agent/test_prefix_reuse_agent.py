@@ -38,7 +38,7 @@ def _crossing_the_threshold(tmp_path: Path, mode: str = "auto", caches: bool = T
         ScriptedReply(text=padded("ANSWER-ONE"), prompt_tokens=UNDER_THRESHOLD),
         ScriptedReply(text=padded("ANSWER-TWO"), prompt_tokens=OVER_THRESHOLD),
         scripted_summary(), scripted_summary(),
-        settings=_with(mode), caches_prompts=caches,
+        settings=_with(mode), prefix_by_default=caches,
     )
     for marker in ("QUESTION-ONE", "QUESTION-TWO"):
         h.session.prompt(padded(marker, 600))
@@ -97,7 +97,7 @@ def test_a_manual_compact_after_a_turn_asks_on_the_prefix(tmp_path: Path) -> Non
         tmp_path,
         ScriptedReply(text=padded("ANSWER-ONE"), prompt_tokens=UNDER_THRESHOLD),
         ScriptedReply(text=padded("ANSWER-TWO"), prompt_tokens=UNDER_THRESHOLD),
-        scripted_summary(), settings=_with("auto"), caches_prompts=True,
+        scripted_summary(), settings=_with("auto"), prefix_by_default=True,
     )
     for marker in ("QUESTION-ONE", "QUESTION-TWO"):
         h.session.prompt(padded(marker, 600))
@@ -110,7 +110,7 @@ def test_an_overflow_compaction_keeps_the_serialized_request(tmp_path: Path) -> 
         tmp_path,
         ScriptedReply(text=padded("ANSWER-ONE"), prompt_tokens=UNDER_THRESHOLD),
         OVERFLOW, scripted_summary(), ScriptedReply(text="after the retry", prompt_tokens=UNDER_THRESHOLD),
-        settings=_with("always"), caches_prompts=True,
+        settings=_with("always"), prefix_by_default=True,
     )
     h.session.prompt(padded("QUESTION-ONE", 600))
     h.session.prompt(padded("QUESTION-TWO", 600))
@@ -126,7 +126,7 @@ def test_a_tool_call_on_the_prefix_falls_back_and_the_compaction_still_lands(tmp
         ScriptedReply(text=padded("ANSWER-ONE"), prompt_tokens=UNDER_THRESHOLD),
         ScriptedReply(text=padded("ANSWER-TWO"), prompt_tokens=OVER_THRESHOLD),
         ScriptedReply(tool_calls=(ScriptedCall("read", {"path": "x.py"}),)), scripted_summary(),
-        settings=_with("auto"), caches_prompts=True,
+        settings=_with("auto"), prefix_by_default=True,
     )
     for marker in ("QUESTION-ONE", "QUESTION-TWO"):
         h.session.prompt(padded(marker, 600))
@@ -146,7 +146,7 @@ def test_after_a_model_switch_the_summary_is_not_asked_on_the_old_models_prefix(
         tmp_path,
         ScriptedReply(text=padded("ANSWER-ONE"), prompt_tokens=UNDER_THRESHOLD),
         ScriptedReply(text=padded("ANSWER-TWO"), prompt_tokens=UNDER_THRESHOLD),
-        settings=_with("always"), caches_prompts=True,
+        settings=_with("always"), prefix_by_default=True,
     )
     for marker in ("QUESTION-ONE", "QUESTION-TWO"):
         h.session.prompt(padded(marker, 600))

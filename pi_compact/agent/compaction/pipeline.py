@@ -290,7 +290,7 @@ class Compactor:
         mode = self.settings.compaction.reuse_prefix
         if mode == "never" or reason == "overflow" or self.last_request is None:
             return None
-        if (mode == "auto" and not self.model.caches_prompts) or \
+        if (mode == "auto" and not self.model.prefix_by_default) or \
                 (self.summarizer is not None and self.summarizer.name != self.model.info.model):
             return None
         last = self.last_request()

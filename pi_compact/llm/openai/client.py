@@ -21,7 +21,7 @@ from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_str
 from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
-from pi_compact.llm.params import caches_prompts, plan_request, refit_on_refusal
+from pi_compact.llm.params import plan_request, prefix_by_default, refit_on_refusal
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
@@ -77,8 +77,8 @@ class OpenAICompatModel(ChatModel):
         return self._api_base
 
     @property
-    def caches_prompts(self) -> bool:
-        return caches_prompts(self._info, self._api_base)
+    def prefix_by_default(self) -> bool:
+        return prefix_by_default(self._info, self._api_base)
 
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         token = cancel or CancelToken()
