@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pi_compact.compaction.prompts import HISTORY_HEADINGS
+from pi_compact.compaction.prompts import HISTORY_FORMAT, HISTORY_HEADINGS, TURN_PREFIX_FORMAT
 from pi_compact.session.terms import is_identifier
 
 CARRIED_SECTIONS = ("## Constraints & Preferences", "## Key Decisions")
@@ -21,6 +21,7 @@ CARRIED_MARK = "(carried forward)"
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(?:\[[ xX]\]\s+)?")  # group 1: the marker, without a checkbox
 _NON_WORD = re.compile(r"[^\w]+")
 _PLACEHOLDER = re.compile(r"^\[[^\]]*\](?: because \[[^\]]*\])?$")  # Key Decisions' is two
+_BRACKETED = re.compile(r"\[([^\]]*)\]")
 _NO_ITEMS = {"none", "n a", "nothing", "not stated"}
 CONSTRAINTS = "## Constraints & Preferences"
 # What a summary must not lose between two answers: the exact values in it. Backticked and double-quoted
@@ -61,6 +62,30 @@ def normalise(text: str) -> str:
     return " ".join(_NON_WORD.sub(" ", _BULLET.sub("", text).replace(CARRIED_MARK, "")).lower().split())
 
 
+# The words of each bracketed instruction in the format: a line in brackets is a placeholder when it
+# repeats one of these, not when a small model put its own note in brackets ("- [x] [Refactor the
+# quotas]": seen on the 1.5B model, whose real Progress was then retried as empty).
+_TEMPLATE_WORDS = [set(normalise(text).split()) for text in _BRACKETED.findall(HISTORY_FORMAT + TURN_PREFIX_FORMAT)]
+
+
+def is_placeholder(text: str) -> bool:
+    """Is ``text`` (a line without its bullet) only the format's bracketed instructions, repeated?"""
+    if not _PLACEHOLDER.match(text):
+        return False
+    for inner in _BRACKETED.findall(text):
+        words = set(normalise(inner).split())
+        if words and not any(len(words & template) >= 0.6 * len(words) for template in _TEMPLATE_WORDS):
+            return False  # the model's own words, in brackets
+    return True
+
+
+def unbracketed(text: str) -> str:
+    """A line of the model's own words in brackets, without them (a placeholder stays as it is)."""
+    if not _PLACEHOLDER.match(text) or is_placeholder(text):
+        return text
+    return _BRACKETED.sub(lambda m: m.group(1), text)
+
+
 def items(body: str) -> list[str]:
     """The items (lines) of a section body without bullet markers; sub-headings, "(none)" and placeholders
     are no items."""
@@ -69,7 +94,7 @@ def items(body: str) -> list[str]:
         text = _BULLET.sub("", line).strip()
         if text.startswith("#"):
             continue
-        if text and normalise(text) not in _NO_ITEMS and not _PLACEHOLDER.match(text):
+        if text and normalise(text) not in _NO_ITEMS and not is_placeholder(text):
             found.append(text)
     return found
 
@@ -80,7 +105,7 @@ def placeholder_sections(summary: str) -> list[str]:
     bad = []
     for heading in CONTENT_SECTIONS:
         lines = [_BULLET.sub("", line).strip() for line in bodies.get(heading, "").splitlines()]
-        real = [line for line in lines if line and not line.startswith("#") and not _PLACEHOLDER.match(line)]
+        real = [line for line in lines if line and not line.startswith("#") and not is_placeholder(line)]
         if not real:
             bad.append(heading)
     return bad
@@ -89,12 +114,15 @@ def placeholder_sections(summary: str) -> list[str]:
 def clear_placeholders(summary: str) -> str:
     """``summary`` with every line that only repeats a template placeholder (``- [What the user ...]``)
     saying "(none)" instead: a small model copies the format's instructions into sections it has
-    nothing for, and the next model must not read them as context."""
+    nothing for, and the next model must not read them as context. A note of its own that it put in
+    brackets loses them."""
     lines = []
     for line in summary.splitlines():
         bullet = _BULLET.match(line)
-        if bullet and _PLACEHOLDER.match(line[bullet.end():].strip()):
+        if bullet and is_placeholder(line[bullet.end():].strip()):
             line = bullet.group(1) + "(none)"
+        elif bullet:
+            line = line[: bullet.end()] + unbracketed(line[bullet.end():].strip())
         lines.append(line)
     return "\n".join(lines) + ("\n" if summary.endswith("\n") else "")
 

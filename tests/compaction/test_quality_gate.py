@@ -172,10 +172,11 @@ def test_dropped_constraint_is_retried_naming_it(tmp_path: Path) -> None:
 
 
 def test_a_committed_summary_carries_no_echoed_placeholder(tmp_path: Path) -> None:
-    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [Data, examples, names]")
+    # The format's own instruction, echoed (a note of the model's own in brackets is content: see below).
+    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [What is needed to carry on]")
     _, _, store = _compact(_session(tmp_path), echoed)
     summary = str(_latest_compaction(store)["summary"])
-    assert "## Critical Context\n- (none)" in summary and "[Data, examples" not in summary
+    assert "## Critical Context\n- (none)" in summary and "[What is needed" not in summary
 
 
 def _rule_session(tmp_path: Path) -> Path:
@@ -281,3 +282,28 @@ def test_acceptance_no_bad_summary_is_committed(scripted_server: ScriptedServer,
         assert "Never change the public API" in result.summary, name
         assert "Hand-written lexer" in result.summary, name
     assert scripted_server.pending == 0
+
+
+def test_a_small_models_own_notes_in_brackets_are_content_not_placeholders() -> None:
+    from pi_compact.compaction.quality import clear_placeholders, is_placeholder, placeholder_sections
+
+    # Seen on the embedded 1.5B model: every Progress and Next Steps item wrapped in brackets, which made
+    # the gate ask again for a summary that had them.
+    summary = ("## Goal\nRefactor the quotas.\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n### Done\n"
+               "- [x] [Refactor tenant quotas]\n\n### In Progress\n- [ ] [Work started but not finished]\n\n"
+               "### Blocked\n- (none)\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. [Add a fuzz test for the "
+               "parser]\n\n## Critical Context\n- (none)")
+    assert placeholder_sections(summary) == []
+    assert not is_placeholder("[Refactor tenant quotas]") and is_placeholder("[Work started but not finished]")
+    cleared = clear_placeholders(summary)
+    assert "- [x] Refactor tenant quotas" in cleared and "1. Add a fuzz test for the parser" in cleared
+    assert "Work started but not finished" not in cleared
+
+
+def test_the_formats_own_instructions_in_brackets_are_still_placeholders() -> None:
+    from pi_compact.compaction.quality import placeholder_sections
+
+    echoed = ("## Goal\n[The user's tasks, one short line each]\n\n## Constraints & Preferences\n- (none)\n\n"
+              "## Progress\n### Done\n- [x] shipped it\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. more\n\n"
+              "## Critical Context\n- (none)")
+    assert placeholder_sections(echoed) == ["## Goal"]
