@@ -99,6 +99,19 @@ def items(body: str) -> list[str]:
     return found
 
 
+def completed_tail(summary: str) -> str:
+    """``summary`` with its missing last heading (Critical Context) added at its end with "(none)".
+
+    Only when that is the one missing (a small model that ended after Next Steps): asking
+    again for the whole summary cost the 1.5B model a request and returned a worse one (it dropped
+    ``shardCount`` 606 and the agreed next step). Headings missing elsewhere are left for the retry."""
+    lines = {line.strip() for line in summary.splitlines()}
+    missing = [heading for heading in HISTORY_HEADINGS if heading not in lines]
+    if missing != [HISTORY_HEADINGS[-1]]:  # only the last, which may say "(none)" anyway
+        return summary
+    return summary.rstrip() + "".join(f"\n\n{heading}\n- (none)" for heading in missing)
+
+
 def placeholder_sections(summary: str) -> list[str]:
     """Content sections left empty or holding only template placeholders (``[...]``)."""
     bodies = sections(summary)
@@ -287,6 +300,7 @@ __all__ = [
     "SectionDiff",
     "append_items",
     "clear_placeholders",
+    "completed_tail",
     "exact_items",
     "format_diff",
     "gate_problems",

@@ -29,6 +29,7 @@ from pi_compact.compaction.prompts import (
 from pi_compact.compaction.quality import (
     SHORT_SUMMARY_TOKENS,
     clear_placeholders,
+    completed_tail,
     gate_problems,
     lost_items,
     merge_back,
@@ -190,7 +191,7 @@ def _validated(
     def hard(text: str) -> list[str]:  # problems that make an answer unusable (the carried items are ours to fix)
         return gate_problems(text, None, must_fit, estimate_text_tokens(text))
 
-    first = request(False, ())
+    first = completed_tail(request(False, ()))
     structured = bool(first) and not missing_headings(first)
     if reused and not structured:
         raise NotReusable("the reply lacked the required sections")

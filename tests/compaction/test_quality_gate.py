@@ -307,3 +307,22 @@ def test_the_formats_own_instructions_in_brackets_are_still_placeholders() -> No
               "## Progress\n### Done\n- [x] shipped it\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. more\n\n"
               "## Critical Context\n- (none)")
     assert placeholder_sections(echoed) == ["## Goal"]
+
+
+def test_a_summary_that_stopped_before_its_last_heading_is_completed_not_asked_again(tmp_path: Path) -> None:
+    from pi_compact.compaction.quality import completed_tail
+
+    # Seen on the 1.5B model (go-leasekeeper): a good answer without "## Critical Context"; the strict
+    # retry it caused was worse. The missing last heading is added with "(none)" and no second request.
+    stopped = KEEPS_ALL.split("## Critical Context")[0].rstrip()
+    assert completed_tail(stopped).endswith("## Critical Context\n- (none)")
+    model, _, store = _compact(_session(tmp_path), stopped, KEEPS_ALL.replace("Ship", "NOT-ASKED"))
+    assert len(model.history) == 1
+    assert str(_latest_compaction(store)["summary"]).startswith(stopped + "\n\n## Critical Context\n- (none)")
+
+
+def test_headings_missing_in_the_middle_still_get_the_strict_retry() -> None:
+    from pi_compact.compaction.quality import completed_tail
+
+    middle = KEEPS_ALL.replace("## Key Decisions", "## Decisions")
+    assert completed_tail(middle) == middle
