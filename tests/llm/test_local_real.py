@@ -266,6 +266,14 @@ def _child_env(home: Path) -> dict[str, str]:
     return env
 
 
+def _default_sigint() -> None:
+    """In the child before exec: Ctrl-C as a terminal delivers it. An ignored or blocked SIGINT survives
+    exec, and the whole suite's process may hold one by now (in the full run this test saw its Ctrl-C
+    have no effect, while alone it passed)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _no_network_prefix() -> list[str] | None:
     """A command prefix that runs a program without network but with loopback (None: not possible here)."""
     if shutil.which("unshare") is None or shutil.which("ip") is None:
@@ -332,6 +340,7 @@ def test_first_run_with_no_key_and_no_network_reaches_a_prompt_and_answers(tmp_p
 def test_ctrl_c_stops_the_answer_and_exit_or_kill_leaves_nothing_running(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     child = pexpect.spawn(str(CLI), ["--model", "local", "--no-session"], env=_child_env(tmp_path / "home"),
+                          preexec_fn=_default_sigint,
                           cwd=str(tmp_path), dimensions=(40, 120), encoding="utf-8", timeout=600)
     try:
         child.expect("pi>")
