@@ -35,6 +35,7 @@ from pi_compact.agent.session import AgentSession  # noqa: E402
 from pi_compact.agent.system_prompt import build_system_prompt  # noqa: E402
 from pi_compact.agent.tools import default_tools  # noqa: E402
 from pi_compact.compaction.prompts import HISTORY_HEADINGS  # noqa: E402
+from pi_compact.compaction.reuse import history_instruction  # noqa: E402
 from pi_compact.llm.resolve import create_model, resolve_model  # noqa: E402
 from pi_compact.session.store import SessionStore  # noqa: E402
 from pi_compact.settings import CompactionSettings, RetrySettings, Settings  # noqa: E402
@@ -49,7 +50,7 @@ ANSWER = "lorem ipsum dolor sit amet " * 740  # ~5k tokens
 def _is_summary(body: dict[str, Any]) -> bool:
     last = body["messages"][-1]["content"]
     text = "".join(p.get("text", "") for p in last) if isinstance(last, list) else str(last)
-    return "<conversation>" in text or text.startswith("Stop working on the task now")
+    return "<conversation>" in text or text.startswith(history_instruction(False, None)[:60])
 
 
 def talk(body: dict[str, Any]) -> AnthropicReply:
