@@ -4,6 +4,11 @@ Each message becomes ``[User]:`` / ``[Assistant thinking]:`` / ``[Assistant]:`` 
 ``[Assistant tool calls]:`` / ``[Tool result]:`` blocks joined by blank lines. Tool results are cut
 to 2000 characters (JavaScript characters, i.e. UTF-16 code units) with a marker saying how many
 were dropped, because one huge tool output must not crowd out the rest of the history.
+
+The summarizer itself gets the results of file reads cut shorter (``FILE_READ_MAX_CHARS``): a file's
+body can be read again from disk (and automatic recall brings the original back), so in the summary
+request it is mostly cost and noise; which files were read is still listed. ``serialize_conversation``
+keeps pi's text exactly, for previews and the pi comparisons.
 """
 
 from __future__ import annotations
@@ -15,6 +20,11 @@ from pi_compact.jstext import js_json, js_key_order, js_len, js_slice
 from pi_compact.messages import Message, text_of
 
 TOOL_RESULT_MAX_CHARS = 2000
+# About the first ten lines of a file: enough to tell what it is. On the three eval transcripts file
+# bodies are 60 % of the summary request; cut to this they are 15 %, and the request is a third shorter.
+FILE_READ_MAX_CHARS = 500
+# Tools whose result is the content of a file on disk (pi's and ours).
+FILE_READ_TOOLS = frozenset({"read"})
 
 
 def truncate_tool_result(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
@@ -35,8 +45,11 @@ def format_tool_call(block: Mapping[str, Any]) -> str:
     return f"{block.get('name', '')}({rendered})"
 
 
-def serialize_message(message: Message) -> list[str]:
-    """The text blocks one LLM message contributes (possibly none)."""
+def serialize_message(message: Message, file_read_limit: int = TOOL_RESULT_MAX_CHARS) -> list[str]:
+    """The text blocks one LLM message contributes (possibly none).
+
+    ``file_read_limit``: where the result of a file read is cut (other tool results: at 2000).
+    """
     role = message.get("role")
     if role == "user":
         text = text_of(message.get("content"))
@@ -65,7 +78,8 @@ def serialize_message(message: Message) -> list[str]:
         return parts
     if role == "toolResult":
         text = text_of(message.get("content"))
-        return [f"[Tool result]: {truncate_tool_result(text)}"] if text else []
+        limit = file_read_limit if message.get("toolName") in FILE_READ_TOOLS else TOOL_RESULT_MAX_CHARS
+        return [f"[Tool result]: {truncate_tool_result(text, min(limit, TOOL_RESULT_MAX_CHARS))}"] if text else []
     return []
 
 

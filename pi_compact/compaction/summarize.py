@@ -38,7 +38,7 @@ from pi_compact.compaction.quality import (
 )
 from pi_compact.compaction.reuse import PrefixShape, history_instruction, turn_instruction
 from pi_compact.compaction.rules import add_missing_rules, stated_rules
-from pi_compact.compaction.serialize import serialize_message
+from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.llm.protocol import ChatModel
@@ -103,7 +103,7 @@ def _room(budget: SummaryBudget, max_tokens: int, fixed_text: str, shrink: int) 
 
 
 def _blocks(messages: Sequence[Message]) -> list[str]:
-    return [part for m in convert_to_llm(messages) for part in serialize_message(m)]
+    return [part for m in convert_to_llm(messages) for part in serialize_message(m, FILE_READ_MAX_CHARS)]
 
 
 def _history(

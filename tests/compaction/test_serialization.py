@@ -18,6 +18,7 @@ from builders import (
 )
 
 from pi_compact.compaction.serialize import (
+    FILE_READ_MAX_CHARS,
     format_tool_call,
     serialize_conversation,
     serialize_message,
@@ -177,3 +178,28 @@ def test_js_json_writes_floats_like_javascript() -> None:
 def test_truncation_counts_lone_surrogates_as_one_unit() -> None:
     out = truncate_tool_result("\udc00" * 2001)
     assert out == "\udc00" * 2000 + "\n\n[... 1 more characters truncated]"
+
+
+# ---- file reads for the summarizer ------------------------------------------------------------------
+
+
+def test_file_read_result_is_cut_at_the_file_read_limit_with_count_of_dropped_chars() -> None:
+    message = tool_result("f" * 1800, tool_name="read")
+    assert serialize_message(message, FILE_READ_MAX_CHARS) == [
+        "[Tool result]: " + "f" * 500 + "\n\n[... 1300 more characters truncated]"
+    ]
+
+
+def test_file_read_limit_leaves_other_tool_results_at_2000_chars() -> None:
+    message = tool_result("b" * 1800, tool_name="bash")
+    assert serialize_message(message, FILE_READ_MAX_CHARS) == ["[Tool result]: " + "b" * 1800]
+
+
+def test_file_read_limit_never_keeps_more_than_pi_would() -> None:
+    out = serialize_message(tool_result("f" * 5000, tool_name="read"), 4000)
+    assert out == ["[Tool result]: " + "f" * 2000 + "\n\n[... 3000 more characters truncated]"]
+
+
+def test_pi_text_keeps_2000_chars_of_a_file_read() -> None:
+    out = serialize_conversation([tool_result("f" * 1800, tool_name="read")])
+    assert out == "[Tool result]: " + "f" * 1800

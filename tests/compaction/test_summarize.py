@@ -47,7 +47,7 @@ from pi_compact.compaction.prompts import (
     TURN_PREFIX_PROMPT,
     UPDATE_PROMPT,
 )
-from pi_compact.compaction.serialize import serialize_conversation
+from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.messages import convert_to_llm
@@ -94,7 +94,8 @@ def is_prefix_request(request: Mapping[str, Any]) -> bool:
 
 
 def serialized(messages: Sequence[Mapping[str, Any]]) -> str:
-    return serialize_conversation(convert_to_llm(messages))
+    """The messages as the summarizer gets them (file reads cut shorter than in pi's text)."""
+    return "\n\n".join(part for m in convert_to_llm(messages) for part in serialize_message(m, FILE_READ_MAX_CHARS))
 
 
 def estimated_request_tokens(request: Mapping[str, Any]) -> int:
@@ -139,6 +140,28 @@ def test_conversation_tags_hold_exactly_the_serialized_history(
     assert sent == expected
     assert sent.startswith("[User]: Add a --verbose flag to src/cli.py.")
     assert sent.endswith("[Assistant]: The test is written.")
+
+
+def test_summary_request_cuts_file_reads_to_500_chars_and_other_tool_results_to_2000(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "reads.jsonl"
+    write_session(path, chain(
+        user("Fix the flaky test."),
+        assistant(tool_calls=[tool_call("read", {"path": "src/app.py"}, "call-r")]),
+        tool_result("f" * 1800, tool_call_id="call-r", tool_name="read"),
+        assistant(tool_calls=[tool_call("bash", {"command": "pytest"}, "call-b")]),
+        tool_result("b" * 1800, tool_call_id="call-b", tool_name="bash"),
+        user(sized(3000, "z")),
+        assistant("Noted."),
+        user("Now finish it. " + sized(300)),
+        assistant("Done. " + sized(150), usage=usage(30000, 100)),
+    ))
+    scripted_server.enqueue(Reply(text=SUMMARY))
+    run(path, scripted_server)
+    sent = conversation_of(scripted_server.requests[0])
+    assert "[Tool result]: " + "f" * 500 + "\n\n[... 1300 more characters truncated]" in sent
+    assert "[Tool result]: " + "b" * 1800 + "\n\n" in sent
 
 
 def test_first_compaction_uses_initial_prompt_without_previous_summary(
@@ -343,8 +366,8 @@ def _oversized_session() -> list[Entry]:
     ]
     for index in range(10):
         call_id = f"call-{index}"
-        items.append(assistant(tool_calls=[tool_call("read", {"path": f"src/mod{index}.py"}, call_id)]))
-        items.append(tool_result(sized(2000, "r"), tool_call_id=call_id, tool_name="read"))
+        items.append(assistant(tool_calls=[tool_call("bash", {"command": f"cat build{index}.log"}, call_id)]))
+        items.append(tool_result(sized(2000, "r"), tool_call_id=call_id, tool_name="bash"))
     items += [
         user(sized(3000, "z")),
         assistant("Noted."),
