@@ -7,7 +7,6 @@ after the compaction summary when the ``recall`` tool is offered, and what autom
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,7 +14,7 @@ from pi_compact.agent.compaction.recall import AutoRecall
 from pi_compact.agent.tools import Tool
 from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.compaction.tokens import Estimator
-from pi_compact.llm.protocol import ChatRequest, ToolSpec, empty_usage
+from pi_compact.llm.protocol import ChatRequest, ToolSpec, empty_usage, fixed_text
 from pi_compact.messages import Message
 from pi_compact.session.history import RECALL_TOOL
 from pi_compact.session.pins import Pin, PinTracker, with_pins
@@ -46,8 +45,7 @@ def request_overhead(system_prompt: str, tools: Sequence[Tool], pins: Sequence[P
     """What every request carries besides the conversation (the system prompt with the pins, the tool
     definitions), estimated as a message is: providers count it in their usage, so an estimated context
     size must too, or it reads low right after a compaction (and on a fresh session, 0)."""
-    specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-    text = with_pins(system_prompt, pins) + "\n" + json.dumps(specs, ensure_ascii=False)
+    text = fixed_text(with_pins(system_prompt, pins), tools)
     return estimate({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0})
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import EXACT_VALUES, HISTORY_FORMAT, REJECTED_INTRO, TURN_PREFIX_FORMAT
-from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
-from pi_compact.llm.protocol import ChatRequest
+from pi_compact.compaction.tokens import estimate_tokens_auto
+from pi_compact.llm.protocol import ChatRequest, fixed_text
 from pi_compact.messages import Message
 
 # The model has the tools of the conversation in front of it and was just working: say first that
@@ -86,6 +86,10 @@ def turn_instruction(instructions: str | None) -> str:
     return f"{_TURN}\n\nAdditional focus: {instructions}" if instructions else _TURN
 
 
+def _as_message(text: str, timestamp: int = 0) -> Message:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+
+
 @dataclass(frozen=True)
 class PrefixShape:
     """The last chat request and the two prefixes of it a compaction may ask on top of."""
@@ -97,8 +101,7 @@ class PrefixShape:
     def ask(self, prefix: Sequence[Message], text: str, max_tokens: int) -> ChatRequest:
         """The summary request: ``prefix`` as sent, then ``text`` as one user message; the rest of the
         request (system prompt, tools, thinking, cache retention, session id) as the chat request's."""
-        timestamp = prefix[-1].get("timestamp", 0) if prefix else 0
-        message: Message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+        message = _as_message(text, prefix[-1].get("timestamp", 0) if prefix else 0)
         # With thinking on, the output cap is left to the model layer, as for the chat request: a
         # different thinking budget would make Anthropic drop the cached messages (only the system
         # prompt and tools survive a change of thinking settings).
@@ -108,9 +111,9 @@ class PrefixShape:
     def fits(self, prefix: Sequence[Message], text: str, max_tokens: int, context_window: int) -> bool:
         """Does a request on ``prefix`` leave ``max_tokens`` for the answer? (The chat request with more
         messages than the prefix fitted, but it may have asked for fewer output tokens.)"""
-        tools = sum(estimate_text_tokens(f"{t.name}\n{t.description}\n{t.parameters}") for t in self.request.tools)
-        size = estimate_text_tokens(self.request.system) + tools + estimate_text_tokens(text)
-        size += sum(estimate_tokens_auto(m) for m in prefix)
+        # The system prompt and tools estimated as the agent counts them in a context's size.
+        fixed = fixed_text(self.request.system, self.request.tools)
+        size = sum(estimate_tokens_auto(m) for m in (_as_message(fixed), *prefix, _as_message(text)))
         return size + max_tokens <= context_window
 
 

@@ -9,6 +9,7 @@ the ``stream()`` call itself. Pure: no litellm, no I/O.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -63,6 +64,22 @@ class ToolSpec:
     name: str
     description: str
     parameters: Mapping[str, Any]
+
+
+class _Described(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
+
+
+def fixed_text(system: str, tools: Sequence[_Described]) -> str:
+    """What a request carries besides its messages (the system prompt, the tool definitions) as one
+    text, for estimating its size the one way (providers count it in their usage)."""
+    specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    return system + "\n" + json.dumps(specs, ensure_ascii=False)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from builders import (
     user,
 )
 
+from pi_compact.agent.request import request_overhead
 from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.prompts import (
@@ -27,6 +28,7 @@ from pi_compact.compaction.prompts import (
 )
 from pi_compact.compaction.reuse import PrefixShape, history_instruction, reusable_prefix, turn_instruction
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, summarize
+from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, ToolSpec
 from pi_compact.llm.scripted import ScriptedCall, ScriptedModel, ScriptedReply
 from pi_compact.messages import Message
@@ -209,3 +211,12 @@ def test_the_serialized_summary_request_is_not_marked_for_caching() -> None:
     assert [r.cache for r in model.history] == ["none"]
     assert all("summaryRequest" not in r for r in [summarize(plan, ScriptedModel(INFO, structured_summary()),
                                                               BUDGET).details])
+
+
+def test_room_for_the_answer_counts_system_prompt_and_tools_as_the_context_size_does() -> None:
+    _, shape = _shape(coding_session())
+    text = history_instruction(False, None)
+    overhead = request_overhead(shape.request.system, TOOLS, (), estimate_tokens_auto)
+    size = overhead + sum(estimate_tokens_auto(m) for m in shape.history) + estimate_text_tokens(text)
+    assert shape.fits(shape.history, text, 4_000 - size, 4_000)
+    assert not shape.fits(shape.history, text, 4_000 - size + 1, 4_000)
