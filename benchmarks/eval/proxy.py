@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from pi_compact.compaction.reuse import history_instruction
+
 
 @dataclass
 class Exchange:
@@ -39,8 +41,8 @@ class Exchange:
                 "usage": self.usage, "timings": self.timings, "reply": self.reply, "request": self.request}
 
 
-# How a summary asked on the chat request's prefix begins (``compaction/reuse.py``): it carries the tools.
-PREFIX_INSTRUCTION = "Stop working on the task now"
+# How a summary asked on the chat request's prefix begins: it carries the tools.
+PREFIX_INSTRUCTION = history_instruction(False, None)[:40]
 
 
 def request_kind(body: dict[str, Any]) -> str:

@@ -8,7 +8,8 @@ escapes as an exception.
 Loop limits (pi has none): ``LoopLimits.check`` is asked once per reply that calls tools, before they
 run. It stops the loop at the ``maxTurns``-th reply of a prompt (``--max-turns`` or the setting; None: no
 limit), or when the reply's calls make ``REPEAT_LIMIT`` identical calls in a row (same tool, same
-arguments): a model that reads the same file again and again will not stop by itself. The stopping
+arguments), or repeat a cycle of up to ``CYCLE_LIMIT`` calls that often: a model that reads the same
+file again and again will not stop by itself. The stopping
 reply's calls are answered by ``refuse_tool_calls``; ``LoopStop.text`` is the one line said.
 """
 
@@ -144,6 +145,11 @@ def refuse_tool_calls(
 # Three identical calls can still be a model checking its own work; a fourth is a loop. The refused
 # call is the fourth, so a stuck model is stopped within four requests.
 REPEAT_LIMIT = 4
+# A model can also go round a few calls (edit a, edit b, edit c, edit a, ...): the embedded model did so
+# for 60 requests after a compaction, each edit failing the same way. A cycle of up to this many calls,
+# made REPEAT_LIMIT times in a row with the same arguments, is stopped as one repeated call is. (An
+# edit-and-test cycle that makes progress changes its edit's arguments, so it is not a cycle.)
+CYCLE_LIMIT = 4
 
 
 @dataclass(frozen=True)
@@ -173,25 +179,39 @@ class LoopLimits:
     def __init__(self, max_turns: int | None) -> None:
         self._max_turns = max_turns
         self._turns = 0
-        self._last: str | None = None
-        self._run = 0
+        self._calls: list[tuple[str, str]] = []  # (signature, label) of this prompt's calls
 
     def check(self, reply: Mapping[str, Any]) -> LoopStop | None:
         """Count ``reply`` (it calls tools); a ``LoopStop`` when its calls must not run."""
         self._turns += 1
         for call in tool_calls(reply):
-            signature = _signature(call)
-            self._run = self._run + 1 if signature == self._last else 1
-            self._last = signature
-            if self._run >= REPEAT_LIMIT:
-                label = call_label(call)
-                return LoopStop(
-                    f"Stopped: the model called `{label}` {self._run} times in a row with the same arguments; "
-                    "the last call was not run. Say what to do differently, or try another model.", label)
+            self._calls.append((_signature(call), call_label(call)))
+            stop = self._cycle()
+            if stop is not None:
+                return stop
         if self._max_turns is not None and self._turns >= self._max_turns:
             return LoopStop(
                 f"Stopped after {self._turns} model turns (the limit, --max-turns or maxTurns, is "
                 f"{self._max_turns}); the tool calls of the last reply were not run. Send a prompt to go on.")
+        return None
+
+    def _cycle(self) -> LoopStop | None:
+        """A stop when the last calls are one call, or a cycle of a few, repeated REPEAT_LIMIT times."""
+        calls = self._calls
+        for period in range(1, CYCLE_LIMIT + 1):
+            span = period * REPEAT_LIMIT
+            if len(calls) < span:
+                break
+            cycle = calls[-period:]
+            if all(calls[-span + i][0] == cycle[i % period][0] for i in range(span)):
+                if period == 1:
+                    text = (f"Stopped: the model called `{cycle[0][1]}` {REPEAT_LIMIT} times in a row with the same "
+                            "arguments; the last call was not run.")
+                else:
+                    labels = ", ".join(f"`{label}`" for _, label in cycle)
+                    text = (f"Stopped: the model made the same {period} calls ({labels}) {REPEAT_LIMIT} times over "
+                            "with the same arguments; the last call was not run.")
+                return LoopStop(text + " Say what to do differently, or try another model.", cycle[-1][1])
         return None
 
 

@@ -59,3 +59,28 @@ def test_the_max_turns_setting_is_read_from_a_settings_file_and_applies_to_the_s
     h = make_model_harness(tmp_path, *replies, settings=replace(SETTINGS, max_turns=parsed.max_turns))
     h.session.prompt("Count.")
     assert len(h.agent_requests()) == 2
+
+
+def test_a_model_going_round_three_failing_edits_is_stopped_at_the_fourth_round(tmp_path: Path) -> None:
+    edits = [ScriptedReply(tool_calls=(ScriptedCall("edit", {"path": f"{name}.py", "oldText": "a", "newText": "b"}),))
+             for name in ("quota", "refill", "shard")]
+    h = make_model_harness(tmp_path, *(edits * 10), "Done.")
+    final = h.session.prompt("Carry on.")
+    assert final is not None and final["stopReason"] == "toolUse"
+    assert len(h.agent_requests()) == 12  # three rounds run, the fourth round's last call refused
+    [notice] = [e for e in h.events if isinstance(e, Notice)]
+    assert notice.text.startswith(
+        "Stopped: the model made the same 3 calls (`edit quota.py`, `edit refill.py`, `edit shard.py`) 4 times over")
+    assert h.session.loop_stop is not None and h.session.loop_stop.repeated == "edit shard.py"
+
+
+def test_an_edit_and_test_cycle_that_changes_its_edit_runs_on(tmp_path: Path) -> None:
+    replies = []
+    for i in range(6):
+        edit = ScriptedCall("edit", {"path": "app.py", "oldText": "x", "newText": f"{i}"})
+        replies.append(ScriptedReply(tool_calls=(edit,)))
+        replies.append(ScriptedReply(tool_calls=(ScriptedCall("bash", {"command": "pytest -q"}),)))
+    h = make_model_harness(tmp_path, *replies, "Fixed.")
+    final = h.session.prompt("Fix it.")
+    assert final is not None and final["stopReason"] == "stop"
+    assert len(h.agent_requests()) == 13 and h.session.loop_stop is None
