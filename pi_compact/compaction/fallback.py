@@ -87,6 +87,21 @@ def _bullets(items: Sequence[str], prefix: str = "- ", empty: str = "- (none)") 
     return "\n".join(prefix + item for item in unique) if unique else empty
 
 
+def derived_sections(messages: Sequence[Message]) -> dict[str, str]:
+    """The bodies of the sections a history always has (Goal, Progress, Next Steps), built without a
+    model: the first user message, the tool calls and their results, the last user message. Also what
+    the quality gate puts in a section the model left as placeholders (``quality.fill_sections``)."""
+    users = _user_texts(messages)
+    done, pending, blocked = _tool_progress(messages)
+    return {
+        "## Goal": _clip(users[0], 600) if users else "(not stated in the summarized messages)",
+        "## Progress": "### Done\n" + _bullets(done, "- [x] ", "- (no completed tool work recorded)")
+        + "\n\n### In Progress\n" + _bullets(pending, "- [ ] ", "- (none)")
+        + "\n\n### Blocked\n" + _bullets(blocked),
+        "## Next Steps": "1. " + (_clip(users[-1], 600) if users else "Continue from the most recent messages."),
+    }
+
+
 def fallback_summary(
     messages: Sequence[Message],
     *,
@@ -97,25 +112,21 @@ def fallback_summary(
 ) -> str:
     """A deterministic six-section summary of ``messages``, then the previous summary without its file lists."""
     users = _user_texts(messages)
-    goal = _clip(users[0], 600) if users else "(not stated in the summarized messages)"
     constraints = [
         _clip(sentence.strip())
         for text in users
         for sentence in _SENTENCE.split(text)
         if sentence.strip() and _CONSTRAINT.search(sentence)
     ]
-    done, pending, blocked = _tool_progress(messages)
-    next_step = _clip(users[-1], 600) if users else "Continue from the most recent messages."
+    derived = derived_sections(messages)
     context = [f"Read: {path}" for path in read_files] + [f"Modified: {path}" for path in modified_files]
     context.append(f"This summary was built without a model because summarization failed: {_clip(error, 200)}")
     sections = [
-        "## Goal\n" + goal,
+        "## Goal\n" + derived["## Goal"],
         "## Constraints & Preferences\n" + _bullets(constraints),
-        "## Progress\n### Done\n" + _bullets(done, "- [x] ", "- (no completed tool work recorded)")
-        + "\n\n### In Progress\n" + _bullets(pending, "- [ ] ", "- (none)")
-        + "\n\n### Blocked\n" + _bullets(blocked),
+        "## Progress\n" + derived["## Progress"],
         "## Key Decisions\n- (not extracted: no model was available to judge decisions)",
-        "## Next Steps\n1. " + next_step,
+        "## Next Steps\n" + derived["## Next Steps"],
         "## Critical Context\n" + _bullets(context),
     ]
     summary = "\n\n".join(sections)

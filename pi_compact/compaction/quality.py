@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from pi_compact.compaction.prompts import HISTORY_FORMAT, HISTORY_HEADINGS, TURN_PREFIX_FORMAT
+from pi_compact.compaction.prompts import HISTORY_FORMAT, HISTORY_HEADINGS, TURN_PREFIX_FORMAT, missing_headings
+from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.session.terms import is_identifier
 
 CARRIED_SECTIONS = ("## Constraints & Preferences", "## Key Decisions")
@@ -179,6 +181,49 @@ def append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) ->
         body = [line for line in lines[start + 1 : end] if normalise(line) not in _NO_ITEMS]
         lines[start + 1 : end] = [*body, *added]
     return "\n".join(lines)
+
+
+def fill_sections(summary: str, bodies: Mapping[str, str]) -> tuple[str, list[str]]:
+    """``summary`` with each content section it left empty or as placeholders given the body ``bodies``
+    has for it (built from the history without a model); also the headings filled."""
+    lines = summary.splitlines()
+    filled = [heading for heading in placeholder_sections(summary) if heading in bodies]
+    for heading in filled:
+        start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
+        if start is None:
+            lines += ["", heading, *bodies[heading].splitlines()]
+            continue
+        end = start + 1
+        while end < len(lines) and not lines[end].strip().startswith(("## ", "---")):
+            end += 1
+        lines[start + 1 : end] = [*bodies[heading].splitlines(), ""]
+    return "\n".join(lines).rstrip() + "\n" if filled else summary, filled
+
+
+def fill_answer(text: str, bodies: Mapping[str, str], hard: Callable[[str], list[str]]) -> str:
+    """``text`` with its placeholder sections given ``bodies`` when that was all it lacked (``hard``
+    finds no other problem), else ''."""
+    if not text or missing_headings(text):
+        return ""
+    filled, headings = fill_sections(text, bodies)
+    return filled if headings and not hard(filled) else ""
+
+
+def better_answer(first: str | None, retry: str | None, replaced: int) -> tuple[str, dict[str, Any]]:
+    """The retry when it keeps every exact value of the first, else the first with the retry's new
+    rules and decisions merged in (or the first alone); the record says which, for ``details``."""
+    if first is None:
+        assert retry is not None
+        return retry, {"action": "retried"}
+    if retry is None:
+        return first, {"action": "keptFirst", "reason": "the retry was unusable"}
+    lost = lost_items(first, retry)
+    if not lost:
+        return retry, {"action": "retried"}
+    merged, added = merge_new_items(first, retry)
+    if added and estimate_text_tokens(merged) < replaced:
+        return merged, {"action": "merged", "lost": lost, "added": added}
+    return first, {"action": "keptFirst", "lost": lost}
 
 
 def exact_items(text: str) -> list[str]:

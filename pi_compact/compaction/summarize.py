@@ -7,7 +7,7 @@ Any other failure ends in a deterministic summary (``details.fallback``) unless 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.asking import Ask, NotReusable, SummarizerOverflow, answer, ask_serialized
 from pi_compact.compaction.chunks import split_block, take_chunk
-from pi_compact.compaction.fallback import fallback_summary
+from pi_compact.compaction.fallback import derived_sections, fallback_summary
 from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
@@ -28,13 +28,14 @@ from pi_compact.compaction.prompts import (
 )
 from pi_compact.compaction.quality import (
     SHORT_SUMMARY_TOKENS,
+    better_answer,
     clear_placeholders,
     completed_tail,
+    fill_answer,
     gate_problems,
-    lost_items,
     merge_back,
-    merge_new_items,
     missing_items,
+    placeholder_sections,
 )
 from pi_compact.compaction.reuse import PrefixShape, history_instruction, turn_instruction
 from pi_compact.compaction.rules import add_missing_rules, stated_rules
@@ -134,7 +135,8 @@ def _history(
                         "this history."
                     )
                 chunk, rest = take_chunk(rest, limit)
-                summary = _validated(model, chunk, summary, instructions, budget, cancel, reasoning, gate, replaced)
+                summary = _validated(model, chunk, summary, instructions, budget, cancel, reasoning, gate, replaced,
+                                     derived=lambda: derived_sections(plan.messages_to_summarize))
             return summary or ""
         except SummarizerOverflow:
             continue  # our estimate was too optimistic for this model: use smaller chunks
@@ -159,13 +161,14 @@ def _history_on_prefix(
         return answer(model, request, cancel, reused=True)
 
     return _validated(model, chunk, plan.previous_summary, instructions, budget, cancel, None, gate,
-                      replaced if budget.must_shrink else NOTHING_REPLACED, ask=ask)
+                      replaced if budget.must_shrink else NOTHING_REPLACED, ask=ask,
+                      derived=lambda: derived_sections(plan.messages_to_summarize))
 
 
 def _validated(
     model: ChatModel, chunk: str, previous: str | None, instructions: str | None, budget: SummaryBudget,
     cancel: CancelToken | None, reasoning: str | None, gate: list[dict[str, Any]] | None = None,
-    replaced: int | None = None, ask: Ask | None = None,
+    replaced: int | None = None, ask: Ask | None = None, derived: Callable[[], Mapping[str, str]] | None = None,
 ) -> str:
     """One chunk's summary that passed the quality gate (``compaction.quality``), asked for at most twice.
 
@@ -202,6 +205,17 @@ def _validated(
     retry = request(not structured, problems)
     retry_ok = bool(retry) and not missing_headings(retry) and not hard(retry)
     first_ok = structured and not hard(first)
+    if not first_ok and not retry_ok and derived is not None:
+        # Twice a section left as placeholders: the history's own account of it (as the model-free summary
+        # has it) beats throwing the model's other sections away for the model-free summary.
+        bodies = derived()
+        first_fill = fill_answer(first if structured else "", bodies, hard)
+        retry_fill = fill_answer(retry, bodies, hard)
+        if (first_fill or retry_fill) and gate is not None:
+            gate.append({"action": "filledWithoutModel", "sections": placeholder_sections(
+                first if first_fill else retry)})
+        first, first_ok = first_fill or first, bool(first_fill)
+        retry, retry_ok = retry_fill or retry, bool(retry_fill)
     if not first_ok and not retry_ok:
         if not retry or missing_headings(retry):
             raise CompactionError("The model's summary lacked the required sections twice.")
@@ -209,7 +223,7 @@ def _validated(
         if gate is not None:
             gate.append({"action": "rejected", "problems": problems})
         raise CompactionError("The model's summary failed the quality check twice: " + "; ".join(problems) + ".")
-    chosen, record = _better(first if first_ok else None, retry if retry_ok else None, replaced)
+    chosen, record = better_answer(first if first_ok else None, retry if retry_ok else None, replaced)
     missing = missing_items(previous, chosen)
     if record["action"] == "retried" and not missing:
         record["passed"] = True
@@ -230,23 +244,6 @@ def _with_rules(summary: str, rules: list[str], replaced: int, gate: list[dict[s
     if gate is not None:
         gate.append({"action": "rulesAdded", "rules": added})
     return repaired
-
-
-def _better(first: str | None, retry: str | None, replaced: int) -> tuple[str, dict[str, Any]]:
-    """The retry when it keeps every exact value of the first, else the first with the retry's new
-    rules and decisions merged in (or the first alone); the record says which, for ``details``."""
-    if first is None:
-        assert retry is not None
-        return retry, {"action": "retried"}
-    if retry is None:
-        return first, {"action": "keptFirst", "reason": "the retry was unusable"}
-    lost = lost_items(first, retry)
-    if not lost:
-        return retry, {"action": "retried"}
-    merged, added = merge_new_items(first, retry)
-    if added and estimate_text_tokens(merged) < replaced:
-        return merged, {"action": "merged", "lost": lost, "added": added}
-    return first, {"action": "keptFirst", "lost": lost}
 
 
 def _turn_prefix(

@@ -27,6 +27,7 @@ from pi_compact.compaction.quality import (
     CARRIED_MARK,
     SHORT_SUMMARY_TOKENS,
     clear_placeholders,
+    fill_sections,
     format_diff,
     gate_problems,
     merge_back,
@@ -221,12 +222,34 @@ def test_constraint_dropped_twice_is_merged_back_and_recorded(tmp_path: Path) ->
     ]
 
 
-def test_placeholder_section_twice_falls_back_to_model_free_summary(tmp_path: Path) -> None:
-    _, _, store = _compact(_session(tmp_path), PLACEHOLDER, PLACEHOLDER)
+def test_a_section_left_as_placeholders_twice_is_built_from_the_history_and_the_rest_kept(tmp_path: Path) -> None:
+    model, _, store = _compact(_session(tmp_path), PLACEHOLDER, PLACEHOLDER)
+    assert len(model.history) == 2
+    entry = _latest_compaction(store)
+    summary = str(entry["summary"])
+    assert entry["details"].get("fallback") is None  # type: ignore[attr-defined]
+    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
+        {"action": "filledWithoutModel", "sections": ["## Next Steps"]},
+        {"action": "retried", "passed": True},
+    ]
+    # The model's sections stay; Next Steps is the last user message of the summarized history.
+    assert "## Goal\nShip v2" in summary and "**Hand-written lexer**: speed" in summary
+    assert "## Next Steps\n1. second " in summary and "[What should happen next" not in summary
+
+
+def test_placeholders_twice_and_another_fault_still_fall_back_to_the_model_free_summary(tmp_path: Path) -> None:
+    broken = PLACEHOLDER + "\n- padding " + sized(2000)  # also longer than what it replaces
+    _, _, store = _compact(_session(tmp_path), broken, broken)
     entry = _latest_compaction(store)
     assert entry["details"]["fallback"] is True  # type: ignore[index]
     assert "[What should happen next" not in str(entry["summary"])
     assert "Never change the public API" in str(entry["summary"])  # the fallback keeps the previous summary
+
+
+def test_fill_sections_replaces_only_the_sections_left_as_placeholders() -> None:
+    filled, headings = fill_sections(PLACEHOLDER, {"## Next Steps": "1. run the tests", "## Goal": "other goal"})
+    assert headings == ["## Next Steps"]
+    assert filled == KEEPS_ALL.replace("1. finish the parser", "1. run the tests") + "\n"
 
 
 def test_manual_compaction_that_gains_nothing_writes_nothing_and_says_why(tmp_path: Path) -> None:
