@@ -133,8 +133,8 @@ def test_a_prompt_runs_as_many_tool_turns_as_the_model_asks_for(
                            auto_compact=False)
     turns = 205
     scripted_server.enqueue(
-        # Two spellings of the directory in turn: the same call four times in a row would stop the loop.
-        *(Reply(tool_calls=(ToolCallReply("ls", {"path": "./" if n % 2 else "."}, id=f"call_{n}"),))
+        # A different limit each time: the same calls over and over would stop the loop.
+        *(Reply(tool_calls=(ToolCallReply("ls", {"path": ".", "limit": 1000 + n}, id=f"call_{n}"),))
           for n in range(turns)),
         Reply(text="All listed."),
     )

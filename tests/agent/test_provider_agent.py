@@ -110,10 +110,10 @@ def test_a_threshold_compaction_at_150k_on_the_cached_prefix_costs_under_ten_cen
 
 
 def test_a_tool_loop_compaction_reads_the_whole_tool_results_from_the_cache(tmp_path: Path) -> None:
-    # The serialized way cuts each tool result to 2,000 characters; the prefix holds them whole, from
-    # the cache, at about the same price.
+    # The serialized way cuts each file read to 500 characters; the prefix holds the files whole, from
+    # the cache, for a few cents more (about 2.3x here: $0.051 against $0.022).
     reused, records = _compaction_cost(tmp_path / "reuse", "auto")
     serialized, serial_records = _compaction_cost(tmp_path / "serialized", "never")
-    assert records[0].prompt_tokens > 4 * serial_records[0].prompt_tokens
+    assert records[0].prompt_tokens > 10 * serial_records[0].prompt_tokens
     assert records[0].usage["cache_read_input_tokens"] > 0.9 * records[0].prompt_tokens
-    assert reused <= 0.10 and reused < 1.5 * serialized
+    assert reused <= 0.10 and serialized < reused < 3 * serialized
