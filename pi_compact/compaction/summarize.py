@@ -41,6 +41,7 @@ from pi_compact.compaction.reuse import PrefixShape, history_instruction, turn_i
 from pi_compact.compaction.rules import add_missing_rules, stated_rules
 from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
+from pi_compact.compaction.tool_errors import add_missing_errors, tool_errors
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message, compaction_summary_message, convert_to_llm
@@ -321,6 +322,9 @@ def summarize(
     try:
         body = clear_placeholders(_model_summary(plan, model, budget, instructions, cancel, reasoning,
                                                  run_parallel or _parallel, gate, shape, details))
+        body, errors = add_missing_errors(body, tool_errors(plan.messages_to_summarize))
+        if errors:  # the exact errors of failed tool calls, word for word, as the rules are
+            gate.append({"action": "errorsAdded", "errors": errors})
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:

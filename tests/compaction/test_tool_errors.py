@@ -1,0 +1,99 @@
+"""Exact errors of failed tool calls put back into a summary that left them out (``compaction.tool_errors``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from builders import (
+    assistant,
+    chain,
+    compaction_settings,
+    sized,
+    structured_summary,
+    tool_call,
+    tool_result,
+    user,
+    write_session,
+)
+
+from pi_compact.agent.compaction.pipeline import Compactor
+from pi_compact.compaction.tool_errors import add_missing_errors, error_excerpt, tool_errors
+from pi_compact.llm.protocol import ModelInfo
+from pi_compact.llm.scripted import ScriptedModel
+from pi_compact.session.store import SessionStore
+
+PYTEST = (
+    "____ test_load_shard ____\n\n    def test_load_shard():\n>       run_case()\n\nE   KeyError: 'shard_weight'\n"
+    "==== short test summary info ====\nFAILED tests/test_shard.py::test_load_shard\n\nCommand exited with code 1"
+)
+GO_PANIC = (
+    "=== RUN   TestRenderBucket\npanic: runtime error: invalid memory address or nil pointer dereference\n"
+    "[signal SIGSEGV: segmentation violation code=0x1 addr=0x18 pc=0x4f2a1c]\n\tshard_map.go:234\n"
+    "--- FAIL: TestRenderBucket (0.00s)\nFAIL\n\nCommand exited with code 1"
+)
+GO_ERROR = (
+    "panic: runtime error: invalid memory address or nil pointer dereference "
+    "[signal SIGSEGV: segmentation violation code=0x1 addr=0x18 pc=0x4f2a1c] shard_map.go:234"
+)
+
+
+def test_a_pytest_failure_gives_its_error_line_without_the_marker() -> None:
+    assert error_excerpt(PYTEST) == "KeyError: 'shard_weight'"
+
+
+def test_a_go_panic_keeps_the_lines_that_continue_it_up_to_two() -> None:
+    assert error_excerpt(GO_PANIC) == GO_ERROR
+
+
+def test_compiler_and_system_errors_are_found_with_their_location() -> None:
+    tsc = "\n> tsgo --noEmit\n\nsrc/theme.ts(5,15): error TS2305: Module has no exported member 'EditorTheme'.\n"
+    assert error_excerpt(tsc) == "src/theme.ts(5,15): error TS2305: Module has no exported member 'EditorTheme'."
+    assert error_excerpt("grep: src/wrap.ts: No such file or directory\n\nCommand exited with code 2") == (
+        "grep: src/wrap.ts: No such file or directory")
+
+
+def test_output_that_names_no_error_gives_nothing() -> None:
+    assert error_excerpt("Command exited with code 1") is None
+    assert error_excerpt("=== RUN TestA\n--- PASS: TestA (0.01s)\nok  pkg 0.2s") is None
+
+
+def test_only_failed_results_count_and_the_newest_three_distinct_are_kept() -> None:
+    messages = [
+        tool_result("ValueError: passing output mentions an error", tool_name="bash"),  # not a failure
+        *(tool_result(f"TypeError: case {n}", tool_name="bash", is_error=True) for n in range(5)),
+        tool_result("TypeError: case 3", tool_name="bash", is_error=True),  # the same error again: once, newest
+    ]
+    assert tool_errors(messages) == [("bash", "TypeError: case 2"), ("bash", "TypeError: case 4"),
+                                     ("bash", "TypeError: case 3")]
+
+
+def test_an_error_the_summary_quotes_is_not_added_again() -> None:
+    quoted = "## Critical Context\n- `KeyError: 'shard_weight'`\n"
+    summary = structured_summary("fix").replace("## Critical Context\n", quoted)
+    assert add_missing_errors(summary, [("bash", "KeyError: 'shard_weight'")]) == (summary, [])
+
+
+def test_a_missing_error_goes_under_critical_context_word_for_word() -> None:
+    summary = structured_summary("fix")
+    added, errors = add_missing_errors(summary, [("bash", GO_ERROR)])
+    assert errors == [GO_ERROR]
+    assert added.endswith(f"## Critical Context\n- Error from bash: {GO_ERROR}")
+
+
+def test_a_compaction_adds_the_error_its_summary_left_out_and_records_it(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    write_session(path, chain(
+        user("Make the shard map faster."),
+        assistant(tool_calls=[tool_call("bash", {"command": "go test ./..."}, "call-1")]),
+        tool_result(GO_PANIC, tool_call_id="call-1", tool_name="bash", is_error=True),
+        assistant("Fixed the nil map. " + sized(600)),
+        user("Good. " + sized(300)),
+        assistant("Done. " + sized(300)),
+    ))
+    store = SessionStore.open(path, str(tmp_path), 0)
+    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("shard map"))
+    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
+    entry = [e for e in store.branch() if e.get("type") == "compaction"][-1]
+    assert f"- Error from bash: {GO_ERROR}" in str(entry["summary"])
+    assert {"action": "errorsAdded", "errors": [GO_ERROR]} in entry["details"]["qualityGate"]
+    assert len(model.history) == 1  # no model request for it
