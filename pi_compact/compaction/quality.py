@@ -1,7 +1,9 @@
 """The summary quality gate: what a new summary must keep, and what it changed (pure).
 
 ``gate_problems`` checks a model summary before any compaction entry is written; ``merge_back`` puts
-forgotten carried items back; ``summary_diff`` is what ``/summary --diff`` shows.
+forgotten carried items back; ``better_answer`` chooses between an answer and its retry, and
+``fill_sections`` gives a section left as placeholders the history's own account; ``summary_diff`` is
+what ``/summary --diff`` shows.
 """
 
 from __future__ import annotations
