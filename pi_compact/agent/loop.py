@@ -146,10 +146,11 @@ def refuse_tool_calls(
 # call is the fourth, so a stuck model is stopped within four requests.
 REPEAT_LIMIT = 4
 # A model can also go round a few calls (edit a, edit b, edit c, edit a, ...): the embedded model did so
-# for 60 requests after a compaction, each edit failing the same way. A cycle of up to this many calls,
-# made REPEAT_LIMIT times in a row with the same arguments, is stopped as one repeated call is. (An
-# edit-and-test cycle that makes progress changes its edit's arguments, so it is not a cycle.)
-CYCLE_LIMIT = 4
+# for 60 requests after a compaction, round three and then five files, each edit failing the same way. A
+# cycle of up to this many calls, made REPEAT_LIMIT times in a row with the same arguments, is stopped as
+# one repeated call is. (An edit-and-test cycle that makes progress changes its edit's arguments, so it
+# is not a cycle.)
+CYCLE_LIMIT = 8
 
 
 @dataclass(frozen=True)

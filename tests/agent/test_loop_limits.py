@@ -84,3 +84,13 @@ def test_an_edit_and_test_cycle_that_changes_its_edit_runs_on(tmp_path: Path) ->
     final = h.session.prompt("Fix it.")
     assert final is not None and final["stopReason"] == "stop"
     assert len(h.agent_requests()) == 13 and h.session.loop_stop is None
+
+
+def test_a_cycle_of_five_failing_edits_is_stopped_too(tmp_path: Path) -> None:
+    names = ("shard", "refill", "store", "store/quota", "store/refill")
+    edits = [ScriptedReply(tool_calls=(ScriptedCall("edit", {"path": f"{n}.py", "oldText": "a", "newText": "b"}),))
+             for n in names]
+    h = make_model_harness(tmp_path, *(edits * 6), "Done.")
+    h.session.prompt("Carry on.")
+    assert len(h.agent_requests()) == 20
+    assert h.session.loop_stop is not None and h.session.loop_stop.repeated == "edit store/refill.py"
