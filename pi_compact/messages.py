@@ -75,7 +75,8 @@ def bash_execution_text(message: Message) -> str:
     return text
 
 
-def _text_user(text: str, timestamp: Any) -> dict[str, Any]:
+def user_text_message(text: str, timestamp: Any = 0) -> dict[str, Any]:
+    """A user message of one text block."""
     return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
 
 
@@ -95,7 +96,7 @@ def _llm_message(message: Message) -> Message | None:
     if role == "bashExecution":
         if message.get("excludeFromContext"):
             return None
-        return _text_user(bash_execution_text(message), timestamp)
+        return user_text_message(bash_execution_text(message), timestamp)
     if role == "custom":
         content = message.get("content")
         if isinstance(content, str):
@@ -103,10 +104,10 @@ def _llm_message(message: Message) -> Message | None:
         return {"role": "user", "content": content if content is not None else [], "timestamp": timestamp}
     if role == "branchSummary":
         text = BRANCH_SUMMARY_PREFIX + str(message.get("summary", "")) + BRANCH_SUMMARY_SUFFIX
-        return _text_user(text, timestamp)
+        return user_text_message(text, timestamp)
     if role == "compactionSummary":
         text = COMPACTION_SUMMARY_PREFIX + str(message.get("summary", "")) + COMPACTION_SUMMARY_SUFFIX
-        return _text_user(text, timestamp)
+        return user_text_message(text, timestamp)
     return None
 
 

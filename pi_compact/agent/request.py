@@ -15,11 +15,16 @@ from pi_compact.agent.tools import Tool
 from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.llm.protocol import ChatRequest, ToolSpec, empty_usage, fixed_text
-from pi_compact.messages import Message
+from pi_compact.messages import Message, user_text_message
 from pi_compact.session.history import RECALL_TOOL
 from pi_compact.session.pins import Pin, PinTracker, with_pins
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
+
+
+def tool_specs(tools: Sequence[Tool]) -> list[ToolSpec]:
+    """The tools as a request offers them to the model."""
+    return [ToolSpec(t.name, t.description, t.parameters) for t in tools]
 
 
 def build_request(
@@ -31,7 +36,7 @@ def build_request(
 
     ``recalled``: original excerpts chosen by automatic recall (``agent.compaction.recall``), sent after
     the context as one user message for this request only (the session file records them)."""
-    specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+    specs = tool_specs(tools)
     recall = any(spec.name == RECALL_TOOL for spec in specs)
     llm_messages = with_recall_hint(messages, recall)
     if recalled:
@@ -45,8 +50,7 @@ def request_overhead(system_prompt: str, tools: Sequence[Tool], pins: Sequence[P
     """What every request carries besides the conversation (the system prompt with the pins, the tool
     definitions), estimated as a message is: providers count it in their usage, so an estimated context
     size must too, or it reads low right after a compaction (and on a fresh session, 0)."""
-    text = fixed_text(with_pins(system_prompt, pins), tools)
-    return estimate({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0})
+    return estimate(user_text_message(fixed_text(with_pins(system_prompt, pins), tool_specs(tools))))
 
 
 class Requests:

@@ -165,18 +165,27 @@ def merge_back(summary: str, missing: Mapping[str, Sequence[str]]) -> str:
     return append_items(summary, {h: [f"- {item} {CARRIED_MARK}" for item in lost] for h, lost in missing.items()})
 
 
+def _section_span(lines: Sequence[str], heading: str) -> tuple[int, int] | None:
+    """(the heading's line, the line after its section) in ``lines``; None when it has no such heading."""
+    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
+    if start is None:
+        return None
+    end = start + 1
+    while end < len(lines) and not lines[end].strip().startswith(("## ", "---")):
+        end += 1
+    return start, end
+
+
 def append_items(summary: str, lines_by_heading: Mapping[str, Sequence[str]]) -> str:
     """``summary`` with the given lines appended at the end of each heading's section (the section is
     added when missing; a "(none)" line there goes)."""
     lines = summary.splitlines()
     for heading, added in lines_by_heading.items():
-        start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
-        if start is None:
+        span = _section_span(lines, heading)
+        if span is None:
             lines += ["", heading, *added]
             continue
-        end = start + 1
-        while end < len(lines) and not lines[end].strip().startswith(("## ", "---")):
-            end += 1
+        start, end = span
         while end > start + 1 and not lines[end - 1].strip():
             end -= 1
         # A "(none)" line would contradict the items now under it.
@@ -191,14 +200,11 @@ def fill_sections(summary: str, bodies: Mapping[str, str]) -> tuple[str, list[st
     lines = summary.splitlines()
     filled = [heading for heading in placeholder_sections(summary) if heading in bodies]
     for heading in filled:
-        start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
-        if start is None:
+        span = _section_span(lines, heading)
+        if span is None:
             lines += ["", heading, *bodies[heading].splitlines()]
             continue
-        end = start + 1
-        while end < len(lines) and not lines[end].strip().startswith(("## ", "---")):
-            end += 1
-        lines[start + 1 : end] = [*bodies[heading].splitlines(), ""]
+        lines[span[0] + 1 : span[1]] = [*bodies[heading].splitlines(), ""]
     return "\n".join(lines).rstrip() + "\n" if filled else summary, filled
 
 

@@ -20,7 +20,7 @@ from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import EXACT_VALUES, HISTORY_FORMAT, REJECTED_INTRO, TURN_PREFIX_FORMAT
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.llm.protocol import ChatRequest, fixed_text
-from pi_compact.messages import Message
+from pi_compact.messages import Message, user_text_message
 
 # The model has the tools of the conversation in front of it and was just working: say first that
 # this message ends the work, or a small model carries on with the task.
@@ -86,10 +86,6 @@ def turn_instruction(instructions: str | None) -> str:
     return f"{_TURN}\n\nAdditional focus: {instructions}" if instructions else _TURN
 
 
-def _as_message(text: str, timestamp: int = 0) -> Message:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
-
-
 @dataclass(frozen=True)
 class PrefixShape:
     """The last chat request and the two prefixes of it a compaction may ask on top of."""
@@ -101,7 +97,7 @@ class PrefixShape:
     def ask(self, prefix: Sequence[Message], text: str, max_tokens: int) -> ChatRequest:
         """The summary request: ``prefix`` as sent, then ``text`` as one user message; the rest of the
         request (system prompt, tools, thinking, cache retention, session id) as the chat request's."""
-        message = _as_message(text, prefix[-1].get("timestamp", 0) if prefix else 0)
+        message = user_text_message(text, prefix[-1].get("timestamp", 0) if prefix else 0)
         # With thinking on, the output cap is left to the model layer, as for the chat request: a
         # different thinking budget would make Anthropic drop the cached messages (only the system
         # prompt and tools survive a change of thinking settings).
@@ -113,7 +109,7 @@ class PrefixShape:
         messages than the prefix fitted, but it may have asked for fewer output tokens.)"""
         # The system prompt and tools estimated as the agent counts them in a context's size.
         fixed = fixed_text(self.request.system, self.request.tools)
-        size = sum(estimate_tokens_auto(m) for m in (_as_message(fixed), *prefix, _as_message(text)))
+        size = sum(estimate_tokens_auto(m) for m in (user_text_message(fixed), *prefix, user_text_message(text)))
         return size + max_tokens <= context_window
 
 

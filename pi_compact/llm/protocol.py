@@ -66,16 +66,7 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
 
-class _Described(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def parameters(self) -> Mapping[str, Any]: ...
-
-
-def fixed_text(system: str, tools: Sequence[_Described]) -> str:
+def fixed_text(system: str, tools: Sequence[ToolSpec]) -> str:
     """What a request carries besides its messages (the system prompt, the tool definitions) as one
     text, for estimating its size the one way (providers count it in their usage)."""
     specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
