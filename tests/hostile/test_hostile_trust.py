@@ -17,16 +17,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_harness import make_model_harness
+from rich.console import Console
 from scripted_server import Reply, ScriptedServer
 from typer.testing import CliRunner
 
 from pi_compact.cli.typer_app import build_app
 from pi_compact.cli.wiring import build_runtime
+from pi_compact.llm.protocol import ModelInfo
 from pi_compact.llm.redact import redact
 from pi_compact.options import AppOptions
-from pi_compact.settings.files import load_settings
+from pi_compact.settings import ModelOverride, Settings
+from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, load_settings
+from pi_compact.settings.report import settings_items
 from pi_compact.settings.trust import Claim, TrustPolicy, claims
 from pi_compact.settings.trust_store import store_path
+from pi_compact.ui.status import settings_table
 from pi_compact.ui.trust_prompt import ask
 
 MODEL = "openai/scripted"
@@ -225,3 +231,13 @@ def test_a_password_in_api_base_is_never_printed_nor_stored_in_the_session(
     stored = session.read_text()
     assert "[redacted]@127.0.0.1" in stored and "hunter2secret" not in stored
     assert os.path.getsize(session) > 0
+
+
+def test_settings_command_does_not_show_a_password_in_api_base(tmp_path: Path) -> None:
+    settings = Settings(models=((MODEL, ModelOverride(api_base="http://bob:hunter2secret@proxy:8080/v1")),))
+    harness = make_model_harness(tmp_path, settings=settings, info=ModelInfo("local", "local", 16_384, 1_024))
+    loaded = LoadedSettings(settings, (), {key: DEFAULT_SOURCE for key, _ in settings_items(settings)})
+    console = Console(record=True, width=240)
+    console.print(settings_table(loaded, AppOptions(cwd=harness.cwd), harness.session, "local"))
+    shown = console.export_text()
+    assert "http://[redacted]@proxy:8080/v1" in shown and "hunter2secret" not in shown
