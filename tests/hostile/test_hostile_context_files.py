@@ -138,3 +138,11 @@ def test_a_project_settings_file_linked_to_a_device_pipe_or_outside_is_ignored_w
     loaded = load_settings(project)
     assert loaded.settings.compaction.reserve_tokens == 16384
     assert len(loaded.warnings) == 1 and loaded.warnings[0].startswith(f"Ignoring settings file {settings}: ")
+
+
+def test_an_agents_md_over_the_size_cap_is_not_read(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "AGENTS.md").write_bytes(b"x" * (1024 * 1024 + 1))
+    reports: list[str] = []
+    assert project_instructions(project, reports.append) is None
+    assert len(reports) == 1 and "more than the 1,048,576 allowed" in reports[0]
