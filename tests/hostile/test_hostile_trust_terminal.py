@@ -1,14 +1,16 @@
-"""The trust question in a real terminal (tmux) shows a long ``apiBase`` whole, and a change past where
-the old question cut it (117 characters) is asked about again at the next start (issue 30, finding 1)."""
+"""In a real terminal (tmux): the trust question shows a long ``apiBase`` whole, and a change past where
+the old question cut it (117 characters) is asked about again at the next start (issue 30, finding 1);
+an ``AGENTS.md`` linked to the terminal or a named pipe neither stalls start-up nor is read (finding 4)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
-from scripted_server import ScriptedServer
+from scripted_server import Reply, ScriptedServer
 from terminal_harness import CLI, LONG, Terminal
 
 pytestmark = [
@@ -67,5 +69,32 @@ def test_a_long_api_base_is_shown_whole_and_a_change_past_the_old_cut_is_asked_a
         assert _shown_value(screen)[0] == KEY + json.dumps(CHANGED)
         term.type("i")
         term.wait_for("pi>", timeout=LONG)
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize("target", ["/dev/stdin", "fifo"])
+def test_an_agents_md_linked_to_the_terminal_or_a_pipe_does_not_stall_start_up(
+    tmp_path: Path, scripted_server: ScriptedServer, target: str
+) -> None:
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not installed (pip install -e .)")
+    project = tmp_path / "project"
+    project.mkdir()
+    if target == "fifo":
+        os.mkfifo(project / "AGENTS.md")
+    else:
+        (project / "AGENTS.md").symlink_to(target)  # the terminal itself: reading it would eat the user's keys
+    term = Terminal(tmp_path, scripted_server)
+    try:
+        term.wait_for("pi>", timeout=LONG)
+        scripted_server.enqueue(Reply(text="the reply"))
+        since = term.mark()
+        term.type("hello")
+        screen = term.wait_for("the reply", timeout=LONG, since=since)
+        everything = term.screen() + (tmp_path / "stderr").read_text()
+        assert everything.count(f"Not reading {project / 'AGENTS.md'}") == 1, screen
+        system = [m for m in scripted_server.requests[-1]["messages"] if m["role"] in ("system", "developer")]
+        assert "Project instructions" not in json.dumps(system)
     finally:
         term.close()
