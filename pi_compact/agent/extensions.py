@@ -1,6 +1,7 @@
 """Python extensions hooking into compaction and tree moves (pi's session_before_compact / session_compact /
 session_before_tree; the README's "Extensions" shows what each handler receives and may answer).
 
+A project's extension loads only with the content the user trusted (``load_extensions``' ``expected``).
 Handlers run in load order (global, project, ``--extension``); the last non-None answer wins and a cancel
 stops at once, as in pi. A handler that raises is reported and skipped, so the default behaviour goes on.
 """
@@ -17,6 +18,7 @@ from typing import Any, Protocol, TypeVar
 from pi_compact.agent.compaction.navigator import BeforeTreeEvent, TreeDecision
 from pi_compact.agent.compaction.pipeline import BeforeCompactEvent, HookDecision
 from pi_compact.compaction.summarize import CompactionResult
+from pi_compact.project_files import content_hash, read_file
 from pi_compact.session.entries import Entry
 
 Report = Callable[[str], None]
@@ -40,16 +42,30 @@ def discover(agent_dir: Path, cwd: Path, explicit: Iterable[Path] = ()) -> list[
     return found
 
 
-def load_extensions(paths: Iterable[Path], report: Report) -> list[Extension]:
-    """Import each file; a file that fails to import is reported and left out."""
+def load_extensions(
+    paths: Iterable[Path], report: Report, expected: Mapping[Path, str] | None = None
+) -> list[Extension]:
+    """Import each file; a file that fails to import is reported and left out.
+
+    A path in ``expected`` loads only when its content has that SHA-256 (what the user trusted); the bytes
+    checked are the bytes run, read once, so the file cannot change between the check and the import.
+    """
     loaded: list[Extension] = []
     for index, path in enumerate(paths):
+        outcome = read_file(path)
+        if outcome.data is None:
+            report(f"Extension {path} is skipped: {outcome.reason or 'it does not exist'}.")
+            continue
+        if expected is not None and path in expected and content_hash(outcome.data) != expected[path]:
+            report(f"Extension {path} changed since you trusted this project; it is skipped. Start again to be "
+                   "asked about the new content.")
+            continue
         try:
             spec = importlib.util.spec_from_file_location(f"pi_compact_extension_{index}_{path.stem}", path)
-            if spec is None or spec.loader is None:
+            if spec is None:
                 raise ImportError("not a Python file")
             module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            exec(compile(outcome.data, str(path), "exec"), module.__dict__)  # noqa: S102 - the user's trusted code
         except Exception as exc:  # noqa: BLE001 - any failure of user code is reported, never fatal
             report(f"Extension {path} failed to load and is skipped: {type(exc).__name__}: {exc}")
             continue

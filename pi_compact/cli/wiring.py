@@ -184,13 +184,23 @@ def open_store(
     return SessionStore.create(path, cwd, now_ms(), session_id=session_id, hold=True)
 
 
-def project_instructions(cwd: Path) -> str | None:
-    """AGENTS.md from the project root (the cwd), if present."""
+def project_instructions(cwd: Path, report: Callable[[str], None]) -> str | None:
+    """AGENTS.md from the project root (the cwd), if present: it goes to the provider in the system prompt,
+    so only a regular file inside the project is read (never a link to ``/proc/self/environ``, a key
+    file, a device or a pipe), up to a size cap; bytes that are not UTF-8 are replaced. Each problem is
+    one line through ``report``."""
+    from pi_compact.project_files import decode, read_file
+
     candidate = cwd / "AGENTS.md"
-    try:
-        return candidate.read_text(encoding="utf-8")
-    except OSError:
+    outcome = read_file(candidate, inside=(cwd,))
+    if outcome.data is None:
+        if outcome.reason:
+            report(f"Not reading {candidate}: {outcome.reason}.")
         return None
+    text, problem = decode(outcome.data, candidate)
+    if problem:
+        report(problem)
+    return text
 
 
 @dataclass(frozen=True)
@@ -225,16 +235,22 @@ def build_runtime(
         model_factory(options, settings, report=lambda text: emit(Notice(text, "info"))))
     tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)
-    if not settings.project_extensions:  # an untrusted project's .pi/extensions/ (settings.trust) never loads
-        project = set(extension_files(options.cwd)) - set(options.extensions)
-        extension_paths = [p for p in extension_paths if p not in project]
+    # A project's .pi/extensions/ file loads only as trusted (settings.trust): its name and the SHA-256 of
+    # its content; one added since the question stays out, one changed is refused by load_extensions.
+    trusted = dict(settings.project_extensions)
+    project = set(extension_files(options.cwd)) - set(options.extensions)
+    for path in sorted(p for p in project if p.name not in trusted and settings.project_extensions):
+        report(f"Extension {path} was added since you trusted this project; it is skipped. Start again to be "
+               "asked about it.")
+    extension_paths = [p for p in extension_paths if p not in project or p.name in trusted]
+    expected = {p: trusted[p.name] for p in project if p.name in trusted}
 
     for path in options.extensions:
         if not Path(path).is_file():
             raise UsageError(f"Extension file {path} does not exist.")
-    hooks = ExtensionHooks(load_extensions(extension_paths, report), report) if extension_paths else None
+    hooks = ExtensionHooks(load_extensions(extension_paths, report, expected), report) if extension_paths else None
     prompt = build_system_prompt(str(options.cwd), date.today(), [t.name for t in tools],
-                                 project_instructions(options.cwd))
+                                 project_instructions(options.cwd, report))
     session = AgentSession(store=store, model=chat_model, settings=settings, tools=tools, system_prompt=prompt,
                            cwd=options.cwd, emit=emit, hooks=hooks, auto_compact=options.auto_compact,
                            make_summarizer=summarizer_factory(options, lambda text: emit(Notice(text, "info"))),

@@ -4,8 +4,9 @@
 and every environment variable whose name ends in ``_API_KEY``, ``_TOKEN``, ``_SECRET``,
 ``_ACCESS_KEY`` or ``_PASSWORD`` (OPENAI_API_KEY, HF_TOKEN, AWS_SECRET_ACCESS_KEY...). Values shorter
 than ``MIN_SECRET_LENGTH`` are left alone: replacing "true" or "1" everywhere would garble messages
-and hide nothing. ``redact(text, secrets)`` replaces each occurrence, and any ``Bearer <token>``, with
-``REDACTED``. Pure: the environment is a parameter.
+and hide nothing. ``redact(text, secrets)`` replaces each occurrence, any ``Bearer <token>`` and the
+user-info part of any URL (``http://user:password@host`` becomes ``http://[redacted]@host``: an
+``apiBase`` may carry a proxy's password) with ``REDACTED``. Pure: the environment is a parameter.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ MIN_SECRET_LENGTH = 8
 _SECRET_NAME_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY", "_PASSWORD")
 # A bearer credential is a secret whatever its origin (a key from a file, a proxy's own token).
 _BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+# ``scheme://userinfo@``: greedy up to the authority's last "@" (a password may hold a raw "@"), never past
+# the end of the authority (``/``, ``?``, ``#``), whitespace or a quote.
+_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^\s/?#'\"<>@]*(?:@[^\s/?#'\"<>@]*)*@", re.IGNORECASE)
 
 
 def known_secrets(explicit: Iterable[str | None], environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -29,7 +33,8 @@ def known_secrets(explicit: Iterable[str | None], environ: Mapping[str, str]) ->
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret and bearer token replaced by ``REDACTED``."""
+    """``text`` with every secret, bearer token and URL user-info replaced by ``REDACTED``."""
     for secret in secrets:
         text = text.replace(secret, REDACTED)
+    text = _USERINFO.sub(lambda match: match.group(1) + REDACTED + "@", text)
     return _BEARER.sub(lambda match: match.group(1) + REDACTED, text)

@@ -9,6 +9,8 @@ Contract:
   the file and key; it is dropped so the same key from the other file, or the default, applies.
   An unknown key (a typo such as ``keepRecentToken``) yields one warning with a did-you-mean.
 - Invalid CLI overrides raise ``UsageError``: the user typed them just now, so failing is clearer.
+- The project file is read only as a regular file inside the project, up to a size cap (a link to
+  ``/dev/zero`` or ``/dev/stdin`` is refused with one warning, never read).
 - The project file's risky keys (``settings.trust``) apply only to a trusted directory; an ``approve``
   weaker than the global one never applies. ``LoadedSettings.trusted`` keeps the decision for reloads.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -25,6 +27,7 @@ from typing import Any
 
 from pi_compact.errors import UsageError
 from pi_compact.paths import PathLike, global_settings_path, project_settings_path
+from pi_compact.project_files import read_file
 from pi_compact.settings.report import settings_items
 from pi_compact.settings.schema import (
     KEYS,
@@ -37,7 +40,14 @@ from pi_compact.settings.schema import (
     model_key,
     parse_settings,
 )
-from pi_compact.settings.trust import TrustPolicy, claims, decide, strictest_approve, without_claims
+from pi_compact.settings.trust import (
+    TrustPolicy,
+    claims,
+    decide,
+    strictest_approve,
+    trusted_extensions,
+    without_claims,
+)
 from pi_compact.settings.unknown_keys import unknown_key_warnings
 from pi_compact.settings.values import Settings
 
@@ -63,15 +73,19 @@ def _problem_warning(path: Path, problem: SettingProblem) -> str:
     return f"Ignoring {problem.key} in {path}: expected {problem.expected}, got {problem.got}."
 
 
-def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """One file's checked settings and its warnings; a missing, unreadable or malformed file is ``{}``."""
+def read_settings_file(path: Path, inside: Sequence[PathLike] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """One file's checked settings and its warnings; a missing, unreadable or malformed file is ``{}``.
+
+    ``inside``: the folders the file's real path must lie in (a project's own); a link out of them, a
+    device or pipe, or a file over ``project_files.DEFAULT_CAP`` is not read (``project_files.read_file``).
+    """
+    outcome = read_file(path, inside=inside)
+    if outcome.data is None:
+        return {}, [f"Ignoring settings file {path}: {outcome.reason}."] if outcome.reason else []
     try:
-        text = path.read_text(encoding="utf-8-sig")  # pi strips a byte-order mark too
-    except FileNotFoundError:
-        return {}, []
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return {}, [f"Ignoring settings file {path}: it cannot be read ({reason})."]
+        text = outcome.data.decode("utf-8-sig")  # pi strips a byte-order mark too
+    except UnicodeDecodeError as exc:
+        return {}, [f"Ignoring settings file {path}: it cannot be read ({exc})."]
     if not text:
         return {}, []
     try:
@@ -163,24 +177,26 @@ def load_settings(
     scopes = [global_path] if global_path == project_path else [global_path, project_path]
     trusted = True
     accepted: tuple[str, ...] = ()
+    extensions: tuple[tuple[str, str], ...] = ()
     for path in scopes:
-        clean, file_warnings = read_settings_file(path)
+        clean, file_warnings = read_settings_file(path, (cwd,) if path == project_path else None)
         warnings.extend(file_warnings)
         if path == project_path and path != global_path:
             weaker = strictest_approve(merged, clean, path)
             warnings.extend([weaker] if weaker else [])
-            verdict = decide(cwd, claims(clean, cwd), trust or TrustPolicy())
+            found = claims(clean, cwd)
+            verdict = decide(cwd, found, trust or TrustPolicy())
             trusted, accepted = verdict.trusted, verdict.accepted
             warnings.extend([verdict.note] if verdict.note else [])
-            clean = clean if trusted else without_claims(clean, merged)
+            extensions = trusted_extensions(found) if trusted else ()
+            clean = clean if trusted else without_claims(clean)
         merged = merge_settings(merged, clean)
         labels = merge_settings(labels, _labels(clean, os.fspath(path)))
     for name, value in overrides.items():
         _set_leaf(merged, KEYS_BY_NAME[name].path, value)
     settings, leftover = parse_settings(merged)
     warnings.extend(leftover)  # empty in practice: every scope was checked before merging
-    if not trusted:
-        settings = replace(settings, project_extensions=False)
+    settings = replace(settings, project_extensions=extensions)
     sources = _sources(settings, merged, labels, overrides)
     return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources), accepted)
 

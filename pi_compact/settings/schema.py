@@ -259,17 +259,28 @@ def merge_settings(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict
     For each top-level key of ``override`` (null or absent ones are skipped), two objects become the
     shallow spread ``{**base[key], **override[key]}``; anything else (numbers, strings, arrays) replaces.
     So ``retry.provider`` from a project file replaces the global ``retry.provider`` object entirely.
+    One exception, ``models`` (our key, not pi's): an entry merges field by field, so a project that only
+    sets ``contextWindow`` keeps the user's ``apiBase`` for that model instead of dropping it.
     """
     result = dict(base)
     for key, value in override.items():
         if value is None:
             continue
         current = result.get(key)
-        if isinstance(current, Mapping) and isinstance(value, Mapping):
+        if key == "models" and isinstance(current, Mapping) and isinstance(value, Mapping):
+            both = {**current, **value}
+            result[key] = {name: _merged_entry(current.get(name), entry) for name, entry in both.items()}
+        elif isinstance(current, Mapping) and isinstance(value, Mapping):
             result[key] = {**current, **value}
         else:
             result[key] = value
     return result
+
+
+def _merged_entry(base_entry: Any, entry: Any) -> Any:
+    if isinstance(base_entry, Mapping) and isinstance(entry, Mapping):
+        return {**base_entry, **entry}
+    return entry
 
 
 def lookup(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:

@@ -4,10 +4,16 @@ and whether they apply.
 Contract:
 - Risky (``claims``): a ``models.<name>`` field other than ``contextWindow``/``maxTokens`` (``apiBase``
   and anything key- or header-like: where the user's API key and conversation go), ``compaction.model``
-  (where every summary request goes), ``localModelPath`` (a model file of the repository's choosing) and
-  every ``.pi/extensions/*.py`` (code run at start). Every other key is safe and applies without asking.
+  (where every summary request goes), ``localModelPath`` (a model file of the repository's choosing),
+  ``sessionDir`` and every ``.pi/extensions/*.py`` (code run at start). Every other key is safe and applies
+  without asking.
 - ``approve`` in a project file can only make approval stricter than the global value (or the default):
   a weaker one never applies, trusted or not; ``strictest_approve`` drops it with a warning.
+- A claim is shown whole (``Claim.shown``: the full value as ASCII JSON, never cut), and what is trusted
+  is exactly that: the remembered fingerprint and a run's ``accepted`` cover every claim's full value, and
+  an extension's claim carries the SHA-256 of its content, so a changed value or file is asked about again.
+- ``sessionDir`` is risky too: a project could have the transcripts (tool output, file contents) written
+  into its own worktree, to be committed and pushed.
 - ``decide`` says whether the claims apply: ``--trust-project``, else a remembered answer
   (``trust_store``), else the question (``TrustPolicy.ask``, only where someone can answer), else not.
 - Settings are resolved once, before any model is built, so nothing untrusted ever reaches a request.
@@ -22,22 +28,30 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_compact.paths import PROJECT_CONFIG_DIR, PathLike
+from pi_compact.project_files import content_hash, read_file
 from pi_compact.settings.schema import model_key
 from pi_compact.settings.trust_store import remember, remembered, store_path
 
 Answer = Literal["trust", "once", "ignore", "skip"]  # "skip": ignore this time, remember nothing
 SAFE_MODEL_FIELDS = frozenset({"contextWindow", "maxTokens"})
-RISKY_KEYS: tuple[tuple[str, ...], ...] = (("compaction", "model"), ("localModelPath",))
+RISKY_KEYS: tuple[tuple[str, ...], ...] = (("compaction", "model"), ("localModelPath",), ("sessionDir",))
 APPROVE_ORDER = {"none": 0, "edits": 1, "all": 2}
 HOW_TO_TRUST = "run with --trust-project to use them, or answer the trust question in the terminal"
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One risky thing a project wants: its key (or extension file) and a short rendering of the value."""
+    """One risky thing a project wants: its key (or extension file) and the whole value as shown; an
+    extension's claim also carries the SHA-256 of the content it was shown for (``digest``)."""
 
     key: str
     shown: str
+    digest: str | None = None
+
+    @property
+    def canonical(self) -> str:
+        """What trusting this claim remembers: the key and the whole value, unambiguously."""
+        return json.dumps([self.key, self.shown], ensure_ascii=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -57,12 +71,22 @@ class Verdict:
 
     trusted: bool
     note: str | None = None
-    accepted: tuple[str, ...] = ()  # the claims trusted, as "key=value" strings
+    accepted: tuple[str, ...] = ()  # the claims trusted, as ``Claim.canonical`` strings
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=True)  # ASCII: a value shown at the question cannot repaint it
-    return text if len(text) <= 120 else text[:117] + "..."
+    # The whole value, never cut: a cut would let a change past it through unasked. ASCII: a value shown at
+    # the question cannot repaint it; sorted keys: the same value always reads (and fingerprints) the same.
+    return json.dumps(value, ensure_ascii=True, sort_keys=True)
+
+
+def _extension_claim(path: Path) -> Claim:
+    key = f"{PROJECT_CONFIG_DIR}/extensions/{path.name}"
+    outcome = read_file(path)
+    if outcome.data is None:  # it will not load either (``agent.extensions`` reads it the same way)
+        return Claim(key, f"not loaded: {outcome.reason or 'it is gone'}")
+    digest = content_hash(outcome.data)
+    return Claim(key, f"runs Python code at start ({len(outcome.data):,} bytes, SHA-256 {digest})", digest)
 
 
 def extension_files(cwd: PathLike) -> list[Path]:
@@ -89,30 +113,31 @@ def claims(project: Mapping[str, Any], cwd: PathLike) -> tuple[Claim, ...]:
             node = node.get(part) if isinstance(node, Mapping) else None
         if node is not None:
             found.append(Claim(".".join(path), _shown(node)))
-    found.extend(Claim(f"{PROJECT_CONFIG_DIR}/extensions/{p.name}", "runs Python code at start")
-                 for p in extension_files(cwd))
+    found.extend(_extension_claim(p) for p in extension_files(cwd))
     return tuple(found)
 
 
-def _kept_entry(entry: Any, base_entry: Any) -> Any:
-    """A project's ``models`` entry without its risky fields; the global entry's risky fields stay, as
-    pi's merge would otherwise drop them with the whole global entry."""
+def trusted_extensions(found: Iterable[Claim]) -> tuple[tuple[str, str], ...]:
+    """The extension files among trusted claims, as (file name, SHA-256): only these, with exactly this
+    content, may load (``Settings.project_extensions``)."""
+    return tuple((claim.key.rsplit("/", 1)[-1], claim.digest) for claim in found if claim.digest is not None)
+
+
+def _safe_entry(entry: Any) -> Any:
+    """A project's ``models`` entry without its risky fields (the global entry's fields stay: entries merge
+    field by field, ``schema.merge_settings``)."""
     if not isinstance(entry, Mapping):
         return entry
-    base = base_entry if isinstance(base_entry, Mapping) else {}
-    kept = {k: v for k, v in base.items() if k not in SAFE_MODEL_FIELDS}
-    return {**kept, **{k: v for k, v in entry.items() if k in SAFE_MODEL_FIELDS}}
+    return {k: v for k, v in entry.items() if k in SAFE_MODEL_FIELDS}
 
 
-def without_claims(project: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of a project's checked settings with every risky key removed; ``base`` is what the project
-    merges onto (the global settings). Extensions are left to ``Settings.project_extensions``."""
+def without_claims(project: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a project's checked settings with every risky key removed. Extensions are left to
+    ``Settings.project_extensions``."""
     tree = dict(project)
     models = tree.get("models")
     if isinstance(models, Mapping):
-        base_models = base.get("models")
-        base_models = base_models if isinstance(base_models, Mapping) else {}
-        tree["models"] = {name: _kept_entry(entry, base_models.get(name)) for name, entry in models.items()}
+        tree["models"] = {name: _safe_entry(entry) for name, entry in models.items()}
     for path in RISKY_KEYS:
         if len(path) == 1:
             tree.pop(path[0], None)
@@ -135,7 +160,7 @@ def strictest_approve(global_tree: Mapping[str, Any], project: dict[str, Any], p
 def decide(cwd: PathLike, found: Iterable[Claim], policy: TrustPolicy) -> Verdict:
     """Whether ``found`` (a project's claims) apply under ``policy``; asks at most once."""
     found = tuple(found)
-    keys = [f"{claim.key}={claim.shown}" for claim in found]
+    keys = [claim.canonical for claim in found]
     if not found or policy.flag or set(keys) <= set(policy.accepted):
         return Verdict(True, accepted=tuple(keys))
     answer: Answer | None = remembered(cwd, keys)
@@ -159,5 +184,5 @@ def decide(cwd: PathLike, found: Iterable[Claim], policy: TrustPolicy) -> Verdic
 
 __all__ = [
     "HOW_TO_TRUST", "SAFE_MODEL_FIELDS", "Answer", "Claim", "TrustPolicy", "Verdict", "claims", "decide",
-    "extension_files", "strictest_approve", "without_claims",
+    "extension_files", "strictest_approve", "trusted_extensions", "without_claims",
 ]

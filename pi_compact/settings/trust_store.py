@@ -1,11 +1,14 @@
 """The remembered answers to the project trust question, one per directory, in the user's config.
 
 Contract:
-- The file is ``<agent dir>/pi-compact-trust.json``: ``{"version": 1, "projects": {resolved path:
+- The file is ``<agent dir>/pi-compact-trust.json``: ``{"version": 2, "projects": {resolved path:
   {"answer": "trust" | "ignore", "claims": fingerprint}}}``. It is written 0600 (atomically: a temporary
   file renamed over it), in a 0700 directory when the directory has to be created.
-- A remembered "trust" holds only for the claims it was given for (``fingerprint``): when the project's
-  risky settings change (a ``git pull``), the question is asked again.
+- A remembered "trust" holds only for the claims it was given for (``fingerprint``: a SHA-256 of every
+  claim's key and whole value, extension files by the SHA-256 of their content): when the project's risky
+  settings or extensions change (a ``git pull``), the question is asked again.
+- Version 1 fingerprinted the values as shown, cut at 120 characters; its "trust" answers never match a
+  version 2 fingerprint (which starts ``v2:``), so such a directory is simply asked again; "ignore" holds.
 - A missing, unreadable or malformed file means "nothing remembered"; reading never writes.
 """
 
@@ -37,9 +40,9 @@ def project_key(cwd: PathLike) -> str:
 
 
 def fingerprint(claims: Iterable[str]) -> str:
-    """A short hash of the risky settings an answer was given for."""
-    digest = hashlib.sha256("\n".join(sorted(claims)).encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()[:32]
+    """The hash of the risky settings an answer was given for (``Claim.canonical`` strings, any order)."""
+    canonical = json.dumps(sorted(claims), ensure_ascii=True, separators=(",", ":"))
+    return "v2:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
 def _read() -> dict[str, Any]:
@@ -70,7 +73,7 @@ def remember(cwd: PathLike, answer: Remembered, claims: Iterable[str]) -> None:
     projects[project_key(cwd)] = {"answer": answer, "claims": fingerprint(claims)}
     path = store_path()
     ensure_private_dir(path.parent)
-    text = json.dumps({"version": 1, "projects": projects}, indent=2, ensure_ascii=True) + "\n"
+    text = json.dumps({"version": 2, "projects": projects}, indent=2, ensure_ascii=True) + "\n"
     fd, temporary = tempfile.mkstemp(prefix=".trust-", dir=path.parent)  # mkstemp creates it 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

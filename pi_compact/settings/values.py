@@ -83,9 +83,9 @@ class Settings:
     # or "long" when PI_CACHE_RETENTION=long (pi has no settings key for it, only the variable).
     cache_retention: str | None = None
     max_turns: int | None = None  # ``maxTurns``: model replies per prompt before the tool loop stops (None: no limit)
-    # Whether ``.pi/extensions/`` of the working directory may load: False when the project is not trusted
-    # (``settings.trust``); not a settings-file key.
-    project_extensions: bool = True
+    # The working directory's ``.pi/extensions/`` files that may load, as (file name, SHA-256 of the content
+    # trusted): only these, with exactly that content (``settings.trust``); not a settings-file key.
+    project_extensions: tuple[tuple[str, str], ...] = ()
 
     def model_override(self, model: str) -> ModelOverride | None:
         """The ``models`` entry for a model string, if the user configured one."""

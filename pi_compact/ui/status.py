@@ -29,6 +29,7 @@ from pi_compact.compaction.tokens import (
     estimate_text_tokens,
 )
 from pi_compact.llm.protocol import ChatModel
+from pi_compact.llm.redact import redact
 from pi_compact.messages import Message
 from pi_compact.options import AppOptions
 from pi_compact.paths import global_settings_path, project_settings_path
@@ -321,7 +322,8 @@ def settings_table(
             window, in_force = fitted[key]
             source = f"fitted to the {window:,}-token window (configured: {json.dumps(value)}, {short_path(source)})"
             value = in_force
-        table.add_row(Text(key), Text(json.dumps(value, ensure_ascii=False)), _source_text(source))
+        # A proxy's password in an apiBase (http://user:secret@host) is not shown, as in error texts.
+        table.add_row(Text(key), Text(redact(json.dumps(value, ensure_ascii=False), ())), _source_text(source))
     enabled_source = loaded.sources.get("compaction.enabled", DEFAULT_SOURCE)
     if not options.auto_compact:
         enabled_source = "CLI flag --no-auto-compact"

@@ -3,12 +3,15 @@
 Contract: ``policy(flag, interactive)`` is the ``TrustPolicy`` for a run: it asks only when the run is
 interactive and both stdin and stdout are a terminal; print mode and piped runs never ask (the risky
 keys are then ignored with one line). ``ask`` shows what the project file wants (control characters
-removed) and reads one answer: ``t`` trust (remembered), ``o`` trust this time, ``i`` ignore its risky
-settings (remembered). End of input or Ctrl-C ignores them this time.
+removed), every value whole: a long one is wrapped onto indented lines, never cut, because what is
+trusted is the whole value (``settings.trust``). It reads one answer: ``t`` trust (remembered), ``o``
+trust this time, ``i`` ignore its risky settings (remembered). End of input or Ctrl-C ignores them this
+time.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -20,13 +23,17 @@ _ANSWERS: dict[str, Answer] = {"t": "trust", "o": "once", "i": "ignore"}
 QUESTION = "Trust this directory? t trust (remembered) · o trust this time · i ignore these settings (remembered): "
 
 
-def ask(cwd: Path, claims: tuple[Claim, ...], stdin: TextIO | None = None, out: TextIO | None = None) -> Answer:
-    """Show the project's risky settings and read the user's answer."""
+def ask(
+    cwd: Path, claims: tuple[Claim, ...], stdin: TextIO | None = None, out: TextIO | None = None,
+    width: int | None = None,
+) -> Answer:
+    """Show the project's risky settings (wrapped to ``width``, default the terminal's) and read the answer."""
     reader, writer = stdin or sys.stdin, out or sys.stdout
     writer.write(f"{clean(str(cwd))}/.pi wants settings that can send your API keys and conversation to another "
                  "server or run code:\n")
+    columns = width or shutil.get_terminal_size((100, 24)).columns
     for claim in claims:
-        writer.write(f"  {clean(claim.key)}: {clean(claim.shown)}\n")
+        writer.write("".join(line + "\n" for line in claim_lines(claim, columns)))
     for _attempt in range(5):
         writer.write(QUESTION)
         writer.flush()
@@ -49,10 +56,20 @@ def _ignored_once(writer: TextIO) -> Answer:
     return "skip"
 
 
+def claim_lines(claim: Claim, width: int) -> list[str]:
+    """One claim as lines of at most ``width - 1`` characters: ``  key: value``, continued on lines indented
+    by four spaces. Every character of the value is on screen, in order; nothing is cut or dropped."""
+    text = f"{clean(claim.key)}: {clean(claim.shown)}".replace("\n", " ")
+    first, rest = max(width - 3, 16), max(width - 5, 16)
+    lines = [f"  {text[:first]}"]
+    lines.extend(f"    {text[start:start + rest]}" for start in range(first, len(text), rest))
+    return lines
+
+
 def policy(flag: bool, interactive: bool) -> TrustPolicy:
     """The trust policy of a run: ``--trust-project``, and the question only where someone can answer."""
     can_ask = interactive and sys.stdin.isatty() and sys.stdout.isatty()
     return TrustPolicy(flag=flag, ask=ask if can_ask else None)
 
 
-__all__ = ["QUESTION", "ask", "policy"]
+__all__ = ["QUESTION", "ask", "claim_lines", "policy"]

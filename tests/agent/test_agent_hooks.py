@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from textwrap import dedent
 
@@ -24,6 +25,8 @@ from pi_compact.cancel import CancelToken
 from pi_compact.cli.wiring import Runtime, build_runtime
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.options import AppOptions
+from pi_compact.settings.files import load_settings
+from pi_compact.settings.trust import TrustPolicy
 
 CANCEL = """
 def session_before_compact(event):
@@ -160,13 +163,16 @@ def test_extensions_load_global_then_project_then_flag_and_the_last_answer_wins(
     events: list[SessionEvent] = []
     model = LiteLLMModel(INFO, api_base=scripted_server.base_url, api_key="test", retry=SETTINGS.retry)
     options = AppOptions(cwd=cwd, session=tmp_path / "session.jsonl")
-    runtime = build_runtime(options, SETTINGS, events.append, model)
+    # A project's extension loads only as trusted (its content hash, settings.trust): trusted here.
+    settings = replace(SETTINGS, project_extensions=load_settings(cwd, trust=TrustPolicy(flag=True)).settings
+                       .project_extensions)
+    runtime = build_runtime(options, settings, events.append, model)
     _history(scripted_server, runtime)
     result = runtime.session.compact()
     assert result is not None and result.summary == "FROM PROJECT"
     flagged = _summary_extension(tmp_path / "elsewhere", "flag", "FROM FLAG")
     options = AppOptions(cwd=cwd, session=tmp_path / "second.jsonl", extensions=(flagged,))
-    runtime = build_runtime(options, SETTINGS, events.append, model)
+    runtime = build_runtime(options, settings, events.append, model)
     _history(scripted_server, runtime)
     result = runtime.session.compact()
     assert result is not None and result.summary == "FROM FLAG"

@@ -187,13 +187,16 @@ def test_cli_override_with_unknown_key_raises_usage_error(agent: Path, project: 
         load_settings(project, {"compaction.size": 3})
 
 
-def test_project_model_entry_replaces_the_global_entry_whole(agent: Path, project: Path) -> None:
+def test_project_model_entry_merges_with_the_global_entry_field_by_field(agent: Path, project: Path) -> None:
+    # Issue 30, 10b: a project entry with only safe fields used to replace the user's entry whole, dropping
+    # the user's apiBase (the model then went to the provider's own endpoint with the user's key).
     write_global(
         agent, {"models": {"m": {"contextWindow": 1000, "apiBase": "http://g"}, "g": {"maxTokens": 9}}}
     )
     project_file = write_project(project, {"models": {"m": {"contextWindow": 2000}}})
     loaded = load_settings(project)
-    assert loaded.settings.model_override("m") == ModelOverride(context_window=2000)
+    assert loaded.warnings == ()
+    assert loaded.settings.model_override("m") == ModelOverride(context_window=2000, api_base="http://g")
     assert loaded.settings.model_override("g") == ModelOverride(max_tokens=9)
     assert loaded.sources['models["m"]'] == str(project_file)
     assert loaded.sources['models["g"]'] == str(agent / "settings.json")
