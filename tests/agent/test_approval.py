@@ -63,11 +63,15 @@ def test_the_question_shows_the_edit_as_a_diff_and_takes_a_key(tmp_path: Path) -
 
 
 def test_the_key_tap_takes_keys_only_while_a_question_waits() -> None:
-    tap = KeyTap()
+    now = [100.0]
+    tap = KeyTap(clock=lambda: now[0])
     assert not tap(b"y")
+    now[0] += 1
     tap.opened(True)
+    now[0] += 1  # a deliberate key: pressed a while after the question appeared
     assert tap(b"y") and tap.next_key(0.1) == "y"
     tap.opened(False)
+    now[0] += 1
     assert not tap(b"n")
 
 
