@@ -29,8 +29,8 @@ MAX_WORDS = 5  # mixed-script words named in the warnings
 _INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
 _SUSPECT = re.compile(r"[^\t\n\x20-\x7e]| {" + str(SPACE_RUN) + ",}")
 _ODD = re.compile(r"[^\t\n\x20-\x7e]")
-# A word for the script check: letters, digits and the joiners of host names and paths.
-_WORD = re.compile(r"[\w.\-@/:]*[^\x00-\x7f][\w.\-@/:]*")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_JOINERS = frozenset("_.-@/:")  # a word for the script check: letters, digits and what joins host names and paths
 _ONE_FAMILY = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK", "IDEOGRAPHIC": "CJK", "HALFWIDTH": "CJK"}
 
 
@@ -54,13 +54,34 @@ def _script(char: str) -> str | None:
     return _ONE_FAMILY.get(first, first)
 
 
-def _mixed_words(text: str) -> Iterator[re.Match[str]]:
+def _word(char: str) -> bool:
+    return char.isalnum() or char in _JOINERS
+
+
+def _words_with_non_ascii(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of the words holding a non-ASCII character, found in one pass (a regex that looked for
+    them would backtrack over every long ASCII word: quadratic in a padded line)."""
+    end = 0
+    for found in _NON_ASCII.finditer(text):
+        if found.start() < end:
+            continue  # inside the word just yielded
+        start = found.start()
+        while start > end and _word(text[start - 1]):
+            start -= 1
+        end = found.end()
+        while end < len(text) and _word(text[end]):
+            end += 1
+        yield start, end
+
+
+def _mixed_words(text: str) -> Iterator[tuple[int, int]]:
     """Words whose letters come from more than one writing system, or a dotted name (a host) with
     letters outside Latin: where a look-alike letter can pass for the one the user expects."""
-    for match in _WORD.finditer(text):
-        scripts = {s for s in map(_script, match.group()) if s is not None}
-        if len(scripts) > 1 or ("." in match.group() and scripts - {"LATIN"}):
-            yield match
+    for start, end in _words_with_non_ascii(text):
+        word = text[start:end]
+        scripts = {s for s in map(_script, word) if s is not None}
+        if len(scripts) > 1 or ("." in word and scripts - {"LATIN"}):
+            yield start, end
 
 
 def _foreign(char: str) -> bool:
@@ -70,7 +91,7 @@ def _foreign(char: str) -> bool:
 def reveal(line: str, style: str = "") -> Text:
     """``line`` with its hidden characters marked and its mixed-script letters highlighted."""
     out = Text(style=style)
-    flagged = {i for word in _mixed_words(line) for i in range(word.start(), word.end()) if _foreign(line[i])}
+    flagged = {i for start, end in _mixed_words(line) for i in range(start, end) if _foreign(line[i])}
     at = 0
     for match in _SUSPECT.finditer(line):
         start = match.start()
@@ -95,10 +116,10 @@ def warnings(text: str) -> list[str]:
         notes.append(f"{count} hidden character{'' if count == 1 else 's'} (control, zero-width, bidirectional "
                      "or unusual spaces), shown as ⟨U+…⟩")
     words = list(_mixed_words(text))
-    for word in words[:MAX_WORDS]:
-        letters = dict.fromkeys(char for char in word.group() if _foreign(char))
+    for start, end in words[:MAX_WORDS]:
+        letters = dict.fromkeys(char for char in text[start:end] if _foreign(char))
         named = ", ".join(f"{char} U+{ord(char):04X} {unicodedata.name(char, '?')}" for char in letters)
-        shown = "".join(marker(c) if hidden(c) else c for c in word.group())
+        shown = "".join(marker(c) if hidden(c) else c for c in text[start:end])
         notes.append(f'"{shown}" mixes writing systems (look-alike letters?): {named}')
     if len(words) > MAX_WORDS:
         notes.append(f"… and {len(words) - MAX_WORDS} more words that mix writing systems")
