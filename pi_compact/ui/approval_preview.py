@@ -86,7 +86,8 @@ def _utf8_start(data: bytes, final: bool) -> bool:
 
 def edit_diff(path: str, old: str, new: str, cwd: Path) -> list[str]:
     """The edit as diff lines of the file, so hunk headers give the file's line numbers; the snippets' own
-    diff when the file cannot be read or ``old`` is not in it exactly once (the tool then refuses the call)."""
+    diff when the file is over 2 MB or cannot be read (an edit whose ``old`` is not in the file exactly
+    once is refused before the question: ``tools.precheck``)."""
     try:
         file = resolve_path(path, cwd)
         before = file.read_text(encoding="utf-8") if file.stat().st_size <= _MAX_DIFF_BYTES else ""
