@@ -34,7 +34,7 @@ from pi_compact.agent.events import (
     ToolExecutionStart,
 )
 from pi_compact.agent.request import failed_reply
-from pi_compact.agent.tools import Tool, ToolContext, ToolOutput, run_tool, tool_result_message
+from pi_compact.agent.tools import Tool, ToolContext, ToolOutput, precheck, run_tool, tool_result_message
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.errors import PiCompactError, SessionError
@@ -113,7 +113,11 @@ def run_tool_calls(
         else:
             emit(ToolExecutionStart(call_id, name, args))
             tool = by_name.get(name)
-            if tool is not None and approve is not None and not approve(name, args, ctx.cancel):
+            # A call sure to fail (an edit whose oldText is not in the file) gets its error without a question.
+            refused = precheck(tool, args, ctx) if tool is not None and approve is not None else None
+            if refused is not None:
+                output = refused
+            elif tool is not None and approve is not None and not approve(name, args, ctx.cancel):
                 output = ToolOutput(DECLINED, is_error=True)
             elif tool is None:
                 known = ", ".join(sorted(by_name))

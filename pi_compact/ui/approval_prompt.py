@@ -2,127 +2,91 @@
 
 Contract:
 - ``KeyTap`` sits between the keyboard watcher of a running turn (``TurnKeys``) and a question: while
-  a question waits, the keys go to it instead of the type-ahead; otherwise nothing changes.
+  a question waits it takes a key only when the key is deliberate — a single key pressed after the
+  keyboard was still for ``QUIET_S`` (counted from the question's appearance too). Keys typed before the
+  question was on screen, or in the same burst of typing, and pastes stay the turn's type-ahead
+  (the next prompt's text): they never answer.
 - ``TerminalAsk`` is the ``Ask`` of ``agent.approval.ApprovalGate``: it runs on the turn's worker thread,
-  ends the spinner, prints the diff (``edit``/``write``) or the command (``bash``) and the question, and
-  waits for ``y``, ``n`` or ``a`` (always for this session); ``v``, ``e`` or Ctrl-O print the whole diff
-  or content first. Esc or Ctrl-C cancel the turn, which counts as "no"; nothing is run.
-- Everything shown is stripped of control and bidi characters, and a ``write``/``edit`` names the file it
-  really writes: resolved as the tool resolves it, a symlink's target named.
+  ends the spinner, prints what the call would do (``ui.approval_preview``) and the question, and waits
+  for ``y`` or ``n``; ``a`` (always, for this tool, for the rest of the session) must be confirmed by a
+  second ``a``, since ordinary words start with it; ``v``, ``e`` or Ctrl-O print everything in full
+  first. Esc or Ctrl-C cancel the turn, which counts as "no"; nothing is run.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.text import Text
 
 from pi_compact.agent.approval import ApprovalGate, Decision
-from pi_compact.agent.tools.base import resolve_path
 from pi_compact.cancel import CancelToken
+from pi_compact.ui.approval_preview import PREVIEW_LINES, preview, target
 from pi_compact.ui.renderer import TerminalRenderer
-from pi_compact.ui.renderer_text import clean
-from pi_compact.ui.tool_view import diff_view, read_before_write, write_diff
 
 if TYPE_CHECKING:
     from pi_compact.agent.session import AgentSession
 
 QUESTION = "y yes · n no · a always for this session · v view all · Esc cancel the turn"
-_ANSWERS: dict[str, Decision] = {"y": "yes", "n": "no", "a": "always"}
+_ANSWERS: dict[str, Decision] = {"y": "yes", "n": "no"}
+ALWAYS_KEY = "a"
 _VIEW_KEYS = ("v", "e", "\x0f")  # v, e or Ctrl-O: print the whole diff or content, then ask again
-PREVIEW_LINES = 40
+# A person reads a question before answering it; keys closer than this to the one before (or to the
+# question's appearance) are someone still typing what they meant for the prompt.
+QUIET_S = 0.4
 
 
 class KeyTap:
-    """Keys for a waiting question (thread-safe: fed by the key watcher, read by the worker)."""
+    """Keys for a waiting question (thread-safe: fed by the key watcher, read by the worker).
+    ``clock`` is injectable for tests."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, quiet_s: float = QUIET_S) -> None:
         self._lock = threading.Lock()
+        self._clock = clock
+        self._quiet_s = quiet_s
         self._open = False
+        self._last = float("-inf")  # when the last key came, or the question's text was last shown
         self._keys: queue.Queue[str] = queue.Queue()
 
     def __call__(self, data: bytes) -> bool:
-        """Offer typed bytes; True when a question took them."""
+        """Offer typed bytes (every read of the keyboard, question or not); True when a question took them."""
+        now = self._clock()
         with self._lock:
-            if not self._open:
-                return False
-            self._keys.put(data.decode("utf-8", errors="ignore"))
+            deliberate = now - self._last >= self._quiet_s
+            self._last = now
+            key = data.decode("utf-8", errors="ignore")
+            if not (self._open and deliberate and len(key) == 1):
+                return False  # typing, a paste or no question: type-ahead
+            self._keys.put(key)
             return True
 
     def opened(self, is_open: bool) -> None:
+        """A question waits (its text just shown: keys count from now on) or no longer does."""
         with self._lock:
             self._open = is_open
-            while not self._keys.empty():
-                self._keys.get_nowait()
+            self._reset()
+
+    def shown(self) -> None:
+        """The question's text was shown again (after ``v``, or as a confirmation): keys count from now."""
+        with self._lock:
+            self._reset()
+
+    def _reset(self) -> None:
+        self._last = max(self._last, self._clock())
+        while not self._keys.empty():
+            self._keys.get_nowait()
 
     def next_key(self, timeout: float) -> str | None:
         try:
             return self._keys.get(timeout=timeout)
         except queue.Empty:
             return None
-
-
-def target(raw: str, cwd: Path) -> str:
-    """The file a ``write``/``edit`` of ``raw`` changes, resolved as the tool resolves it (``@``, ``~``,
-    NFC/NFD names), with the file a symlink (of it or of a folder above it) really leads to."""
-    path = resolve_path(raw, cwd)
-    try:
-        real = Path(os.path.realpath(path))
-    except (OSError, ValueError):
-        real = path
-    if path.is_symlink():
-        return f"{path} (a symlink to {real})"
-    return str(path) if real == path else f"{path} (really {real})"
-
-
-def preview(tool_name: str, args: Mapping[str, Any], cwd: Path, limit: int | None = PREVIEW_LINES) -> Group:
-    """What the call would do: a diff for ``edit``/``write`` and the file it writes (a line of its own
-    that wraps, so a long path is never cut), the command for ``bash``; control and bidi characters
-    removed from all of it (``clean``)."""
-    path = str(args.get("path", ""))
-    if tool_name in ("edit", "write"):
-        writes = Text("  writes ", style="dim")
-        writes.append(clean(target(path, cwd)) if path else "(no path given)", style="bold")
-        if tool_name == "edit":
-            old, new = str(args.get("oldText", "")), str(args.get("newText", ""))
-            if old == new:  # an empty diff would look like nothing to approve, or a broken preview
-                note = Text(f"  edit {clean(path)}: no change (oldText and newText are the same)", style="yellow")
-                return Group(note, writes)
-            diff = edit_diff(path, old, new, cwd)
-        else:
-            diff = write_diff(path, read_before_write(args, cwd), str(args.get("content", "")))
-        return Group(diff_view(diff, f"{tool_name} {clean(path)}", limit=limit), writes)
-    command = Text("  $ ", style="dim")
-    command.append(clean(str(args.get("command", ""))), style="bold")
-    return Group(command)
-
-
-def edit_diff(path: str, old: str, new: str, cwd: Path) -> str:
-    """The edit as a diff of the file, so hunk headers give the file's line numbers; the snippets' own diff
-    when the file cannot be read or ``old`` is not in it exactly once (the tool will then refuse the call)."""
-    try:
-        file = resolve_path(path, cwd)
-        before = file.read_text(encoding="utf-8") if file.stat().st_size <= _MAX_DIFF_BYTES else ""
-    except (OSError, UnicodeDecodeError, ValueError):
-        before = ""
-    if old and before.count(old) == 1:
-        after = before.replace(old, new, 1)
-        lines = difflib.unified_diff(before.splitlines(), after.splitlines(), fromfile=f"a/{path}",
-                                     tofile=f"b/{path}", lineterm="")
-    else:
-        lines = difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=f"a/{path}", tofile=f"b/{path}",
-                                     lineterm="")
-    return "".join(f"{line.rstrip(chr(10))}\n" for line in lines)
-
-
-_MAX_DIFF_BYTES = 2_000_000  # a bigger file is previewed by its snippets: reading it would stall the question
 
 
 class TerminalAsk:
@@ -144,7 +108,8 @@ class TerminalAsk:
         self._console.print(Text(f"Allow this {tool_name}? {QUESTION}", style="bold yellow"))
         self._tap.opened(True)
         try:
-            decision = self._wait(cancel, lambda: self._console.print(preview(tool_name, args, self._cwd, None)))
+            decision = self._wait(tool_name, cancel, lambda: self._console.print(preview(tool_name, args, self._cwd,
+                                                                                          None)))
         finally:
             self._tap.opened(False)
         said = {"yes": "Allowed.", "always": f"Allowed; {tool_name} will not be asked about again in this "
@@ -152,15 +117,31 @@ class TerminalAsk:
         self._console.print(Text(said, style="green" if decision != "no" else "yellow"))
         return decision
 
-    def _wait(self, cancel: CancelToken | None, show_all: Callable[[], None]) -> Decision:
+    def _ask_again(self, text: str) -> None:
+        self._console.print(Text(text, style="bold yellow"))
+        self._tap.shown()
+
+    def _wait(self, tool_name: str, cancel: CancelToken | None, show_all: Callable[[], None]) -> Decision:
+        confirming = False
         while cancel is None or not cancel.cancelled:
             key = self._read_key(0.1)
-            choice = key.strip(" \r\n").lower()[:1] if key is not None else ""
-            if choice in _ANSWERS:
+            choice = key.lower() if key is not None and len(key) == 1 else ""
+            if not choice:
+                continue
+            if confirming:  # only a second, deliberate "a" makes it "always"; any other key goes back
+                if choice == ALWAYS_KEY:
+                    return "always"
+                confirming = False
+                self._ask_again(f"Not always. Allow this {tool_name}? {QUESTION}")
+            elif choice in _ANSWERS:
                 return _ANSWERS[choice]
-            if choice and choice in _VIEW_KEYS:
+            elif choice == ALWAYS_KEY:
+                confirming = True
+                self._ask_again(f"Allow every {tool_name} call for the rest of this session without asking? "
+                                f"Press {ALWAYS_KEY} again to confirm; any other key goes back to the question.")
+            elif choice in _VIEW_KEYS:
                 show_all()
-                self._console.print(Text(QUESTION, style="bold yellow"))
+                self._ask_again(f"Allow this {tool_name}? {QUESTION}")
         return "no"
 
 
@@ -173,4 +154,5 @@ def install(session: AgentSession, mode: str, console: Console, renderer: Termin
     return tap
 
 
-__all__ = ["QUESTION", "KeyTap", "TerminalAsk", "install", "preview", "target"]
+__all__ = ["ALWAYS_KEY", "PREVIEW_LINES", "QUESTION", "QUIET_S", "KeyTap", "TerminalAsk", "install", "preview",
+           "target"]

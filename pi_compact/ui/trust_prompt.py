@@ -4,9 +4,9 @@ Contract: ``policy(flag, interactive)`` is the ``TrustPolicy`` for a run: it ask
 interactive and both stdin and stdout are a terminal; print mode and piped runs never ask (the risky
 keys are then ignored with one line). ``ask`` shows what the project file wants (control characters
 removed), every value whole: a long one is wrapped onto indented lines, never cut, because what is
-trusted is the whole value (``settings.trust``). It reads one answer: ``t`` trust (remembered), ``o``
-trust this time, ``i`` ignore its risky settings (remembered). End of input or Ctrl-C ignores them this
-time.
+trusted is the whole value (``settings.trust``). It reads one answer, typed after the question is drawn
+(what was typed before is discarded), as a whole line: ``t`` trust (remembered), ``o`` trust this time,
+``i`` ignore its risky settings (remembered). End of input or Ctrl-C ignores them this time.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import TextIO
 from pi_compact.settings.trust import Answer, Claim, TrustPolicy
 from pi_compact.ui.renderer_text import clean
 
-_ANSWERS: dict[str, Answer] = {"t": "trust", "o": "once", "i": "ignore"}
+_ANSWERS: dict[str, Answer] = {"t": "trust", "o": "once", "i": "ignore", "trust": "trust", "once": "once",
+                               "ignore": "ignore"}  # a whole line: "tell me…" typed ahead is no answer
 QUESTION = "Trust this directory? t trust (remembered) · o trust this time · i ignore these settings (remembered): "
 
 
@@ -37,6 +38,7 @@ def ask(
     for _attempt in range(5):
         writer.write(QUESTION)
         writer.flush()
+        _discard_pending(reader)  # what was typed before the question was on screen does not answer it
         try:
             line = reader.readline()
         except KeyboardInterrupt:
@@ -44,10 +46,21 @@ def ask(
         if not line:
             writer.write("\n")
             return _ignored_once(writer)
-        choice = line.strip().lower()[:1]
+        choice = line.strip().lower()
         if choice in _ANSWERS:
             return _ANSWERS[choice]
     return _ignored_once(writer)
+
+
+def _discard_pending(reader: TextIO) -> None:
+    # Keys typed but not read yet (the terminal's input queue) were typed before the question was drawn.
+    try:
+        import termios
+
+        if reader.isatty():
+            termios.tcflush(reader.fileno(), termios.TCIFLUSH)
+    except (ImportError, AttributeError, ValueError, OSError):
+        pass  # not a terminal
 
 
 def _ignored_once(writer: TextIO) -> Answer:

@@ -14,6 +14,8 @@ from scripted_server import Reply, ScriptedServer, ToolCallReply
 from typer.testing import CliRunner
 
 from pi_compact.agent.approval import DECLINED, ApprovalGate, Decision, needs_approval
+from pi_compact.agent.loop import run_tool_calls
+from pi_compact.agent.tools import ToolContext, default_tools
 from pi_compact.cancel import CancelToken
 from pi_compact.cli.typer_app import build_app
 from pi_compact.ui.approval_prompt import KeyTap, TerminalAsk
@@ -61,11 +63,15 @@ def test_the_question_shows_the_edit_as_a_diff_and_takes_a_key(tmp_path: Path) -
 
 
 def test_the_key_tap_takes_keys_only_while_a_question_waits() -> None:
-    tap = KeyTap()
+    now = [100.0]
+    tap = KeyTap(clock=lambda: now[0])
     assert not tap(b"y")
+    now[0] += 1
     tap.opened(True)
+    now[0] += 1  # a deliberate key: pressed a while after the question appeared
     assert tap(b"y") and tap.next_key(0.1) == "y"
     tap.opened(False)
+    now[0] += 1
     assert not tap(b"n")
 
 
@@ -97,3 +103,45 @@ def test_approve_flag_overrides_the_setting_and_rejects_unknown_values() -> None
     done = CliRunner().invoke(build_app(), ["--approve", "some", "-p", "hi"])
     assert done.exit_code == 2
     assert "--approve must be none, edits or all, got 'some'." in done.output
+
+
+def _edit_call(old: str) -> dict[str, Any]:
+    call = {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"path": "a.py", "oldText": old,
+                                                                          "newText": "x = 2"}}
+    return {"role": "assistant", "content": [call]}
+
+
+def test_an_edit_whose_old_text_is_not_in_the_file_is_refused_without_asking(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    results: list[dict[str, Any]] = []
+    ran = run_tool_calls(_edit_call("x = 3"), default_tools(), ToolContext(cwd=tmp_path), lambda _e: None,
+                         results.append, approve=lambda *_: pytest.fail("asked about an edit that cannot apply"))
+    assert ran and results[0]["isError"]
+    assert results[0]["content"][0]["text"] == "oldText not found in a.py; read the file and copy the text exactly."
+    asked: list[str] = []
+    run_tool_calls(_edit_call("x = 1"), default_tools(), ToolContext(cwd=tmp_path), lambda _e: None,
+                   results.append, approve=lambda name, *_: asked.append(name) is None)
+    assert asked == ["edit"] and (tmp_path / "a.py").read_text() == "x = 2\n"  # one that applies is still asked
+
+
+def test_print_mode_reports_an_impossible_edit_instead_of_declining_it(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "settings.json").write_text(json.dumps({"approve": "edits", "retry": {"maxRetries": 0}}))
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.py").write_text("x = 1\n")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.chdir(project)
+    scripted_server.enqueue(Reply(tool_calls=(ToolCallReply("edit", {"path": "a.py", "oldText": "y = 1",
+                                                                     "newText": "y = 2"}),)))
+    scripted_server.enqueue(Reply(text="I will read it first."))
+    done = CliRunner().invoke(build_app(), [
+        "--model", "openai/scripted", "--api-base", scripted_server.base_url, "--api-key", "k",
+        "--context-window", "10000", "--no-session", "-p", "change y"])
+    assert done.exit_code == 0, done.output
+    assert "declined" not in done.output  # nobody was asked: the edit could not apply
+    results = [m for m in scripted_server.requests[-1]["messages"] if m["role"] == "tool"]
+    assert results[0]["content"] == "oldText not found in a.py; read the file and copy the text exactly."

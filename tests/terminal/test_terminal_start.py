@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 from terminal_harness import CLI, LONG, WINDOW, Terminal, user_texts
+
+from pi_compact.ui.approval_prompt import QUIET_S
 
 pytestmark = [
     pytest.mark.terminal,
@@ -145,6 +148,7 @@ def test_approval_edits_asks_and_no_leaves_the_file_while_yes_changes_it(
         term.type("change x")
         screen = term.wait_for("Allow this edit?", timeout=LONG, since=start)
         assert "-x = 1" in screen and "+x = 2" in screen
+        time.sleep(QUIET_S + 0.3)  # a key pressed at once after the question appears is typing, not an answer
         term.type("n", enter=False)
         term.wait_for("Left it alone.", timeout=LONG, since=start)
         assert target.read_text() == "x = 1\n"
@@ -155,6 +159,7 @@ def test_approval_edits_asks_and_no_leaves_the_file_while_yes_changes_it(
         start = term.mark()
         term.type("now do change it")
         term.wait_for("Allow this edit?", timeout=LONG, since=start)
+        time.sleep(QUIET_S + 0.3)
         term.type("y", enter=False)
         term.wait_for("Changed it.", timeout=LONG, since=start)
         assert target.read_text() == "x = 2\n"

@@ -70,18 +70,39 @@ def error(text: str) -> ToolOutput:
 
 def run_tool(tool: Tool, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     """Validate ``args`` against the tool's schema, run it, and turn any failure into an error output."""
-    raw = args.get("_raw")
-    if isinstance(raw, str) and len(args) == 1:  # the model's arguments did not parse (llm.assemble)
-        shown = raw if len(raw) <= 200 else raw[:200] + f"… ({len(raw):,} characters)"
-        return error(f"The arguments of this {tool.name} call are not valid JSON (or are nested too deeply "
-                     f"to read), so it was not run: {shown}. Send one JSON object with the tool's parameters.")
-    checked = _check_args(tool, args)
+    checked = _prepare(tool, args)
     if isinstance(checked, ToolOutput):
         return checked
     try:
         return tool.run(checked, ctx)
     except Exception as exc:  # the model must see the failure; the agent loop must not
         return error(f"{tool.name} failed: {describe_exception(exc)}")
+
+
+def precheck(tool: Tool, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput | None:
+    """The error a call is sure to end in, found without changing anything: bad arguments, or what the
+    tool's optional ``check(args, ctx)`` finds (an ``edit`` whose ``oldText`` is not in the file). None
+    when the call may work. The approval question is skipped for a call that cannot apply."""
+    checked = _prepare(tool, args)
+    if isinstance(checked, ToolOutput):
+        return checked
+    check = getattr(tool, "check", None)
+    if not callable(check):
+        return None
+    try:
+        found = check(checked, ctx)
+    except Exception as exc:  # as run_tool: the model reads the failure
+        return error(f"{tool.name} failed: {describe_exception(exc)}")
+    return found if isinstance(found, ToolOutput) else None
+
+
+def _prepare(tool: Tool, args: Mapping[str, Any]) -> dict[str, Any] | ToolOutput:
+    raw = args.get("_raw")
+    if isinstance(raw, str) and len(args) == 1:  # the model's arguments did not parse (llm.assemble)
+        shown = raw if len(raw) <= 200 else raw[:200] + f"… ({len(raw):,} characters)"
+        return error(f"The arguments of this {tool.name} call are not valid JSON (or are nested too deeply "
+                     f"to read), so it was not run: {shown}. Send one JSON object with the tool's parameters.")
+    return _check_args(tool, args)
 
 
 def describe_exception(exc: BaseException) -> str:
