@@ -50,3 +50,78 @@ def test_esc_during_a_runaway_regular_expression_gives_control_back_within_a_sec
     output = run_within(tool, {"query": RUNAWAY, "scope": "branch"}, ToolContext(tmp_path, cancel=token), seconds=15)
     assert output.is_error
     assert time.monotonic() - started < 1.2
+
+
+# ---- counted repeats (issue 30.7): refused before compiling, in bounded time and memory ----------
+
+_COUNTED_REPEATS = r'''
+import json, resource, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))  # the old compile took 2.6 GB and more
+from builders import assistant, chain, compaction, structured_summary, user
+from recall_harness import open_store
+from pi_compact.agent.tools import ToolContext, run_tool
+from pi_compact.agent.tools.recall import RecallTool
+tmp = Path(sys.argv[2])
+tool = RecallTool(open_store(tmp, chain(user("xxxx note"), assistant("ok"), user("latest"),
+                                         compaction(structured_summary("a"), "test-id-2"))))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+report = []
+for query in ("x{10000000}", "x{100000000}", "(x{1000}){1000}"):
+    started = time.monotonic()
+    out = run_tool(tool, {"query": query}, ToolContext(tmp))
+    report.append([query, out.is_error, out.text, time.monotonic() - started])
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024
+print(json.dumps({"report": report, "grown_mb": grown}))
+'''
+
+
+def test_huge_counted_repeats_are_refused_at_once_in_bounded_memory(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    tests = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-c", _COUNTED_REPEATS, tests, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    for query, is_error, text, took in result["report"]:
+        assert is_error and took < 1.0, (query, text, took)
+        assert text.startswith(f"recall: the regular expression {query!r} was not run:"), text
+    assert "repeats 10,000,000 times; at most 10,000" in result["report"][0][2]
+    assert "nested counted repeats multiply" in result["report"][2][2]
+    assert result["grown_mb"] < 100
+
+
+def test_a_long_pattern_is_refused_before_compiling(tmp_path: Path) -> None:
+    tool = _large_store(tmp_path, messages=2)
+    output = run_within(tool, {"query": "(a|b)" * 500, "scope": "branch"}, ToolContext(tmp_path), seconds=15)
+    assert output.is_error and output.text.startswith("recall: the query is 2,500 characters long; at most 2,000")
+
+
+def test_ordinary_counted_repeats_still_search(tmp_path: Path) -> None:
+    tool = _large_store(tmp_path, messages=3)
+    output = run_within(tool, {"query": r"note \d{1,3}$", "scope": "branch"}, ToolContext(tmp_path), seconds=15)
+    assert not output.is_error and "3 messages in this conversation match" in output.text
+
+
+def test_esc_stops_the_search_itself_not_only_the_wait_for_it(tmp_path: Path) -> None:
+    # Each message costs this pattern ~50 ms (quadratic, not runaway): the scan would run on to its
+    # deadline (~0.9 s) after Esc. It must stop at the next message instead.
+    turns = []
+    for n in range(200):
+        turns += [user("a" * 2_000 + f" note {n}"), assistant(f"ok {n}")]
+    tool = RecallTool(open_store(tmp_path, chain(*turns, user("latest"))))
+    tool.index.update(tool.store.entries)
+    token = CancelToken()
+    earlier = set(threading.enumerate())
+    threading.Timer(0.15, token.cancel).start()
+    started = time.monotonic()
+    output = run_within(tool, {"query": r"\w+\d{3}", "scope": "branch"}, ToolContext(tmp_path, cancel=token))
+    assert output.is_error and output.text == "recall was cancelled."
+    workers = [t for t in threading.enumerate() if t.name == "timed-regex" and t not in earlier]
+    for worker in workers:
+        worker.join(max(0.0, started + 0.6 - time.monotonic()))
+    assert not any(worker.is_alive() for worker in workers)
