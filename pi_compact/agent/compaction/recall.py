@@ -27,6 +27,9 @@ from pi_compact.settings import CompactionSettings
 
 RECALL_TYPE = "pi-compact/recall"
 MAX_EXCERPTS = 4
+# Messages that reproduce something outside the conversation (a file, a command's output): their
+# identical copies are one original to the ranking.
+_COPIES = ("toolResult", "bashExecution")
 RECALLED_INTRO = (
     "[Recalled automatically: original messages from the compacted part of this session, word for word. "
     "Use them when they answer what is asked; they are older than everything after the summary.]"
@@ -83,7 +86,8 @@ def choose(
         index.update(branch)
     texts = index.texts
     compacted = [e for e in branch[:hidden] if type(e.get("id")) is str and e["id"] in texts]
-    weights = Weights.over(question, [texts[e["id"]] for e in compacted])
+    copies = [e.get("type") == "message" and (e.get("message") or {}).get("role") in _COPIES for e in compacted]
+    weights = Weights.over(question, [texts[e["id"]] for e in compacted], copies)
     windows: list[tuple[float, int]] = []
     shown: dict[int, tuple[Entry, Message, str]] = {}
     for position in weights.candidates:
