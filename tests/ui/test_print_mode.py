@@ -344,3 +344,16 @@ def test_print_mode_default_cap_is_raised_by_the_max_turns_setting(
     assert done.exit_code == 1, done.output
     assert len(scripted_server.requests) == 52
     assert done.stderr.startswith("pi-compact: Stopped after 52 model turns (the limit is 52;")
+
+
+def test_print_mode_stops_a_nine_call_cycle_at_its_fourth_round(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ("quota", "refill", "shard", "store", "bucket", "limits", "rates", "tenant", "window")
+    cycle = [Reply(tool_calls=(ToolCallReply("read", {"path": f"{n}.py"}),)) for n in names]
+    scripted_server.enqueue(*(cycle * 17))  # the run that went on for 151 requests
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "Carry on.", "--no-session")
+    assert done.exit_code == 1, done.output
+    assert len(scripted_server.requests) == 36
+    assert done.stderr.startswith("pi-compact: Stopped: the model made the same 9 calls (`read quota.py`, ")
+    assert done.stderr.count("\n") == 1
