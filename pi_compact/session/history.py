@@ -320,7 +320,7 @@ def search(
     ``entries`` (without one, a throwaway index is built). ``out_of_time`` is asked every few hundred
     messages; once it says yes the scan stops there (``stopped_at``), so a pathological regular
     expression over a huge session still answers promptly, saying how far back it looked. ``cancelled``
-    is asked before every message (a regular expression may be slow on each): once yes, nothing is kept. ``until``
+    is asked as often (before every message for a regular expression): once yes, nothing is kept. ``until``
     (a ``time.monotonic()`` value) bounds each regular-expression call: one that backtracks past it
     raises ``PatternTimeout``.
     """
@@ -338,8 +338,9 @@ def search(
     # The hot loop of a recall over a big session: locals only, no call per entry but the match, and
     # no object per match (a tuple for each of 90k matches would also wake the garbage collector).
     stopped_at: int | None = None
+    every = 0 if pattern is not None else 255  # a regular expression may be slow on each message
     for position in range(len(entries) - 1, -1, -1):
-        if cancelled is not None and cancelled():
+        if cancelled is not None and not position & every and cancelled():
             return SearchResult((), total, False, position)
         if out_of_time is not None and not position & 255 and out_of_time():
             stopped_at, complete = position, False
