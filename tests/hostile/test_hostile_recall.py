@@ -155,6 +155,12 @@ def _attachments(tmp_path: Path, questions: int) -> list[str]:
         h.session.prompt("What burst limit did we set for PAY-1234?")
         last = h.agent_requests()[-1].messages[-1]
         texts.append("".join(block.get("text", "") for block in last["content"]))
+    # The session file records what was sent: its excerpts with the frame's boundary rebuild the text.
+    from pi_compact.agent.compaction.recall import RECALL_TYPE, Excerpt, recalled_text
+
+    recorded = [e["data"] for e in h.entries() if e.get("customType") == RECALL_TYPE]
+    assert [recalled_text([Excerpt(x["entryId"], x["role"], x["text"]) for x in data["excerpts"]], data["boundary"])
+            for data in recorded] == texts
     return texts
 
 

@@ -144,10 +144,14 @@ def recalled_text(excerpts: Sequence[Excerpt], boundary: str | None = None) -> s
     return RECALLED_INTRO + _frame_note(boundary) + "".join(_block(e, boundary) for e in excerpts)
 
 
-def entry_fields(excerpts: Sequence[Excerpt], tokens: int) -> dict[str, Any]:
-    """The ``custom`` entry recording an attachment (pi keeps it and leaves it out of the context)."""
-    return {"type": "custom", "customType": RECALL_TYPE, "data": {
-        "tokens": tokens, "excerpts": [{"entryId": e.entry_id, "role": e.role, "text": e.text} for e in excerpts]}}
+def entry_fields(excerpts: Sequence[Excerpt], tokens: int, boundary: str = "") -> dict[str, Any]:
+    """The ``custom`` entry recording an attachment (pi keeps it and leaves it out of the context): with
+    the frame's ``boundary``, ``recalled_text`` rebuilds the text sent exactly."""
+    data: dict[str, Any] = {
+        "tokens": tokens, "excerpts": [{"entryId": e.entry_id, "role": e.role, "text": e.text} for e in excerpts]}
+    if boundary:
+        data["boundary"] = boundary
+    return {"type": "custom", "customType": RECALL_TYPE, "data": data}
 
 
 def describe_latest(branch: Sequence[Mapping[str, Any]]) -> str | None:
@@ -183,8 +187,9 @@ class AutoRecall:
         excerpts = choose(branch, live, settings.auto_recall_tokens, settings.token_estimator, self.index)
         if not excerpts:
             return None
-        text = recalled_text(excerpts)
-        store.append(entry_fields(excerpts, estimate_text_tokens(text, settings.token_estimator)), now_ms)
+        boundary = new_boundary(excerpts)
+        text = recalled_text(excerpts, boundary)
+        store.append(entry_fields(excerpts, estimate_text_tokens(text, settings.token_estimator), boundary), now_ms)
         return text
 
 
