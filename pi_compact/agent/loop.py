@@ -9,8 +9,9 @@ Loop limits (pi has none): ``LoopLimits.check`` is asked once per reply that cal
 run. It stops the loop at the ``maxTurns``-th reply of a prompt (``--max-turns`` or the setting; None: no
 limit), or when the reply's calls make ``REPEAT_LIMIT`` identical calls in a row (same tool, same
 arguments), or repeat a cycle of up to ``CYCLE_LIMIT`` calls that often: a model that reads the same
-file again and again will not stop by itself. The stopping
-reply's calls are answered by ``refuse_tool_calls``; ``LoopStop.text`` is the one line said.
+file again and again will not stop by itself. The stopping reply's calls are answered by
+``refuse_tool_calls`` with ``LoopStop.for_model`` (why, and not to repeat it: the next prompt's model
+reads it); ``LoopStop.text`` is the one line the user reads, with the count and the call.
 """
 
 from __future__ import annotations
@@ -136,33 +137,46 @@ def refuse_tool_calls(
     message: Mapping[str, Any], reason: str, emit: Emit, on_result: Callable[[dict[str, Any]], None],
 ) -> None:
     """Answer each tool call of ``message`` with an error result saying ``reason``, running none of them
-    (a stopped loop: every call still gets its result, so the transcript stays valid for the next prompt)."""
+    (a stopped loop: every call still gets its result, so the transcript stays valid for the next prompt,
+    and the next prompt's model reads why). The results carry ``details.loopStop``: the terminal shows the
+    stop as its one notice line, not once per refused call."""
     for call in tool_calls(message):
         call_id, name = str(call.get("id", "")), str(call.get("name", ""))
-        result = tool_result_message(call_id, name, ToolOutput(f"Not run: {reason}", is_error=True), now_ms())
+        output = ToolOutput(f"Not run: {reason}", is_error=True, details={"loopStop": True})
+        result = tool_result_message(call_id, name, output, now_ms())
         emit(ToolExecutionEnd(call_id, name, result, True))
         emit(MessageStart("toolResult"))
         emit(MessageEnd(result))
         on_result(result)
 
 
+def is_loop_stop(result: Mapping[str, Any]) -> bool:
+    """Whether a tool result is one ``refuse_tool_calls`` gave (a call the loop limits did not run)."""
+    details = result.get("details")
+    return isinstance(details, Mapping) and details.get("loopStop") is True
+
+
 # Three identical calls can still be a model checking its own work; a fourth is a loop. The refused
 # call is the fourth, so a stuck model is stopped within four requests.
 REPEAT_LIMIT = 4
 # A model can also go round a few calls (edit a, edit b, edit c, edit a, ...): the embedded model did so
-# for 60 requests after a compaction, round three and then five files, each edit failing the same way. A
-# cycle of up to this many calls, made REPEAT_LIMIT times in a row with the same arguments, is stopped as
-# one repeated call is. (An edit-and-test cycle that makes progress changes its edit's arguments, so it
-# is not a cycle.)
-CYCLE_LIMIT = 8
+# for 60 requests after a compaction, round three and then five files, each edit failing the same way,
+# and a cycle of nine calls once ran 151 requests. A cycle of up to this many calls, made REPEAT_LIMIT
+# times in a row with the same arguments, is stopped as one repeated call is. (An edit-and-test cycle that
+# makes progress changes its edit's arguments, so it is not a cycle.)
+CYCLE_LIMIT = 50
 
 
 @dataclass(frozen=True)
 class LoopStop:
-    """Why the loop stopped: ``text`` names the cause and what to do; ``repeated`` is the repeated call."""
+    """Why the loop stopped: ``text`` is the one line the user reads (the cause and what to do),
+    ``for_model`` what each refused call's result tells the model; ``repeated`` is the repeated call and
+    ``count`` how many times in a row it (or the cycle) was made."""
 
     text: str
     repeated: str | None = None
+    for_model: str = ""
+    count: int = 0
 
 
 def call_label(call: Mapping[str, Any]) -> str:
@@ -178,6 +192,10 @@ def _signature(call: Mapping[str, Any]) -> str:
     return json.dumps([call.get("name"), raw if isinstance(raw, Mapping) else {}], sort_keys=True, default=str)
 
 
+_ADVICE_FOR_MODEL = (" Running it again gives the same result: do not repeat it. Use what the earlier results say, "
+                     "try something different, or tell the user what blocks you.")
+
+
 class LoopLimits:
     """The counts of one prompt's tool loop (a new one per prompt)."""
 
@@ -187,37 +205,65 @@ class LoopLimits:
         self._calls: list[tuple[str, str]] = []  # (signature, label) of this prompt's calls
 
     def check(self, reply: Mapping[str, Any]) -> LoopStop | None:
-        """Count ``reply`` (it calls tools); a ``LoopStop`` when its calls must not run."""
+        """Count ``reply`` (it calls tools); a ``LoopStop`` when its calls must not run (none of them runs)."""
         self._turns += 1
-        for call in tool_calls(reply):
+        calls = tool_calls(reply)
+        found: tuple[int, int] | None = None  # (period, how many calls had been made) when a cycle closed
+        for call in calls:
             self._calls.append((_signature(call), call_label(call)))
-            stop = self._cycle()
-            if stop is not None:
-                return stop
+            if found is None:
+                period = self._cycle()
+                found = (period, len(self._calls)) if period else None
+        if found is not None:
+            return self._repeated(*found, len(calls))
         if self._max_turns is not None and self._turns >= self._max_turns:
             return LoopStop(
-                f"Stopped after {self._turns} model turns (the limit, --max-turns or maxTurns, is "
-                f"{self._max_turns}); the tool calls of the last reply were not run. Send a prompt to go on.")
+                f"Stopped after {self._turns} model turns (the limit is {self._max_turns}; raise it with "
+                "--max-turns N or the maxTurns setting); the tool calls of the last reply were not run. Send a "
+                "prompt to go on.",
+                for_model=f"this prompt reached its limit of {self._max_turns} model replies (maxTurns), so the "
+                "loop was stopped before this call. Tell the user what is done and what is left.",
+                count=self._turns)
         return None
 
-    def _cycle(self) -> LoopStop | None:
-        """A stop when the last calls are one call, or a cycle of a few, repeated REPEAT_LIMIT times."""
+    def _cycle(self) -> int:
+        """The period when the last calls are one call, or a cycle of up to CYCLE_LIMIT, made REPEAT_LIMIT
+        times in a row; else 0."""
         calls = self._calls
         for period in range(1, CYCLE_LIMIT + 1):
             span = period * REPEAT_LIMIT
             if len(calls) < span:
                 break
-            cycle = calls[-period:]
-            if all(calls[-span + i][0] == cycle[i % period][0] for i in range(span)):
-                if period == 1:
-                    text = (f"Stopped: the model called `{cycle[0][1]}` {REPEAT_LIMIT} times in a row with the same "
-                            "arguments; the last call was not run.")
-                else:
-                    labels = ", ".join(f"`{label}`" for _, label in cycle)
-                    text = (f"Stopped: the model made the same {period} calls ({labels}) {REPEAT_LIMIT} times over "
-                            "with the same arguments; the last call was not run.")
-                return LoopStop(text + " Say what to do differently, or try another model.", cycle[-1][1])
-        return None
+            if all(calls[-span + i][0] == calls[-period + i % period][0] for i in range(span)):
+                return period
+        return 0
+
+    def _repeated(self, period: int, made: int, in_reply: int) -> LoopStop:
+        """The stop for a call (``period`` 1) or cycle repeated up to call ``made``; ``in_reply``: the calls
+        of the stopped reply (none of them runs)."""
+        calls = self._calls
+        cycle = calls[made - period : made]
+        not_run = ("the last call was not run" if in_reply == 1
+                   else f"none of the {in_reply} calls of its last reply ran")
+        if period == 1:
+            signature, label = cycle[0]
+            start, end = made - 1, made
+            while start > 0 and calls[start - 1][0] == signature:
+                start -= 1
+            while end < len(calls) and calls[end][0] == signature:
+                end += 1
+            count = end - start
+            text = f"Stopped: the model called `{label}` {count} times in a row with the same arguments; {not_run}."
+            why = f"`{label}` was called {count} times in a row with the same arguments"
+        else:
+            count = REPEAT_LIMIT
+            labels = ", ".join(f"`{label}`" for _, label in cycle)
+            text = (f"Stopped: the model made the same {period} calls ({labels}) {count} times over with the same "
+                    f"arguments; {not_run}.")
+            why = f"the same {period} calls ({labels}) were made {count} times over with the same arguments"
+        return LoopStop(text + " Say what to do differently, or try another model.", cycle[-1][1],
+                        f"the loop guard stopped this turn before this call because {why}." + _ADVICE_FOR_MODEL,
+                        count)
 
 
 @dataclass(frozen=True)
@@ -251,7 +297,7 @@ def run_loop(model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context:
             return reply, None
         halt = limits.check(reply)
         if halt is not None:
-            refuse_tool_calls(reply, halt.text, emit, hooks.record)
+            refuse_tool_calls(reply, halt.for_model or halt.text, emit, hooks.record)
             emit(Notice(halt.text, "warning"))
             return reply, halt
         if not run_tool_calls(reply, tools, context, emit, hooks.record, approve):

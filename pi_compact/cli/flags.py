@@ -57,7 +57,7 @@ MAIN: tuple[Flag, ...] = (
     _API_KEY,
     Flag(("--context-window",), "context_window", "int", "Override the model's context window."),
     Flag(("--max-turns",), "max_turns", "int", "Stop a prompt's tool loop after N model replies (else the maxTurns "
-         "setting; no limit by default)."),
+         "setting; by default 50 with -p, no limit in the terminal)."),
     Flag(("--session",), "session", "path", "Open or create this session file."),
     Flag(("--continue", "-c"), "continue_recent", "bool", "Continue the newest session here."),
     Flag(("--resume", "-r"), "resume", "bool", "Pick a session of this project to continue."),

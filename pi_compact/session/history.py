@@ -18,7 +18,7 @@ from pi_compact.jstext import js_json
 from pi_compact.messages import Message, bash_execution_text, text_of
 from pi_compact.session.entries import Entry, message_of_entry
 from pi_compact.session.terms import has_term, parse_terms, whole
-from pi_compact.session.timed_regex import ERRORS, IGNORECASE, MULTILINE, compile_pattern, timed_search
+from pi_compact.session.timed_regex import IGNORECASE, MAX_PATTERN_CHARS, compile_pattern, model_pattern, timed_search
 
 # Calls of the ``recall`` tool and their results are never searched: they would only echo the query.
 RECALL_TOOL = "recall"
@@ -143,28 +143,6 @@ def searchable_text(message: Message) -> str:
     return text_of(content)
 
 
-def _lower_pattern(source: str) -> str:
-    """``source`` with its literal characters lower-cased and its escapes (``\\D``, ``\\W``...) kept.
-
-    Searching lower-cased text with it is a case-insensitive search that keeps ``re``'s fast literal
-    prefix scan, which ``re.IGNORECASE`` turns off (three to seven times slower on a big session).
-    """
-    out: list[str] = []
-    index = 0
-    while index < len(source):
-        char = source[index]
-        if char == "\\":
-            # An escape is kept whole: \D is not \d, and a \N{NAME} keeps its name.
-            end = source.find("}", index) + 1 if source.startswith("\\N{", index) else 0
-            end = end if end > 0 else index + 2
-            out.append(source[index:end])
-            index = end
-            continue
-        out.append(char.lower())
-        index += 1
-    return "".join(out)
-
-
 # Matches terms (ranked by how many, exact ones first) or a regular expression, case-insensitive.
 @dataclass(frozen=True)
 class Query:
@@ -184,17 +162,14 @@ class Query:
 
     @classmethod
     def parse(cls, text: str) -> Query:
-        """Terms, unless the text uses regular-expression syntax; raises ValueError for a bad one."""
+        """Terms, unless the text uses regular-expression syntax; raises ValueError for a bad one, or one
+        whose compiling could take seconds and gigabytes (``check_pattern``: checked before compiling)."""
         stripped = text.strip()
+        if len(stripped) > MAX_PATTERN_CHARS:
+            raise ValueError(f"the query is {len(stripped):,} characters long; at most {MAX_PATTERN_CHARS:,} are "
+                             "searched (pick its distinctive words)")
         if _REGEX_HINTS.search(stripped) and not _QUOTED_ONLY.fullmatch(stripped):
-            try:
-                original = compile_pattern(stripped, IGNORECASE | MULTILINE)
-            except ERRORS as exc:
-                raise ValueError(f"{stripped!r} is not a valid regular expression ({exc})") from exc
-            try:
-                lowered = compile_pattern(_lower_pattern(stripped), MULTILINE)
-            except ERRORS:
-                lowered = original  # e.g. a lower-cased group name clashes: the slower search still works
+            lowered, original = model_pattern(stripped)
             return cls(stripped, pattern=lowered, original=original)
         return cls.of_terms(stripped)
 
@@ -336,6 +311,7 @@ def _message(entry: Mapping[str, Any]) -> Message | None:
 def search(
     entries: Sequence[Entry], query: Query, limit: int, index: TextIndex | None = None,
     out_of_time: Callable[[], bool] | None = None, until: float | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> SearchResult:
     """The ``limit`` best-matching messages of ``entries``: higher ``Query.score`` first, then newest first.
 
@@ -343,7 +319,8 @@ def search(
     score: nothing older could rank above them. ``index`` must have been updated with a list holding
     ``entries`` (without one, a throwaway index is built). ``out_of_time`` is asked every few hundred
     messages; once it says yes the scan stops there (``stopped_at``), so a pathological regular
-    expression over a huge session still answers promptly, saying how far back it looked. ``until``
+    expression over a huge session still answers promptly, saying how far back it looked. ``cancelled``
+    is asked as often (before every message for a regular expression): once yes, nothing is kept. ``until``
     (a ``time.monotonic()`` value) bounds each regular-expression call: one that backtracks past it
     raises ``PatternTimeout``.
     """
@@ -361,7 +338,10 @@ def search(
     # The hot loop of a recall over a big session: locals only, no call per entry but the match, and
     # no object per match (a tuple for each of 90k matches would also wake the garbage collector).
     stopped_at: int | None = None
+    every = 0 if pattern is not None else 255  # a regular expression may be slow on each message
     for position in range(len(entries) - 1, -1, -1):
+        if cancelled is not None and not position & every and cancelled():
+            return SearchResult((), total, False, position)
         if out_of_time is not None and not position & 255 and out_of_time():
             stopped_at, complete = position, False
             break

@@ -18,6 +18,10 @@ from pi_compact.jstext import dumps_json
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
 
+# Model replies a printed prompt may take when neither --max-turns nor maxTurns is set: a long task fits,
+# a model going round without end (a cycle too long for the loop guard) stops at a bounded cost.
+PRINT_MAX_TURNS = 50
+
 if TYPE_CHECKING:
     from pi_compact.agent.approval import Decision
     from pi_compact.agent.session import AgentSession
@@ -67,8 +71,11 @@ class PrintMode:
 
     @staticmethod
     def settings_for(settings: Settings) -> Settings:
-        """One prompt, then exit: a summary made ahead for the next one would be paid for and thrown away."""
-        return replace(settings, compaction=replace(settings.compaction, background=False))
+        """One prompt, then exit: a summary made ahead for the next one would be paid for and thrown away.
+        Nobody watches to press Esc, so the tool loop stops after ``PRINT_MAX_TURNS`` replies unless
+        ``--max-turns`` or ``maxTurns`` says otherwise."""
+        return replace(settings, compaction=replace(settings.compaction, background=False),
+                       max_turns=settings.max_turns or PRINT_MAX_TURNS)
 
     def emit(self, event: SessionEvent) -> None:
         if self.as_json:

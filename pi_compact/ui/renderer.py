@@ -34,6 +34,7 @@ from pi_compact.agent.events import (
     TreeEnd,
     TreeStart,
 )
+from pi_compact.agent.loop import is_loop_stop
 from pi_compact.ui.compaction_view import end_renderable, retry_label, spinner_text
 from pi_compact.ui.renderer_text import KEY_ARGUMENTS, clean, key_argument, result_text
 from pi_compact.ui.tool_view import ToolView, call_line, hanging, read_before_write, result_view
@@ -203,6 +204,8 @@ class TerminalRenderer:
             before = read_before_write(event.args, Path.cwd()) if event.tool_name == "write" else None
             self._calls[event.tool_call_id] = (dict(event.args), before)
             self.working(f"Running {clean(event.tool_name)}…")
+        elif isinstance(event, ToolExecutionEnd) and is_loop_stop(event.result):
+            self._calls.pop(event.tool_call_id, None)  # the stop's notice is its one line, with the count and call
         elif isinstance(event, ToolExecutionEnd):
             self.close()
             args, before = self._calls.pop(event.tool_call_id, ({}, None))

@@ -2,7 +2,8 @@
 
 Contract: ``recent_transcript(messages, turns)`` renders the last ``turns`` user turns of the live
 context as they looked when they happened (your message on a ``pi>`` line, the answer as markdown, one
-line per tool call with its collapsed result, ``!`` commands); everything earlier is one dim line
+line per tool call with its collapsed result, identical calls in a row as one line with their count, the
+calls the loop guard did not run as one line, ``!`` commands); everything earlier is one dim line
 saying how many messages it holds. The compaction summary message is not shown here: the banner's
 "compacted N times — /summary to read" line stands for it.
 """
@@ -16,6 +17,7 @@ from rich.console import RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
 
+from pi_compact.agent.loop import is_loop_stop
 from pi_compact.messages import text_of
 from pi_compact.ui.renderer_text import clean
 from pi_compact.ui.tool_view import call_line, hanging, result_view
@@ -38,16 +40,27 @@ def _user(text: str) -> Text:
 
 def _assistant(message: Mapping[str, Any], calls: dict[str, tuple[str, Mapping[str, Any]]]) -> list[RenderableType]:
     parts: list[RenderableType] = []
+    last: tuple[str, Mapping[str, Any]] | None = None  # the previous block's call: identical ones are one line
+    repeats = 0
     for block in message.get("content") or ():
         if not isinstance(block, Mapping):
             continue
         if block.get("type") == "text" and str(block.get("text", "")).strip():
             parts.append(Markdown(clean(str(block["text"]))))
+            last = None
         elif block.get("type") == "toolCall":
             raw = block.get("arguments")
             args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-            calls[str(block.get("id", ""))] = (str(block.get("name", "")), args)
-            parts.append(call_line(str(block.get("name", "")), args))
+            call = (str(block.get("name", "")), args)
+            calls[str(block.get("id", ""))] = call
+            repeats = repeats + 1 if call == last else 1
+            line = call_line(*call)
+            if repeats > 1:
+                line.append(f" ×{repeats}", style="dim")
+                parts[-1] = line
+            else:
+                parts.append(line)
+            last = call
     if message.get("stopReason") == "aborted":
         parts.append(Text("Cancelled.", style="yellow"))
     return parts
@@ -81,7 +94,15 @@ def recent_transcript(messages: Sequence[Mapping[str, Any]], turns: int = TURNS)
         out.append(Text(f"… {len(earlier)} earlier message{'' if len(earlier) == 1 else 's'} not shown "
                         "(/context for the totals)", style="dim italic"))
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for message in messages[first:]:
+    stopped = 0  # the calls of a reply the loop guard did not run: one line for all of them
+    for message in [*messages[first:], {}]:
+        if message.get("role") == "toolResult" and is_loop_stop(message):
+            stopped += 1
+            continue
+        if stopped:
+            out.append(Text(f"  ⎿ Not run: stopped by the loop guard ({stopped} call{'' if stopped == 1 else 's'})",
+                            style="yellow"))
+            stopped = 0
         out.extend(render_message(message, calls))
     return out
 

@@ -125,3 +125,23 @@ def test_a_tool_step_asks_only_by_exact_terms() -> None:
     assert choose(branch, step("Looking at the rebalance canary thresholds."), 1000, "chars4") == []
     found = choose(branch, step("Looking at the thresholds of CANARY-9."), 1000, "chars4")
     assert [e.text for e in found] == ["Keep the rebalance canary thresholds in CANARY-9 at 0.35."]
+
+
+NOTES = "\n".join([
+    "# Project notes",
+    *(f"- meeting {n}: discussed the refill scheduler, shard {n} and its quota" for n in range(30)),
+    "- Release codename: JUNIPER-FALLS (do not tell the press before the launch)",
+    *(f"- follow-up {n}: check the bucket sizes of region {n}" for n in range(30)),
+])
+
+
+def test_the_same_file_read_five_times_counts_once_so_its_rare_fact_is_attached() -> None:
+    # The model read notes.md five times before the compaction: five identical copies of one original.
+    # Counted as five messages, "codename" would look common (5 of 15) and nothing would be attached.
+    turns: list[tuple[str, str]] = [("user", "Read the notes and tidy the refill scheduler.")]
+    for _ in range(5):
+        turns += [("assistant", "read path=notes.md"), ("toolResult", NOTES)]
+    turns += [("assistant", "Tidied the scheduler."), ("user", "Good; now the quota docs."),
+              ("assistant", "Updated the quota docs."), ("user", "Thanks.")]
+    attached = _ask(_branch(turns), "What is the release codename?")
+    assert len(attached) == 1 and "Release codename: JUNIPER-FALLS" in attached[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from agent_harness import SETTINGS, make_model_harness
+from agent_harness import SETTINGS, ModelHarness, make_model_harness
 
 from pi_compact.agent.events import AgentEnd, Notice
 from pi_compact.llm.scripted import ScriptedCall, ScriptedReply
@@ -28,7 +28,7 @@ def test_a_model_repeating_one_tool_call_is_stopped_within_five_repeats_with_one
     # The refused call still has its result: the next prompt's transcript is valid.
     last = h.entries()[-1]["message"]
     assert last["role"] == "toolResult" and last["isError"] is True
-    assert last["content"][0]["text"].startswith("Not run: Stopped")
+    assert last["content"][0]["text"].startswith("Not run: the loop guard stopped this turn before this call")
 
 
 def test_max_turns_stops_the_loop_after_that_many_model_replies(tmp_path: Path) -> None:
@@ -94,3 +94,65 @@ def test_a_cycle_of_five_failing_edits_is_stopped_too(tmp_path: Path) -> None:
     h.session.prompt("Carry on.")
     assert len(h.agent_requests()) == 20
     assert h.session.loop_stop is not None and h.session.loop_stop.repeated == "edit store/refill.py"
+
+
+NINE = ("quota", "refill", "shard", "store", "bucket", "limits", "rates", "tenant", "window")
+
+
+def test_a_cycle_of_nine_failing_edits_is_stopped_at_its_fourth_round(tmp_path: Path) -> None:
+    edits = [ScriptedReply(tool_calls=(ScriptedCall("edit", {"path": f"{n}.py", "oldText": "a", "newText": "b"}),))
+             for n in NINE]
+    h = make_model_harness(tmp_path, *(edits * 17), "Done.")  # 153 replies: the run that went on for 151
+    h.session.prompt("Carry on.")
+    assert len(h.agent_requests()) == 36  # three rounds run, the fourth round's last call refused
+    assert h.session.loop_stop is not None and h.session.loop_stop.repeated == "edit window.py"
+    assert h.session.loop_stop.text.startswith("Stopped: the model made the same 9 calls (`edit quota.py`, ")
+
+
+def test_a_nine_step_edit_and_test_cycle_that_changes_its_edit_runs_on(tmp_path: Path) -> None:
+    replies = []
+    for round_ in range(6):
+        for n in NINE[:8]:
+            replies.append(ScriptedReply(tool_calls=(ScriptedCall("read", {"path": f"{n}.py"}),)))
+        edit = ScriptedCall("edit", {"path": "app.py", "oldText": "x", "newText": f"attempt {round_}"})
+        replies.append(ScriptedReply(tool_calls=(edit,)))
+    h = make_model_harness(tmp_path, *replies, "Fixed.")
+    final = h.session.prompt("Fix it.")
+    assert final is not None and final["stopReason"] == "stop"
+    assert len(h.agent_requests()) == 55 and h.session.loop_stop is None
+
+
+def _sixteen_greps(tmp_path: Path, *after: str) -> ModelHarness:
+    greps = tuple(ScriptedCall("grep", {"pattern": "refill_rate"}) for _ in range(16))
+    h = make_model_harness(tmp_path, ScriptedReply(tool_calls=greps), *after)
+    h.session.prompt("Where is refill_rate set?")
+    return h
+
+
+def test_sixteen_identical_calls_in_one_reply_show_as_one_line_with_the_count_and_the_call(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from pi_compact.ui.renderer import TerminalRenderer
+
+    h = _sixteen_greps(tmp_path)
+    buffer = io.StringIO()
+    renderer = TerminalRenderer(Console(file=buffer, width=400, color_system=None))
+    for event in h.events:  # what the terminal received, in order
+        renderer(event)
+    renderer.close()
+    lines = [line for line in buffer.getvalue().splitlines() if line.strip()]
+    assert lines == ["Stopped: the model called `grep refill_rate` 16 times in a row with the same arguments; none "
+                     "of the 16 calls of its last reply ran. Say what to do differently, or try another model."]
+
+
+def test_after_a_guard_stop_the_next_request_tells_the_model_the_call_was_stopped_and_why(tmp_path: Path) -> None:
+    h = _sixteen_greps(tmp_path, "It is set in limits.py.")
+    h.session.prompt("Go on.")
+    results = [m for m in h.agent_requests()[-1].messages if m.get("role") == "toolResult"]
+    assert len(results) == 16 and all(m["isError"] for m in results)
+    assert results[0]["content"][0]["text"] == (
+        "Not run: the loop guard stopped this turn before this call because `grep refill_rate` was called 16 times "
+        "in a row with the same arguments. Running it again gives the same result: do not repeat it. Use what the "
+        "earlier results say, try something different, or tell the user what blocks you.")

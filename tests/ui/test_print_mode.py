@@ -301,3 +301,59 @@ def test_text_mode_says_on_stderr_when_a_compaction_summary_was_built_without_a_
     assert done.exit_code == 0, done.output
     assert done.stdout == "ALL DONE\n"
     assert done.stderr.count("pi-compact: Auto-compaction: the summary was built without the model (") == 1
+
+
+def _counting(server: ScriptedServer, replies: int) -> None:
+    server.enqueue(*[Reply(tool_calls=(ToolCallReply("bash", {"command": f"echo {i}"}),)) for i in range(replies)],
+                   Reply(text="Counted."))
+
+
+def test_print_mode_without_max_turns_stops_at_its_default_of_fifty_replies(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_compact.ui.print_mode import PRINT_MAX_TURNS
+
+    assert PRINT_MAX_TURNS == 50
+    _counting(scripted_server, PRINT_MAX_TURNS + 5)
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "Count.", "--no-session")
+    assert done.exit_code == 1, done.output
+    assert len(scripted_server.requests) == PRINT_MAX_TURNS
+    assert done.stderr == ("pi-compact: Stopped after 50 model turns (the limit is 50; raise it with --max-turns N or "
+                           "the maxTurns setting); the tool calls of the last reply were not run. Send a prompt to "
+                           "go on.\n")
+
+
+def test_print_mode_default_cap_is_raised_by_the_flag(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _counting(scripted_server, 53)
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "Count.", "--no-session", "--max-turns", "60")
+    assert done.exit_code == 0, done.output
+    assert len(scripted_server.requests) == 54 and done.stdout == "Counted.\n"
+
+
+def test_print_mode_default_cap_is_raised_by_the_max_turns_setting(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_dir, cwd = _dirs(tmp_path)
+    (agent_dir / "settings.json").write_text(json.dumps({**SETTINGS_FILE, "maxTurns": 52}))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.chdir(cwd)
+    _counting(scripted_server, 53)
+    done = CliRunner().invoke(build_app(), [*_model_args(scripted_server), "-p", "Count.", "--no-session"])
+    assert done.exit_code == 1, done.output
+    assert len(scripted_server.requests) == 52
+    assert done.stderr.startswith("pi-compact: Stopped after 52 model turns (the limit is 52;")
+
+
+def test_print_mode_stops_a_nine_call_cycle_at_its_fourth_round(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ("quota", "refill", "shard", "store", "bucket", "limits", "rates", "tenant", "window")
+    cycle = [Reply(tool_calls=(ToolCallReply("read", {"path": f"{n}.py"}),)) for n in names]
+    scripted_server.enqueue(*(cycle * 17))  # the run that went on for 151 requests
+    done = _cli(scripted_server, tmp_path, monkeypatch, "-p", "Carry on.", "--no-session")
+    assert done.exit_code == 1, done.output
+    assert len(scripted_server.requests) == 36
+    assert done.stderr.startswith("pi-compact: Stopped: the model made the same 9 calls (`read quota.py`, ")
+    assert done.stderr.count("\n") == 1

@@ -51,3 +51,15 @@ def test_tool_calls_and_results_look_as_they_did() -> None:
 
 def test_an_empty_context_shows_nothing() -> None:
     assert recent_transcript([]) == []
+
+
+def test_a_reply_the_loop_guard_stopped_reopens_as_one_call_line_and_one_stop_line() -> None:
+    calls = [{"type": "toolCall", "id": f"g{n}", "name": "grep", "arguments": {"pattern": "refill_rate"}}
+             for n in range(16)]
+    refused = [{"role": "toolResult", "toolCallId": f"g{n}", "toolName": "grep", "isError": True,
+                "details": {"loopStop": True}, "content": [{"type": "text", "text": "Not run: the loop guard …"}]}
+               for n in range(16)]
+    screen = render([user("where is refill_rate set?"), answer("Searching.", *calls), *refused, user("go on")])
+    lines = [line.strip() for line in screen.splitlines() if line.strip()]
+    assert lines == ["pi> where is refill_rate set?", "Searching.", "▸ grep refill_rate ×16",
+                     "⎿ Not run: stopped by the loop guard (16 calls)", "pi> go on"]

@@ -1,7 +1,8 @@
 """Automatic recall's ranking: which lines of the compacted originals a question names (pure).
 
 A term weighs by how rare it is among the compacted messages (an inverse document frequency): "test"
-or "run", found in every tool result, say little; ``shard_weight``, found in one, says much. Exact
+or "run", found in every tool result, say little; ``shard_weight``, found in one, says much. Identical
+tool outputs (one file read five times) count as one. Exact
 terms (identifiers, paths, numbers, quoted phrases: ``session.terms``) match whole and weigh
 ``EXACT_WEIGHT`` times a word; words match by their stem where a word starts or ends ("failing" finds
 "FAILED", "error" ``KeyError``, "name" not ``__name__``). Each message is shown by its best window of
@@ -106,13 +107,23 @@ class Weights:
     candidates: tuple[int, ...]  # positions in the texts weighed, best first
 
     @classmethod
-    def over(cls, question: Question, lowered_texts: Sequence[str]) -> Weights:
+    def over(cls, question: Question, lowered_texts: Sequence[str], copies: Sequence[bool] = ()) -> Weights:
+        """The weights over ``lowered_texts``; ``copies`` says, per text, whether it reproduces an original
+        outside the conversation (a tool's output: a file read, a command's output): identical ones of
+        those count once. Said again by the user or the model, words are routine, and so common."""
         # This runs before every request after a compaction, over everything compacted: one scan per term,
         # the substring test first. In a big session a word that a sample shows to be common everywhere is
         # counted from the sample alone (it can only weigh little and bring no candidate).
-        total = max(1, len(lowered_texts))
+        # Copies of one original (the same file read five times) are one document: counted apart, the
+        # facts they hold would look common and weigh nothing. Each distinct copy counts at its newest.
+        newest: dict[str | int, int] = {}
+        for i, text in enumerate(lowered_texts):
+            newest[text if i < len(copies) and copies[i] else i] = i
+        positions = sorted(newest.values())
+        texts = [lowered_texts[i] for i in positions]
+        total = max(1, len(texts))
         # A seeded draw, not every n-th message: a session's roles repeat in a fixed order.
-        sample = random.Random(total).sample(lowered_texts, SAMPLE) if total > 2 * SAMPLE else []
+        sample = random.Random(total).sample(texts, SAMPLE) if total > 2 * SAMPLE else []
         where: dict[tuple[str, bool], list[int]] = {}
         found: dict[tuple[str, bool], int] = {}
         for term in question.terms:
@@ -121,7 +132,7 @@ class Weights:
                 if seen > 2 * SAMPLE * COMMON_SHARE:
                     found[term], where[term] = seen * total // SAMPLE, []
                     continue
-            where[term] = [i for i, text in enumerate(lowered_texts) if term[0] in text and holds(text, *term)]
+            where[term] = [positions[i] for i, text in enumerate(texts) if term[0] in text and holds(text, *term)]
             if where[term]:
                 found[term] = len(where[term])
         weight = {term: math.log(1 + total / n) * (EXACT_WEIGHT if term[1] else 1.0) for term, n in found.items()}

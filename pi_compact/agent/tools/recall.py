@@ -162,31 +162,37 @@ class RecallTool:
     # ---- by query ----------------------------------------------------------------------------
 
     def _search(self, text: str, scope: str, limit: int, cancelled: Callable[[], bool] = lambda: False) -> ToolOutput:
-        try:
-            query = Query.parse(text)
-        except ValueError as exc:
-            return error(f"recall: {exc}.")
         entries = self._entries(scope)
         if scope == "compacted" and not entries:
             return error("Nothing in this conversation has been compacted yet, so all of it is in your context; "
                          'pass scope "branch" or "session" to search anyway.')
         started = time.monotonic()
-        self.index.update(self.store.entries)
         # The answer is due within about a second whatever the session's size: the first call builds
         # the index, and the scan gets what is left of the budget (never less than a fifth of it).
-        deadline = max(started + SEARCH_BUDGET_S, time.monotonic() + SEARCH_BUDGET_S / 5)
         # A regular expression gets the same deadline, call by call (plus time to place the excerpts):
-        # one that backtracks without end is stopped, and Esc is never more than that away.
-        until = max(deadline, started + REGEX_LIMIT_S)
+        # one that backtracks without end is stopped, and Esc is never more than that away. Esc also
+        # ends the scan itself at the next message, so a cancelled search stops working too.
+
+        self.index.update(self.store.entries)  # here: a search left running after Esc only reads the index
+
+        def run() -> tuple[Query, SearchResult]:
+            query = Query.parse(text)  # in the worker: compiling is work Esc must be able to leave
+            deadline = max(started + SEARCH_BUDGET_S, time.monotonic() + SEARCH_BUDGET_S / 5)
+            until = max(deadline, started + REGEX_LIMIT_S)
+            return query, search(entries, query, limit, self.index, until=until,
+                                 out_of_time=lambda: time.monotonic() > deadline, cancelled=cancelled)
+
         try:
-            result = run_cancellable(lambda: search(entries, query, limit, self.index, until=until,
-                                                    out_of_time=lambda: time.monotonic() > deadline), cancelled)
+            answer = run_cancellable(run, cancelled)
+        except ValueError as exc:
+            return error(f"recall: {exc}.")
         except PatternTimeout:
             return error(f"recall: the regular expression {text!r} took too long and was stopped (the limit is "
                          f"about {REGEX_LIMIT_S:g} s); it probably backtracks without end (nested repeats "
                          "such as (a+)+). Search for plain words or a simpler pattern.")
-        if result is None:
+        if answer is None or cancelled():
             return error("recall was cancelled.")
+        query, result = answer
         partial = _partial_note(entries, result)
         live = self._in_context(query) if scope == "compacted" else []
         if not result.hits:
