@@ -16,6 +16,7 @@ to get right). With an empty queue it answers with the text ``(no scripted reply
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -51,6 +52,11 @@ class Reply:
     ``chunked=True`` streams with HTTP/1.1 chunked transfer encoding (as most real servers do), each
     write split over two chunks. ``close_without_answer`` drops the connection once the request is read,
     without a status line.
+    ``endless`` streams the reply's deltas, then that text and a running number (``TEXT0\n``, ``TEXT1\n``...)
+    as content deltas, one after the other (every
+    ``chunk_delay_s``) until the client hangs up or the server stops; ``ScriptedServer.hung_up`` is set when
+    the client hung up on it. With ``endless_line`` the text is written again and again inside one ``data:``
+    line that never ends.
     ``repeat=True`` keeps the reply at the head of the queue forever (e.g. "500 forever").
     Usage is sent only when the request asked for it (``stream_options.include_usage``), as OpenAI does,
     and never with ``send_usage=False`` (servers that ignore the option). ``raw_events`` replaces the
@@ -80,6 +86,8 @@ class Reply:
     raw_events: tuple[str, ...] | None = None
     raw_done: bool = True
     chunked: bool = False
+    endless: str = ""
+    endless_line: bool = False
 
     @property
     def effective_finish_reason(self) -> str:
@@ -230,6 +238,9 @@ class _Handler(BaseHTTPRequestHandler):
             if i and reply.chunk_delay_s and self.server.owner._stopping.wait(reply.chunk_delay_s):
                 return
             self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        if reply.endless:
+            self._stream_forever(base, reply)
+            return
         if reply.drip_s:
             # Alive but never done: SSE comments keep the socket busy, so only a client-side idle timer
             # that ignores them can notice the reply is stuck.
@@ -245,6 +256,27 @@ class _Handler(BaseHTTPRequestHandler):
         self._out(b"data: [DONE]\n\n")
         self.wfile.flush()
         self._end_chunks()
+
+    def _stream_forever(self, base: Mapping[str, Any], reply: Reply) -> None:
+        owner = self.server.owner
+        try:
+            if reply.endless_line:
+                self._out(b'data: {"choices": [{"index": 0, "delta": {"content": "')
+                while not owner._stopping.is_set():
+                    self._out(reply.endless.encode())
+                    self.wfile.flush()
+                return
+            for number in itertools.count():
+                if owner._stopping.is_set():
+                    return
+                # Numbered, so that no two chunks are alike (litellm stops a stream that repeats one chunk).
+                choice = {"index": 0, "delta": {"content": f"{reply.endless}{number}\n"}, "finish_reason": None}
+                self._out(f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode())
+                self.wfile.flush()
+                if reply.chunk_delay_s and owner._stopping.wait(reply.chunk_delay_s):
+                    return
+        except OSError:  # the client hung up: what a capped reply must do
+            owner.hung_up.set()
 
     def _event(self, obj: Mapping[str, Any]) -> None:
         self._out(f"data: {json.dumps(obj)}\n\n".encode())
@@ -330,6 +362,7 @@ class ScriptedServer:
         self._requests: list[dict[str, Any]] = []
         self._headers: list[dict[str, str]] = []
         self._stopping = threading.Event()
+        self.hung_up = threading.Event()  # a client hung up on an ``endless`` reply
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 

@@ -43,6 +43,10 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 class MessageAssembler:
     """Accumulates one streamed reply; ``started`` turns True with the first non-empty delta.
 
@@ -58,6 +62,10 @@ class MessageAssembler:
     - stopReason: stop -> "stop" ("toolUse" when tool calls were made), length -> "length",
       tool_calls -> "toolUse"; any other finish reason becomes an error whose text names it, as pi
       does (z.ai reports overflow as finish reason ``model_context_window_exceeded``).
+
+    ``size`` counts the UTF-8 bytes of everything kept so far (text, thinking, signatures, tool-call
+    arguments), so that the stream loop can stop a reply that never ends. Deltas are kept as lists of
+    pieces and joined when the content is read: appending stays linear however long a reply runs.
     """
 
     def __init__(self, info: ModelInfo, timestamp: int, costs: Mapping[str, float] | None = None) -> None:
@@ -66,10 +74,12 @@ class MessageAssembler:
         self._costs = dict(costs or {})
         self._blocks: list[dict[str, Any]] = []
         self._calls: dict[int, dict[str, Any]] = {}  # tool call index -> its block
-        self._raw_args: dict[int, str] = {}
+        self._raw_args: dict[int, list[str]] = {}
+        self._open: list[str] = []  # the pieces of the last block's text or thinking, not yet joined
         self._usage: dict[str, Any] | None = None
         self._finish_reason: str | None = None
         self.started = False
+        self.size = 0
 
     def feed(self, chunk: Any) -> Iterator[StreamEvent]:
         usage = _get(chunk, "usage")
@@ -104,8 +114,9 @@ class MessageAssembler:
 
     def content(self) -> list[dict[str, Any]]:
         """The content blocks so far, tool call arguments parsed."""
+        self._join_open()
         for index, block in self._calls.items():
-            block["arguments"] = _parse_arguments(self._raw_args.get(index, ""))
+            block["arguments"] = _parse_arguments("".join(self._raw_args.get(index, ())))
         return [dict(block) for block in self._blocks]
 
     def finish(self, error: str | None = None) -> dict[str, Any]:
@@ -136,26 +147,39 @@ class MessageAssembler:
 
     def _append(self, kind: str, text: str) -> None:
         self.started = True
-        key = "thinking" if kind == "thinking" else "text"
+        self.size += _utf8_size(text)
         last = self._blocks[-1] if self._blocks else None
         # A signed (or redacted) thinking block is complete: later thinking starts a new one.
         if last is not None and last["type"] == kind and "thinkingSignature" not in last:
-            self._blocks[-1][key] += text
+            if not self._open:
+                self._open.append(last["thinking" if kind == "thinking" else "text"])
+            self._open.append(text)
         else:
-            self._blocks.append({"type": kind, key: text})
+            self._join_open()
+            self._blocks.append({"type": kind, "thinking" if kind == "thinking" else "text": text})
+
+    def _join_open(self) -> None:
+        """Write the pieces collected for the last block into it (``str +=`` would copy it every time)."""
+        if self._open:
+            last = self._blocks[-1]
+            last["thinking" if last["type"] == "thinking" else "text"] = "".join(self._open)
+            self._open.clear()
 
     def _signed_block(self, block: Any) -> None:
         """A signature or a redacted block from litellm's ``thinking_blocks`` (its text came as
         ``reasoning_content`` already)."""
+        self._join_open()
         if _get(block, "type") == "redacted_thinking":
             data = _get(block, "data")
             if isinstance(data, str):
                 self.started = True
+                self.size += _utf8_size(data)
                 self._blocks.append({"type": "thinking", "thinking": REDACTED_THINKING_TEXT,
                                      "thinkingSignature": data, "redacted": True})
             return
         signature = _get(block, "signature")
         if isinstance(signature, str) and signature:
+            self.size += _utf8_size(signature)
             last = self._blocks[-1] if self._blocks else None
             if last is None or last["type"] != "thinking" or last.get("redacted"):
                 last = {"type": "thinking", "thinking": ""}  # a signature for thinking that sent no text
@@ -164,6 +188,7 @@ class MessageAssembler:
 
     def _tool_delta(self, position: int, call: Any) -> ToolCallDelta:
         self.started = True
+        self._join_open()
         index = _get(call, "index")
         index = index if isinstance(index, int) else position
         function = _get(call, "function")
@@ -184,7 +209,8 @@ class MessageAssembler:
             block["name"] = str(_get(function, "name"))
         fragment = _get(function, "arguments")
         fragment = fragment if isinstance(fragment, str) else ""
-        self._raw_args[index] = self._raw_args.get(index, "") + fragment
+        self.size += _utf8_size(fragment)
+        self._raw_args.setdefault(index, []).append(fragment)
         if not block["id"]:
             block["id"] = f"call_{self._timestamp}_{index}"  # some servers omit ids; keep calls pairable
         return ToolCallDelta(index, block["id"], block["name"], fragment)

@@ -17,10 +17,11 @@ from typing import Literal
 # overflow: the request did not fit the context window; rate_limit: 429 or a throttling text;
 # timeout / connection: no (complete) answer; server: a 5xx; auth, not_found, bad_request: a refused
 # request (bad_request also takes any other status); empty_reply: an answer with nothing in it;
+# endless: a reply stopped at the size or duration cap (never retried: it would run away again);
 # cancelled: the caller's cancel token fired; unknown: none of these (a bug, an unexpected exception).
 FailureKind = Literal[
     "overflow", "rate_limit", "timeout", "connection", "server", "auth", "not_found", "bad_request",
-    "empty_reply", "cancelled", "unknown",
+    "empty_reply", "endless", "cancelled", "unknown",
 ]
 
 

@@ -3,7 +3,8 @@
 ``open_event_stream`` returns an ``EventStream`` once the headers are in, or raises ``HttpStatusError``
 (a status other than 200, with its body). Iterating yields each event's ``data``, decoded as the
 OpenAI Python SDK decodes it; ``close()`` is safe from any thread. Network failures raise the stdlib's
-``OSError`` family or ``http.client.HTTPException``.
+``OSError`` family or ``http.client.HTTPException``. A line or an event growing past ``max_event_bytes``
+raises ``EventTooLarge``: a server that never ends a line must not fill memory.
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ class RemoteProtocolError(ConnectionError):
     """
 
 
+class EventTooLarge(ValueError):
+    """One line or event of the stream grew past the limit without ending."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"an event of the stream passed {limit:,} bytes without ending")
+        self.limit = limit
+
+
 class HttpStatusError(Exception):
     """The server answered with a status other than 200."""
 
@@ -50,6 +59,7 @@ def open_event_stream(
     headers: Mapping[str, str],
     timeout: float,
     ssl_context: ssl.SSLContext | None = None,
+    max_event_bytes: int | None = None,
 ) -> EventStream:
     """Send ``body`` to ``url`` (POST); the open event stream, or ``HttpStatusError``."""
     parts = urlsplit(url)
@@ -60,7 +70,7 @@ def open_event_stream(
         connection = http.client.HTTPSConnection(host, parts.port, timeout=timeout, context=ssl_context)
     else:
         connection = http.client.HTTPConnection(host, parts.port, timeout=timeout)
-    stream = EventStream(connection)
+    stream = EventStream(connection, max_event_bytes)
     hung_up = False
     try:
         connection.request("POST", path, body=body, headers=dict(headers))
@@ -90,8 +100,9 @@ class EventStream:
     ``close()`` shuts the socket down, which wakes a reader blocked in ``recv``.
     """
 
-    def __init__(self, connection: http.client.HTTPConnection) -> None:
+    def __init__(self, connection: http.client.HTTPConnection, max_event_bytes: int | None = None) -> None:
         self._connection = connection
+        self._limit = max_event_bytes
         self._response: http.client.HTTPResponse | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -100,7 +111,7 @@ class EventStream:
         self._response = response
 
     def __iter__(self) -> Iterator[SseEvent]:
-        for event in _decode(self._lines()):
+        for event in _decode(self._lines(), self._limit):
             if event.data.startswith("[DONE]"):
                 return
             yield event
@@ -111,6 +122,8 @@ class EventStream:
         if response is None:
             return
         pending: list[bytes] = []  # the start of a line that spans several reads
+        pending_size = 0
+        limit = self._limit
         skip_lf = False  # the previous read ended in "\r": a "\n" starting the next one belongs to it
         while True:
             try:
@@ -136,9 +149,13 @@ class EventStream:
                     pending.append(line)
                     line = b"".join(pending)
                     pending.clear()
+                    pending_size = 0
                 yield line.decode("utf-8")
             if tail:
                 pending.append(tail)
+                pending_size += len(tail)
+                if limit is not None and pending_size > limit:
+                    raise EventTooLarge(limit)
         if pending:
             yield b"".join(pending).decode("utf-8")
 
@@ -156,7 +173,7 @@ class EventStream:
         self._connection.close()
 
 
-def _decode(lines: Iterator[str]) -> Iterator[SseEvent]:
+def _decode(lines: Iterator[str], limit: int | None = None) -> Iterator[SseEvent]:
     """Server-sent events from lines, per the WHATWG rules the OpenAI SDK follows.
 
     As in the SDK, the last event id outlives its event, so after an ``id:`` line every blank line
@@ -164,6 +181,7 @@ def _decode(lines: Iterator[str]) -> Iterator[SseEvent]:
     """
     event: str | None = None
     data: list[str] = []
+    size = 0  # characters of ``data`` so far (at most ``limit``)
     last_id: str | None = None
     retry: int | None = None
     for line in lines:
@@ -171,7 +189,7 @@ def _decode(lines: Iterator[str]) -> Iterator[SseEvent]:
             if not event and not data and not last_id and retry is None:
                 continue
             yield SseEvent(event, "\n".join(data))
-            event, data, retry = None, [], None
+            event, data, retry, size = None, [], None, 0
             continue
         if line.startswith(":"):
             continue
@@ -182,6 +200,9 @@ def _decode(lines: Iterator[str]) -> Iterator[SseEvent]:
             event = value
         elif name == "data":
             data.append(value)
+            size += len(value) + 1
+            if limit is not None and size > limit:
+                raise EventTooLarge(limit)
         elif name == "id" and "\0" not in value:
             last_id = value
         elif name == "retry":

@@ -44,6 +44,8 @@ def _text(failure: Failure, endpoint: str) -> str:
         return f"Request to {endpoint} timed out: {message}"
     if kind == "connection":
         return f"Connection error: cannot reach {endpoint}: {message}"
+    if kind == "endless":
+        return f"Stopped the reply from {endpoint}: {message}; what it streamed until then is kept."
     if kind == "empty_reply":
         return (f"Empty reply from {endpoint}: no text and no tool call (the answer was empty or not an "
                 "OpenAI-compatible stream).")

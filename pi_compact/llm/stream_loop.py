@@ -2,7 +2,9 @@
 
 Shared by the HTTP adapters: each supplies ``open_stream()`` (one request; an iterable of
 chat-completion chunks, see ``assemble``) and ``failure_of`` (its exceptions as a ``Failure``).
-Retries happen only before the first delta; every error text is redacted.
+Retries happen only before the first delta; every error text is redacted. A reply that never ends is
+stopped at ``retry.max_reply_bytes`` of content or ``retry.max_reply_ms`` (an error keeping what streamed),
+and the worker reading the socket waits while the consumer is behind, so memory stays bounded either way.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pi_compact.llm.retry import backoff_delay_ms, describe
 from pi_compact.settings import RetrySettings
 
 _POLL_S = 0.05  # how often a waiting stream looks at its cancel token
+_INBOX_CHUNKS = 256  # chunks read ahead of the consumer at most (the worker waits for room)
 
 OpenStream = Callable[[], Iterable[Any]]
 FailureOf = Callable[[BaseException], Failure]  # an adapter's mapping
@@ -45,7 +48,8 @@ def stream_reply(
     The blocking iteration runs in a worker thread feeding a queue, so a cancel is honoured within
     ~0.1 s even before the server's first byte. A reply must start (text, thinking or a tool call)
     within ``retry.timeout_ms`` and then never stall longer than ``retry.idle_timeout_ms``
-    (keep-alive comments and empty chunks are not progress). A reply with no content is an error.
+    (keep-alive comments and empty chunks are not progress). A reply with no content is an error, and
+    so is one past ``retry.max_reply_bytes`` or ``retry.max_reply_ms`` (not retried; its content is kept).
     """
     timestamp = now_ms()
     max_attempts = retry.max_retries + 1 if retry.enabled else 1
@@ -90,9 +94,17 @@ def _attempt(
     assembler: MessageAssembler,
 ) -> Generator[StreamEvent, None, Failure | None]:
     """One HTTP request: yields deltas, returns None (complete), the failure, or ``_ABORTED``."""
-    inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    inbox: queue.Queue[tuple[str, Any]] = queue.Queue(_INBOX_CHUNKS)
     stop = threading.Event()
     opened: list[Any] = []  # the stream, once open_stream() returned it
+
+    def put(item: tuple[str, Any]) -> None:
+        while not stop.is_set():  # a full inbox waits for the consumer, or for the end of the attempt
+            try:
+                inbox.put(item, timeout=_POLL_S)
+                return
+            except queue.Full:
+                continue
 
     def work() -> None:
         try:
@@ -101,10 +113,10 @@ def _attempt(
             for chunk in response:
                 if stop.is_set():
                     break
-                inbox.put(("chunk", chunk))
-            inbox.put(("end", None))
+                put(("chunk", chunk))
+            put(("end", None))
         except BaseException as exc:  # every failure is data for the caller, never a crash
-            inbox.put(("error", exc))
+            put(("error", exc))
         finally:
             if stop.is_set():
                 _close_quietly(opened)
@@ -112,10 +124,13 @@ def _attempt(
     worker = threading.Thread(target=work, name="model-stream", daemon=True)
     worker.start()
     deadline = time.monotonic() + retry.timeout_ms / 1000
+    cutoff = time.monotonic() + retry.max_reply_ms / 1000
     try:
         while True:
             if cancel.cancelled:
                 return _ABORTED
+            if time.monotonic() > cutoff:
+                return _endless(retry, by_time=True)
             try:
                 kind, payload = inbox.get(timeout=_POLL_S)
             except queue.Empty:
@@ -129,6 +144,8 @@ def _attempt(
                 for event in assembler.feed(payload):
                     progressed = True
                     yield event
+                if assembler.size > retry.max_reply_bytes:
+                    return _endless(retry, by_time=False)
                 if progressed:
                     deadline = time.monotonic() + retry.idle_timeout_ms / 1000
             elif kind == "end":
@@ -149,6 +166,24 @@ def _no_progress(retry: RetrySettings, *, started: bool) -> Failure:
                                   "(retry.provider.idleTimeoutMs)")
     return Failure("timeout", f"no reply within {retry.timeout_ms / 1000:g} s (raise retry.provider.timeoutMs "
                               "for a slow server)")
+
+
+def _endless(retry: RetrySettings, *, by_time: bool) -> Failure:
+    """A reply stopped at a cap: the sentence names the cap and the setting that raises it."""
+    if by_time:
+        return Failure("endless", f"it was still streaming after {_duration(retry.max_reply_ms)} "
+                                  "(retry.provider.maxReplyMs)")
+    return Failure("endless", f"it passed {_megabytes(retry.max_reply_bytes)} without ending "
+                              "(retry.provider.maxReplyBytes)")
+
+
+def _duration(ms: int) -> str:
+    seconds = ms / 1000
+    return f"{seconds / 60:g} min" if seconds >= 60 and seconds % 60 == 0 else f"{seconds:g} s"
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:g} MB" if size >= 100_000 else f"{size:,} bytes"
 
 
 _ABORTED = Failure("cancelled", ABORTED_MESSAGE)  # the outcome of an attempt the cancel token stopped

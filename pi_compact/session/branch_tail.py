@@ -18,9 +18,9 @@ from typing import Any
 from pi_compact.errors import SessionError
 from pi_compact.messages import Message
 from pi_compact.session.collector import gc_paused
-from pi_compact.session.entries import CURRENT_VERSION, Entry
+from pi_compact.session.entries import Entry
 from pi_compact.session.jsonl import Relinker, line_problem, parse_line
-from pi_compact.session.migrate import file_version
+from pi_compact.session.migrate import migration_from
 
 _SCANNER: Any = json.JSONDecoder()  # configured like json.loads' own decoder
 # Planning a compaction of a 100 MB session must not hold every entry as parsed JSON (about ten times the file in
@@ -132,7 +132,7 @@ class _LeanReader:
                 # Not a session, or one that needs migrating: a full load's job, so stop reading now.
                 if value.get("type") != "session" or not isinstance(value.get("id"), str):
                     return None
-                if file_version(value) < CURRENT_VERSION:
+                if migration_from(value) is not None:
                     return None
                 header = value
                 continue

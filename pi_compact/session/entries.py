@@ -70,6 +70,20 @@ def new_entry_id(existing: Container[str]) -> str:
     return secrets.token_hex(16)
 
 
+def new_header(cwd: str, now_ms: int, session_id: str | None = None) -> Entry:
+    """A fresh v3 session header; its id is a UUIDv7 of ``now_ms``, as pi makes every session id."""
+    # Imported here, not at the top: uuid costs ~4 ms of start-up that reading a session never needs.
+    from pi_compact.paths import new_session_id
+
+    return {
+        "type": "session",
+        "version": CURRENT_VERSION,
+        "id": session_id or new_session_id(datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc)),
+        "timestamp": ms_to_iso(now_ms),
+        "cwd": cwd,
+    }
+
+
 def message_of_entry(entry: Mapping[str, Any]) -> Message | None:
     """The message an entry contributes to a model's context, or None (pi's getMessageFromEntry).
 

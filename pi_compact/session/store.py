@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Container, Iterable, Iterator, Mapping
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +18,23 @@ from pi_compact.messages import Message
 from pi_compact.paths import ensure_private_dir
 from pi_compact.session.collector import freeze_loaded, gc_paused
 from pi_compact.session.context import SessionContext, build_session_context, index_by_id, path_to
-from pi_compact.session.entries import CURRENT_VERSION, Entry, ms_to_iso, new_entry_id
+from pi_compact.session.entries import Entry, ms_to_iso, new_entry_id, new_header
 from pi_compact.session.jsonl import LoadedFile, parse_line, parse_lines
 from pi_compact.session.lazy import EntryIndex, customs_on_path, tail_start
 from pi_compact.session.lock import SessionLock
-from pi_compact.session.migrate import migrate
+from pi_compact.session.migrate import migrate, migration_from
 from pi_compact.session.tree import branch_copy
 from pi_compact.session.writes import (
     FileState,
     WriteFailed,
     append_bytes,
+    backup_name,
     current_state,
     ends_turn,
     not_saved,
     replace_contents,
     sync_file,
+    write_backup,
 )
 
 __all__ = ["LoadedFile", "SessionStore", "gc_paused", "new_header", "parse_line", "parse_session_text"]
@@ -43,20 +44,6 @@ def parse_session_text(text: str, name: str = "<session>") -> LoadedFile:
     """Parse JSONL text: header first, bad lines skipped with a warning, a torn tail ignored."""
     with gc_paused():
         return parse_lines(io.BytesIO(text.encode("utf-8", "surrogatepass")), name)
-
-
-def new_header(cwd: str, now_ms: int, session_id: str | None = None) -> Entry:
-    """A fresh v3 session header; its id is a UUIDv7 of ``now_ms``, as pi makes every session id."""
-    # Imported here, not at the top: uuid costs ~4 ms of start-up that reading a session never needs.
-    from pi_compact.paths import new_session_id
-
-    return {
-        "type": "session",
-        "version": CURRENT_VERSION,
-        "id": session_id or new_session_id(datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc)),
-        "timestamp": ms_to_iso(now_ms),
-        "cwd": cwd,
-    }
 
 
 # Loading reads the file line by line as bytes (``jsonl.py``): a malformed, non-UTF-8 or wrongly shaped line is
@@ -74,7 +61,7 @@ class SessionStore:
         self, path: Path | None, header: Entry, entries: list[Entry], *, warnings: Iterable[str] = (),
         on_disk: FileState | None = None, header_on_disk: bool = False, needs_rewrite: bool = False,
         needs_newline: bool = False, lock: SessionLock | None = None, hold: bool = False,
-        index: EntryIndex | None = None,
+        index: EntryIndex | None = None, backup_tag: str | None = None,
     ) -> None:
         self.path = path
         self.header = header
@@ -89,6 +76,7 @@ class SessionStore:
         self._unsynced = False  # lines written but not yet fsynced (see _append_pending)
         self._header_on_disk = header_on_disk and not needs_rewrite
         self._needs_rewrite = needs_rewrite
+        self._backup_tag = backup_tag  # copy the file to NAME.<tag>.bak before rewriting it (a migrated one)
         self._needs_newline = needs_newline
         self._on_disk = on_disk  # the file as we last read or wrote it (None: there was none)
         self._lock = lock
@@ -146,11 +134,15 @@ class SessionStore:
                 f"{path} does not start with a pi session header, so it is not a session file; "
                 "pass another file or move it away."
             )
-        entries = loaded.entries
-        migrated = migrate(loaded.header, entries)
+        entries, warnings, source = loaded.entries, loaded.warnings, migration_from(loaded.header)
+        if source is not None:
+            migrate(loaded.header, entries)
+            warnings += (f"{path} is a version {source} pi session: it is read as version 3 and rewritten so at the "
+                         f"first save, which first copies the original to {backup_name(path, f'v{source}')}.",)
         return cls(
-            path, loaded.header, entries, warnings=loaded.warnings, on_disk=on_disk, header_on_disk=True,
-            needs_rewrite=migrated, needs_newline=not loaded.ends_with_newline, lock=lock, hold=hold,
+            path, loaded.header, entries, warnings=warnings, on_disk=on_disk, header_on_disk=True,
+            needs_rewrite=source is not None, needs_newline=not loaded.ends_with_newline, lock=lock, hold=hold,
+            backup_tag=None if source is None else f"v{source}",
         )
 
     # ---- reading --------------------------------------------------------------------------------
@@ -261,7 +253,8 @@ class SessionStore:
 
     # Like pi, nothing is written until the session holds an assistant message, so a prompt that never got an answer
     # leaves no file behind. The one rewrite: the first append to a v1/v2 (or blank) file first rewrites it as v3
-    # atomically (as pi does), because appended v3 entries must reference the ids that migration assigned.
+    # atomically (as pi does), because appended v3 entries must reference the ids that migration assigned; a v1/v2
+    # file is first copied beside itself (``write_backup``), and the rewrite is refused if that copy fails.
     #
     # Writes are all or nothing (``writes.py``): a failed one leaves the file as it was, the entry is dropped from
     # memory too (the next entry is never parented to one that is not on disk), and one ``SessionError`` sentence says
@@ -377,6 +370,9 @@ class SessionStore:
 
     def _rewrite(self) -> None:
         assert self.path is not None
+        if self._backup_tag is not None:  # never replace a file that was read differently without keeping it
+            write_backup(self.path, self._backup_tag)
+            self._backup_tag = None
         body = "\n".join(dumps_json(e) for e in [self.header, *self.entries]) + "\n"
         self._on_disk = replace_contents(self.path, body.encode("utf-8"))
         self._needs_rewrite = False

@@ -150,6 +150,53 @@ def replace_contents(path: Path, data: bytes) -> FileState:
     return state
 
 
+# A migrated file is rewritten in place of the original, so the original is first copied beside it, byte for
+# byte, to a name no existing file has: a file read wrongly can always be had back.
+def backup_name(path: Path, tag: str, start: int = 1) -> Path:
+    """The first free name beside ``path`` from ``NAME.TAG.bak``, ``NAME.TAG.2.bak``, ... (from ``start``)."""
+    number = start
+    while True:
+        candidate = path.with_name(f"{path.name}.{tag}.bak" if number == 1 else f"{path.name}.{tag}.{number}.bak")
+        if not os.path.lexists(candidate):
+            return candidate
+        number += 1
+
+
+def write_backup(path: Path, tag: str) -> Path:
+    """Copy the file to a new user-only file ``backup_name`` gives, synced; returns its name.
+
+    ``WriteFailed`` (nothing written) when it cannot: then the file must not be replaced either.
+    """
+    number = 1
+    while True:
+        backup = backup_name(path, tag, number)
+        try:
+            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            break
+        except FileExistsError:  # made meanwhile: never write over it, take the next name
+            number += 1
+        except OSError as exc:
+            raise WriteFailed(exc, True) from exc
+    try:
+        try:
+            with open(path, "rb") as source:
+                while chunk := source.read(1 << 20):
+                    _write_all(fd, chunk)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException as exc:
+        try:
+            os.unlink(backup)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise WriteFailed(exc, True) from exc
+        raise
+    sync_directory(backup.parent)
+    return backup
+
+
 def ends_turn(entry: Entry) -> bool:
     """Whether appending ``entry`` ends a turn, so that it is fsynced with the lines before it: anything
     but a user prompt or a tool result (those are followed by a model reply, which is synced)."""

@@ -98,6 +98,8 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("retry.provider.maxRetryDelayMs", "retry.max_delay_ms", _WHOLE),
     SettingKey("retry.provider.timeoutMs", "retry.timeout_ms", _POSITIVE),
     SettingKey("retry.provider.idleTimeoutMs", "retry.idle_timeout_ms", _POSITIVE),
+    SettingKey("retry.provider.maxReplyBytes", "retry.max_reply_bytes", _POSITIVE),
+    SettingKey("retry.provider.maxReplyMs", "retry.max_reply_ms", _POSITIVE),
     SettingKey("defaultProvider", "default_provider", _TEXT),
     SettingKey("defaultModel", "default_model", _TEXT),
     SettingKey("showThinking", "show_thinking", _BOOL),

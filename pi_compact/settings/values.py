@@ -44,6 +44,10 @@ class RetrySettings:
     ``timeout_ms`` (pi's ``retry.provider.timeoutMs``) is how long a reply may take to start: connection,
     the server reading the prompt, first token. ``idle_timeout_ms`` (``retry.provider.idleTimeoutMs``,
     ours) is the longest silence once it streams. Keep-alive comments do not count as progress.
+    ``max_reply_bytes`` and ``max_reply_ms`` (``retry.provider.maxReplyBytes`` / ``maxReplyMs``, ours) end a
+    reply that never does: past that much streamed content (UTF-8 bytes of text, thinking and tool-call
+    arguments) or that long since the request, it is stopped as an error, keeping what streamed. The
+    defaults are far above any model's output limit (128k tokens are about 0.5 MB) and slowest honest reply.
     """
 
     enabled: bool = True
@@ -52,6 +56,8 @@ class RetrySettings:
     max_delay_ms: int = 60000
     timeout_ms: int = 300_000
     idle_timeout_ms: int = 120_000
+    max_reply_bytes: int = 16_000_000
+    max_reply_ms: int = 3_600_000
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ pytestmark = needs_fixtures
 @cache
 def _store(name: str) -> SessionStore:
     store = SessionStore.open(FIXTURES / name, "/", 0)  # opening never writes
-    assert store.warnings == ()
+    # A v1 file's only warning says where its original will be kept when it is first saved (never here).
+    assert [w for w in store.warnings if "is a version 1 pi session" not in w] == []
     return store
 
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from builders import Entry, assistant, header, user
 from fixtures_path import FIXTURES, needs_fixtures
 
-from pi_compact.session.migrate import file_version, migrate
+from pi_compact.session.migrate import file_version, migrate, migration_from
 from pi_compact.session.store import parse_session_text
 
 
@@ -35,6 +37,35 @@ def test_file_version_defaults_to_one_without_version() -> None:
     assert file_version(header(None)) == 1
     assert file_version(header(2)) == 2
     assert file_version(header(3)) == 3
+
+
+# What pi 0.73.1 does with each header version (``header.version ?? 1``, then ``>= 3``, ``< 2``, ``< 3``), as
+# node printed it: None = no migration step; pi compares NaN false both ways and migrates nothing.
+@pytest.mark.parametrize(("version", "steps_from"), [
+    (3.0, None), ("3", None), (" 3 ", None), ("3e0", None), ("0x3", None), ([3], None), (4, None),
+    ("Infinity", None), ("abc", None), ("1_0", None), ({}, None), ([1, 2], None), ("0b12", None),
+    (None, 1), (-1, 1), (True, 1), (False, 1), ("", 1), ("1.", 1), ("2", 2), (2.5, 2),
+])
+def test_the_header_version_is_read_as_pi_compares_it(version: object, steps_from: int | None) -> None:
+    head = {"type": "session", "id": "s"} if version is None else {"type": "session", "id": "s", "version": version}
+    assert migration_from(head) == steps_from
+
+
+def test_a_version_that_is_no_number_is_read_as_nan_and_left_as_it_is() -> None:
+    head = header(None)
+    head["version"] = "abc"
+    entries: list[Entry] = [{"type": "message", "id": "k1", "parentId": None, "timestamp": "t", "message": user("q")}]
+    assert math.isnan(file_version(head))
+    assert migrate(head, entries) is False
+    assert head["version"] == "abc" and entries[0]["id"] == "k1"
+
+
+def test_a_string_version_3_is_not_migrated() -> None:
+    head = header(None)
+    head["version"] = "3"
+    entries: list[Entry] = [{"type": "message", "id": "k1", "parentId": None, "timestamp": "t", "message": user("q")}]
+    assert migrate(head, entries) is False
+    assert entries[0]["id"] == "k1" and head["version"] == "3"
 
 
 def test_v1_entries_get_eight_hex_ids_chained_in_file_order() -> None:

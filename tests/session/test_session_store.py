@@ -244,7 +244,7 @@ def test_first_append_rewrites_v1_file_as_v3(tmp_path: Path) -> None:
     assert lines[1:] == store.entries
     assert lines[-1] == entry and entry["parentId"] == lines[2]["id"]
     store.close()  # removes the lock sidecar
-    assert [p.name for p in tmp_path.iterdir()] == ["old.jsonl"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.jsonl", "old.jsonl.v1.bak"]  # no temporary file
 
 
 def test_v1_file_is_rewritten_only_once(tmp_path: Path) -> None:

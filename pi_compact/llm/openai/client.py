@@ -16,8 +16,8 @@ from typing import Any
 from pi_compact import __version__
 from pi_compact.cancel import CancelToken
 from pi_compact.llm import model_map
-from pi_compact.llm.failures import FailureRaised
-from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
+from pi_compact.llm.failures import Failure, FailureRaised
+from pi_compact.llm.http_sse import EventStream, EventTooLarge, HttpStatusError, open_event_stream
 from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
@@ -127,7 +127,9 @@ class OpenAICompatModel(ChatModel):
         """Send the request; the chunks of the answer (a refused request raises its ``Failure``)."""
         url = self._url()
         try:
-            stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context())
+            # One event may carry a whole reply (JSON escapes can double it); no line may grow without end.
+            stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context(),
+                                       max_event_bytes=2 * self._retry.max_reply_bytes + 65536)
         except HttpStatusError as error:
             raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
         if not self._prompt_progress:
@@ -154,6 +156,8 @@ class _Chunks:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         try:
             yield from self._reader.chunks(self._stream)
+        except EventTooLarge as error:
+            raise FailureRaised(Failure("endless", f"{error} (twice retry.provider.maxReplyBytes)")) from None
         finally:
             if self._ended is not None:
                 self._ended()
