@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_compact.agent.approval import ApprovalGate
-from pi_compact.agent.compaction.live_context import LiveContext
+from pi_compact.agent.compaction.live_context import LiveContext, reply_key
 from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
@@ -122,7 +122,11 @@ class AgentSession:
     def estimated_size(self) -> int:
         """The context all estimated (no provider usage): what the status line shows while the model loads."""
         estimate = self._context.estimator(self._context.base)
-        return self._context.overhead(estimate) + sum(estimate(m) for m in self.messages)
+        return self._context.fixed(estimate) + sum(estimate(m) for m in self.messages)
+
+    def fixed_tokens(self) -> int:
+        """The system prompt, pins and tools every request carries, by the session's estimator."""
+        return self._context.fixed(self.estimator, reply_key(self._model))
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
