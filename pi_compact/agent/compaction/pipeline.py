@@ -263,7 +263,7 @@ class Compactor:
         result = CompactionResult(**{**vars(result), "details": CompactionDetails.of(result, plan).to_json()})
         measure = self.measure or (lambda messages: sum(estimate_tokens_auto(m) for m in messages))
         before = measure(project_path(branch).messages)
-        if self.size_now is not None:
+        if self.size_now is not None and result.source != "extension":  # (an extension's figures are its own)
             # One figure (issue 35): the block's "before" is what the status line showed, not a second estimate.
             result = CompactionResult(**{**vars(result), "tokens_before": self.size_now()})
         if result.source != "extension" or not result.estimated_tokens_after:
