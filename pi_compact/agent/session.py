@@ -8,7 +8,7 @@ and decided by ``triggers.decide``. ``/compact``, ``/tree``, ``/uncompact``, ``/
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from pi_compact.agent.request import Requests
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.compaction.plan import plan_for_window
+from pi_compact.compaction.plan import WindowPlan, plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.llm.protocol import ChatModel
@@ -117,7 +117,14 @@ class AgentSession:
         """The settings with budgets fitted to the model's window (a model still resolving is not waited for)."""
         if not self._model.ready:
             return self._settings
-        return plan_for_window(self._settings, self._model.info.context_window).settings
+        return self.window_plan().settings
+
+    def window_plan(self, sources: Mapping[str, str] | None = None) -> WindowPlan:
+        """The settings fitted to the model's window and what every request carries, with a warning for
+        each value ``sources`` says a user set that had to be replaced (call once the model is ready)."""
+        info = self._model.info
+        return plan_for_window(self._settings, info.context_window, model=info.model, sources=sources,
+                               fixed_tokens=self.fixed_tokens())
 
     def estimated_size(self) -> int:
         """The context all estimated (no provider usage): what the status line shows while the model loads."""

@@ -25,6 +25,7 @@ from typing import Any
 
 from pi_compact.errors import UsageError
 from pi_compact.paths import PathLike, global_settings_path, project_settings_path
+from pi_compact.settings.freshness import Stamp, stamps_of
 from pi_compact.settings.report import settings_items
 from pi_compact.settings.schema import (
     KEYS,
@@ -57,6 +58,7 @@ class LoadedSettings:
     warnings: tuple[str, ...]
     sources: Mapping[str, str]
     trusted: tuple[str, ...] = ()
+    stamps: tuple[Stamp, ...] = ()  # each file as it was read (``freshness``): /settings sees a later edit
 
 
 def _problem_warning(path: Path, problem: SettingProblem) -> str:
@@ -163,6 +165,7 @@ def load_settings(
     scopes = [global_path] if global_path == project_path else [global_path, project_path]
     trusted = True
     accepted: tuple[str, ...] = ()
+    stamps = stamps_of(scopes)  # before reading: an edit made while reading counts as one made after
     for path in scopes:
         clean, file_warnings = read_settings_file(path)
         warnings.extend(file_warnings)
@@ -182,7 +185,7 @@ def load_settings(
     if not trusted:
         settings = replace(settings, project_extensions=False)
     sources = _sources(settings, merged, labels, overrides)
-    return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources), accepted)
+    return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources), accepted, stamps)
 
 
 def _sources(

@@ -33,7 +33,8 @@ from pi_compact.options import AppOptions
 from pi_compact.paths import global_settings_path, project_settings_path
 from pi_compact.session.pins import pin_budget
 from pi_compact.session.store import SessionStore
-from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe
+from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe, read_settings_file
+from pi_compact.settings.freshness import changed_since
 from pi_compact.settings.report import settings_items
 from pi_compact.ui.context_parts import breakdown
 from pi_compact.ui.tree_view import history_rows
@@ -317,10 +318,22 @@ def settings_table(
         table.add_row(Text("context window", style="bold"), Text(UNKNOWN), Text("model still loading", style="dim"))
     files = Text("Settings files: ", style="dim")
     for label, path in (("global", global_settings_path()), ("project", project_settings_path(options.cwd))):
-        state = "" if path.is_file() else " (absent)"
+        # A file that could not be read as a whole counts as empty: say so here too, not only in the warning.
+        ignored = any(w.startswith(f"Ignoring settings file {path}:") for w in loaded.warnings)
+        state = " (absent)" if not path.is_file() else " (ignored: see the warning when it was read)" if ignored \
+            else ""
         files.append(f"{label} {short_path(str(path))}{state}; ", style="dim")
     files.append("the project file wins, key by key.", style="dim")
-    return Group(table, files)
+    edited = changed_since(loaded.stamps)
+    if not edited:
+        return Group(table, files)
+    names = " and ".join(short_path(path) for path in edited)
+    stale = Text(f"{names} changed since the settings were read: the values above are the ones read then; "
+                 "/settings reload applies the file as it is now.", style="yellow")
+    for name in edited:  # a file broken by the edit would be ignored whole by that reload: say so before
+        broken = [w for w in read_settings_file(Path(name))[1] if w.startswith("Ignoring settings file")]
+        stale.append("".join(f" {w.replace('Ignoring settings file', 'A reload would ignore', 1)}" for w in broken))
+    return Group(table, files, stale)
 
 
 def session_table(store: SessionStore, compactions: int) -> Table:
