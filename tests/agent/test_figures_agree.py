@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_harness import AGENT_SYSTEM, SETTINGS, SUMMARY
+from agent_harness import AGENT_SYSTEM, SETTINGS, SUMMARY, make_model_harness, padded
 from rich.console import Console
 
 from pi_compact.agent.events import CompactionEnd, Notice, SessionEvent
@@ -33,6 +33,7 @@ from pi_compact.agent.tools import default_tools
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.preview import dry_run
 from pi_compact.compaction.prompts import SYSTEM_PROMPT
+from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.scripted import ScriptedCall, ScriptedModel, ScriptedReply
 from pi_compact.session.store import SessionStore
@@ -189,3 +190,22 @@ def test_the_compaction_block_and_the_figures_after_it_match_the_next_request(tm
     assert all(_within(value, reported) for key, value in shown.items() if key != "dry_run"), (reported, shown)
     # The figure after the compaction is under the threshold: no "could not bring it under" warning.
     assert not [e for e in events if isinstance(e, Notice) and "could not bring" in e.text]
+
+
+def test_nothing_to_compact_gives_the_session_figure_and_the_one_the_cut_compared(tmp_path: Path) -> None:
+    """The kept tail is counted as ``/context`` counts it; the cut's uncalibrated count is said beside it,
+    so "~N tokens fit in keepRecentTokens K" is never contradicted by a calibrated N above K."""
+    keeps_all = replace(SETTINGS, compaction=replace(SETTINGS.compaction, token_estimator="auto",
+                                                     keep_recent_tokens=3_000))
+    answers = [ScriptedReply(text=f"answer {n}", prompt_tokens=1_000 + n * (5 + 2 * 400)) for n in range(3)]
+    h = make_model_harness(tmp_path, *answers, settings=keeps_all)
+    for n in range(3):
+        h.session.prompt(padded(f"QUESTION-{n}", 400))  # each reported at ×2 its estimate
+    assert h.session.compact() is None
+    [end] = [e for e in h.events if isinstance(e, CompactionEnd)]
+    kept = sum(map(h.session.estimator, h.session.messages))
+    plain = sum(map(estimate_tokens_auto, h.session.messages))
+    assert kept > plain
+    assert end.error_message is not None and end.error_message.startswith(
+        f"Nothing to compact: the whole conversation (~{kept:,} tokens; ~{plain:,} as the cut counts them, "
+        "uncalibrated) fits in the recent messages kept word for word (keepRecentTokens 3,000).")

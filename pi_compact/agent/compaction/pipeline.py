@@ -23,7 +23,7 @@ from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
 from pi_compact.compaction.reuse import PrefixShape, reusable_prefix
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
-from pi_compact.compaction.tokens import Estimator, estimate_tokens_auto
+from pi_compact.compaction.tokens import Estimator, estimate_tokens_auto, estimator_for
 from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.llm.protocol import ChatModel, ChatRequest, Retrying
 from pi_compact.messages import Message, compaction_summary_message
@@ -208,7 +208,8 @@ class Compactor:
             skip = skip or "already_compacted"  # (no plan always has a skip reason)
             text = SKIP_TEXT[skip] if skip != "too_small" or plan is None else \
                 too_small_text(sum(map(self.estimator or estimate_tokens_auto, plan.kept_messages)),
-                               self.settings.compaction.keep_recent_tokens)
+                               self.settings.compaction.keep_recent_tokens,
+                               sum(map(estimator_for(self.settings.compaction.token_estimator), plan.kept_messages)))
             self.emit(CompactionEnd(reason, None, error_message=text, skipped=skip))
             return None
         try:
