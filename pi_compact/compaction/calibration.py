@@ -39,13 +39,14 @@ KEEP_SHARE = 0.5
 # its estimate. A small message costs mostly its chat framing (a few tokens a message, whatever it says), so a
 # factor learned on small messages says nothing about big text. Pairs whose messages average under TINY estimated
 # tokens teach only the cost per message (at most MAX_OVERHEAD); the factors come from the bigger pairs alone, and
-# a factor nothing taught stays 1 (the estimate as it is).
+# a factor nothing taught stays 1, the estimate as it is (JSON-like text: at least the text factor; other text: at
+# most the JSON-like one).
 TINY = 64
 MAX_OVERHEAD = 40.0
 # Text is JSON-like when at least STRUCTURED_SHARE of its characters (of a sample of each piece) are neither
 # letters, digits nor white space: JSON and tool-call arguments ~0.20, source code ~0.11, prose ~0.06 (median of
 # the corpus of ``benchmarks/calibration_sessions.py``). Real tokenizers spend ~1.3-1.4× chars/4 on the first and
-# ~0.9× on the others, so the two kinds get factors of their own.
+# ~0.9-1.0× on the others (o200k and Claude-like, same corpus), so the two kinds get factors of their own.
 STRUCTURED_SHARE = 0.15
 _SYMBOLS = re.compile(r"[^\w\s]")
 

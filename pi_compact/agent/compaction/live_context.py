@@ -65,7 +65,7 @@ class LiveContext:
         self._earlier: tuple[Pair, ...] = ()  # pairs measured on the contexts this one replaced (this run)
         # What the provider counted for the system prompt and tools over their estimate, measured on the
         # session's first request (this run): tool definitions are JSON, which costs more than chars/4 says.
-        self._fixed_ratio: float | None = None
+        self._fixed_ratio: dict[tuple[str, str] | None, float] = {}  # by model: another tokenizer, another ratio
         self.reload(store)
 
     def configure(self, token_estimator: TokenEstimator) -> None:
@@ -93,14 +93,14 @@ class LiveContext:
         session's first request (scaled to what they hold now), else ``overhead`` by ``estimate``."""
         if not self.calibrate:
             return self.overhead(estimate)
-        if self._fixed_ratio is None:
+        ratio = self._fixed_ratio.get(model)
+        if ratio is None:
             counted = measured_fixed(self.messages, estimate, model)
             planned = self.overhead(self.base)
-            if counted is not None and planned > 0:
-                self._fixed_ratio = min(MAX_FACTOR, max(MIN_FACTOR, counted / planned))
-        if self._fixed_ratio is None:
-            return self.overhead(estimate)
-        return round(self._fixed_ratio * self.overhead(self.base))
+            if counted is None or planned <= 0:
+                return self.overhead(estimate)
+            ratio = self._fixed_ratio[model] = min(MAX_FACTOR, max(MIN_FACTOR, counted / planned))
+        return round(ratio * self.overhead(self.base))
 
     def reload(self, store: SessionStore) -> None:
         """Rebuild from the file (the summary, the kept tail, everything after)."""
