@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_sessions import corpus, generate, tokenizers  # noqa: E402
 
 from pi_compact.compaction import calibration  # noqa: E402
-from pi_compact.compaction.calibration import calibrate, calibrated  # noqa: E402
+from pi_compact.compaction.calibration import anchor_framing, calibrate, calibrated  # noqa: E402
 from pi_compact.compaction.tokens import (  # noqa: E402
     Calibration,
     assistant_usage,
@@ -76,8 +76,7 @@ class Row:
     part: tuple[int, int] | None  # None: no fresh usage to anchor on
     counted: int  # what the provider counted for the estimated part (when anchored)
     system: int  # tokens of the system prompt and tools, when known (generated sessions), else 0
-    factor: float
-    replies: int
+    calibration: Calibration
 
 
 def replay(path: Sequence[Mapping[str, Any]], system: int = 0) -> list[Row]:
@@ -100,12 +99,13 @@ def replay(path: Sequence[Mapping[str, Any]], system: int = 0) -> list[Row]:
         scaled = calibrated(estimate_tokens_auto, found)
         plain = context_usage(messages, estimate_tokens_auto, fresh_from=fresh)
         tuned = context_usage(messages, scaled, fresh_from=fresh)
+        framing = anchor_framing(found, tuned, messages)  # the anchoring reply, framed again (as LiveContext counts)
         anchored = plain.last_usage_index is not None
         rows.append(Row(
-            turn, recorded, (plain.tokens, tuned.tokens),
+            turn, recorded, (plain.tokens, tuned.tokens + framing),
             (sum(map(estimate_tokens_auto, messages)), sum(map(scaled, messages))),
-            (plain.trailing_tokens, tuned.trailing_tokens) if anchored else None,
-            recorded - plain.usage_tokens, system, found.factor, found.replies,
+            (plain.trailing_tokens, tuned.trailing_tokens + framing) if anchored else None,
+            recorded - plain.usage_tokens, system, found,
         ))
     return rows
 
@@ -144,7 +144,7 @@ def summarize(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
         chosen = [r for r in rows if bucket == "all" or _bucket(r.turn) == bucket]
         table[bucket] = {
             "n": len(chosen),
-            "calibrated": sum(1 for r in chosen if r.replies > 0),
+            "calibrated": sum(1 for r in chosen if r.calibration.applied),
             "threshold": [_mean(_errors(chosen, "threshold", a)) for a in (0, 1)],
             "part": [_weighted(chosen, a) for a in (0, 1)],
             "whole": [_mean(_errors(chosen, "whole", a)) for a in (0, 1)],
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [row for path in sessions for row in replay(path, system)]
         results[name] = summarize(rows)
         if len(sessions) == 1 and rows:
-            finals[name] = Calibration(rows[-1].factor, rows[-1].replies).describe()
+            finals[name] = rows[-1].calibration.describe()
     if args.json:
         json.dump({"results": results, "max_pairs": args.max_pairs, "min_pairs": args.min_pairs}, sys.stdout, indent=1)
         print()

@@ -8,13 +8,13 @@ and decided by ``triggers.decide``. ``/compact``, ``/tree``, ``/uncompact``, ``/
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pi_compact.agent.approval import ApprovalGate
-from pi_compact.agent.compaction.live_context import LiveContext
+from pi_compact.agent.compaction.live_context import LiveContext, reply_key
 from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
@@ -31,7 +31,7 @@ from pi_compact.agent.request import Requests
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.compaction.plan import plan_for_window
+from pi_compact.compaction.plan import WindowPlan, plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.llm.protocol import ChatModel
@@ -117,12 +117,23 @@ class AgentSession:
         """The settings with budgets fitted to the model's window (a model still resolving is not waited for)."""
         if not self._model.ready:
             return self._settings
-        return plan_for_window(self._settings, self._model.info.context_window).settings
+        return self.window_plan().settings
+
+    def window_plan(self, sources: Mapping[str, str] | None = None) -> WindowPlan:
+        """The settings fitted to the model's window and what every request carries, with a warning for
+        each value ``sources`` says a user set that had to be replaced (call once the model is ready)."""
+        info = self._model.info
+        return plan_for_window(self._settings, info.context_window, model=info.model, sources=sources,
+                               fixed_tokens=self.fixed_tokens())
 
     def estimated_size(self) -> int:
         """The context all estimated (no provider usage): what the status line shows while the model loads."""
         estimate = self._context.estimator(self._context.base)
-        return self._context.overhead(estimate) + sum(estimate(m) for m in self.messages)
+        return self._context.fixed(estimate) + sum(estimate(m) for m in self.messages)
+
+    def fixed_tokens(self) -> int:
+        """The system prompt, pins and tools every request carries, by the session's estimator."""
+        return self._context.fixed(self.estimator, reply_key(self._model))
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pi_compact.compaction.calibration import is_structured
 from pi_compact.compaction.fileops import file_tool_calls
 from pi_compact.compaction.serialize import message_text
 from pi_compact.compaction.tokens import Estimator, calculate_context_tokens
@@ -35,10 +36,11 @@ Loader = Callable[[Any], Message]
 class MessageDigest(dict[str, Any]):
     """A message reduced to the fields planning reads; ``text`` and ``source`` stand for the rest."""
 
-    __slots__ = ("text", "source")
+    __slots__ = ("text", "source", "structured")
 
     text: str | None  # serialize_message's blocks joined by blank lines (None: not made)
     source: Any  # where the reader that made the digest finds the whole message again (hashable)
+    structured: bool | None  # whether the whole message is JSON-like text (None: not estimated yet)
 
 
 def _usage_digest(usage: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -81,6 +83,7 @@ def digest_message(message: Message, source: Any, *, text: bool = True) -> Messa
             digest["content"] = calls
     digest.text = serialized
     digest.source = source
+    digest.structured = None
     return digest
 
 
@@ -106,17 +109,20 @@ def digest_estimator(estimator: Estimator, load: Loader | None) -> Estimator:
     ``load`` a digest cannot be estimated, and meeting one is an error rather than a wrong count
     (the plain estimators would find no content in it).
     """
-    known: dict[Any, int] = {}
+    known: dict[Any, tuple[int, bool]] = {}
 
     def estimate(message: Message) -> int:
         if type(message) is not MessageDigest:
             return estimator(message)
-        tokens = known.get(message.source)
-        if tokens is None:
+        found = known.get(message.source)
+        if found is None:
             if load is None:
                 raise ValueError("a message digest was estimated without the reader that made it")
-            tokens = known[message.source] = estimator(load(message.source))
-        return tokens
+            whole = load(message.source)
+            found = known[message.source] = (estimator(whole), is_structured(whole))
+        # The kind of text calibration prices it as (``calibration.is_structured``), from the whole message too.
+        message.structured = found[1]
+        return found[0]
 
     return estimate
 

@@ -161,8 +161,10 @@ class WindowPlan:
 
 def plan_for_window(
     settings: Settings, window: int, *, model: str | None = None, sources: Mapping[str, str] | None = None,
+    fixed_tokens: int = 0,
 ) -> WindowPlan:
     """Fit ``settings`` to ``window`` (0 = unknown: as given), ready to plan with: the one way from
-    settings and a window to a plan (the session, ``compact``, its dry run and ``uncompact``)."""
-    fitted, warnings = fit_to_window(settings, window, model=model, sources=sources)
+    settings and a window to a plan (the session, ``compact``, its dry run and ``uncompact``).
+    ``fixed_tokens``: what every request carries besides the conversation, when the caller knows it."""
+    fitted, warnings = fit_to_window(settings, window, model=model, sources=sources, fixed_tokens=fixed_tokens)
     return WindowPlan(fitted, window, tuple(warnings))

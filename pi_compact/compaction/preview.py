@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_compact.compaction.calibration import calibrate, calibrated
+from pi_compact.compaction.calibration import anchor_framing, calibrate, calibrated
 from pi_compact.compaction.digest import digest_estimator, serialized_text
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.serialize import conversation_chunks
@@ -54,7 +54,10 @@ class DryRun:
             "context_roles": list(self.context_roles),
         }
         if self.calibration is not None:
-            report["calibration"] = {"factor": round(self.calibration.factor, 4), "replies": self.calibration.replies}
+            found = self.calibration
+            report["calibration"] = {"factor": round(found.factor, 4), "replies": found.replies}
+            if not found.uniform:  # text and JSON-like text counted apart, plus a cost per message (issue 35)
+                report["calibration"].update(structured=round(found.structured_factor, 4), overhead=found.overhead)
         report["plan"] = None if self.plan is None else _plan_keys(self.plan)
         return report
 
@@ -114,8 +117,10 @@ def dry_run(
     if settings.token_estimator == "auto":
         calibration = calibrate(context.messages, estimate, fresh_from=fresh_from)
     scaled = calibrated(estimate, calibration or UNCALIBRATED)
-    tokens = context_usage(context.messages, scaled, count_empty_usage=True).tokens
-    current = context_usage(context.messages, scaled, fresh_from=fresh_from, count_empty_usage=True).tokens
+    found = context_usage(context.messages, scaled, count_empty_usage=True)
+    tokens = found.tokens + anchor_framing(calibration or UNCALIBRATED, found, context.messages)
+    fresh = context_usage(context.messages, scaled, fresh_from=fresh_from, count_empty_usage=True)
+    current = fresh.tokens + anchor_framing(calibration or UNCALIBRATED, fresh, context.messages)
     plan = prepare_compaction(path, settings, estimate, context)
     return DryRun(
         context_tokens=tokens,

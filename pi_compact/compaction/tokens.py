@@ -123,6 +123,13 @@ def estimate_tokens_auto(message: Message) -> int:
     return _chars4(narrow) + _wide_tokens(wide, kana)
 
 
+def sample_text(message: Message, limit: int = 2_000) -> str:
+    """The start of each text piece of ``message`` (at most ``limit`` characters each), joined: enough
+    to tell what kind of text it is without reading a huge tool output whole."""
+    pieces, _ = _parts(message)
+    return "\n".join(piece[:limit] for piece in pieces)
+
+
 Estimator = Callable[[Message], int]
 
 
@@ -185,23 +192,43 @@ class ContextEstimate:
 
 @dataclass(frozen=True)
 class Calibration:
-    """A factor that scales ``auto`` estimates, learned from provider usage (``compaction/calibration.py``).
+    """How ``auto`` estimates are corrected, learned from provider usage (``compaction/calibration.py``).
 
-    ``replies`` counts the replies whose usage it was learned from; 0 means not calibrated (factor 1).
+    A message is estimated as ``overhead + f × estimate``, where ``f`` is ``factor`` for text (prose,
+    code, tool output) and ``structured`` for JSON-like text (tool-call arguments, JSON output), which
+    every BPE tokenizer spends more tokens on; ``overhead`` is what the provider adds per message (its
+    chat framing). ``structured`` None means the same as ``factor``. ``replies`` counts the replies it
+    was learned from; 0 means not calibrated (the estimate as it is).
     """
 
     factor: float = 1.0
     replies: int = 0
+    overhead: float = 0.0
+    structured: float | None = None
 
     @property
     def applied(self) -> bool:
         return self.replies > 0
 
+    @property
+    def structured_factor(self) -> float:
+        return self.factor if self.structured is None else self.structured
+
+    @property
+    def uniform(self) -> bool:
+        """One factor for every kind of text and nothing per message (the plain ``×f`` correction)."""
+        return self.structured_factor == self.factor and not self.overhead
+
     def describe(self) -> str:
         """How ``/context`` and the dry run say it ("calibrated ×1.31 from 5 replies")."""
         if not self.applied:
             return "not calibrated (too few replies whose usage agrees)"
-        return f"calibrated ×{self.factor:.2f} from {self.replies} repl{'y' if self.replies == 1 else 'ies'}"
+        replies = f"{self.replies} repl{'y' if self.replies == 1 else 'ies'}"
+        if self.uniform:
+            return f"calibrated ×{self.factor:.2f} from {replies}"
+        per_message = f", +{self.overhead:.0f} tokens a message" if self.overhead else ""
+        return (f"calibrated from {replies}: text ×{self.factor:.2f}, JSON-like ×{self.structured_factor:.2f}"
+                f"{per_message}")
 
 
 UNCALIBRATED = Calibration()

@@ -28,6 +28,7 @@ from typing import Any
 from pi_compact.errors import UsageError
 from pi_compact.paths import PathLike, global_settings_path, project_settings_path
 from pi_compact.project_files import read_file
+from pi_compact.settings.freshness import Stamp, stamps_of
 from pi_compact.settings.report import settings_items
 from pi_compact.settings.schema import (
     KEYS,
@@ -67,6 +68,7 @@ class LoadedSettings:
     warnings: tuple[str, ...]
     sources: Mapping[str, str]
     trusted: tuple[str, ...] = ()
+    stamps: tuple[Stamp, ...] = ()  # each file as it was read (``freshness``): /settings sees a later edit
 
 
 def _problem_warning(path: Path, problem: SettingProblem) -> str:
@@ -178,6 +180,7 @@ def load_settings(
     trusted = True
     accepted: tuple[str, ...] = ()
     extensions: tuple[tuple[str, str], ...] = ()
+    stamps = stamps_of(scopes)  # before reading: an edit made while reading counts as one made after
     for path in scopes:
         clean, file_warnings = read_settings_file(path, (cwd,) if path == project_path else None)
         warnings.extend(file_warnings)
@@ -198,7 +201,7 @@ def load_settings(
     warnings.extend(leftover)  # empty in practice: every scope was checked before merging
     settings = replace(settings, project_extensions=extensions)
     sources = _sources(settings, merged, labels, overrides)
-    return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources), accepted)
+    return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources), accepted, stamps)
 
 
 def _sources(

@@ -25,7 +25,6 @@ PRINT_MAX_TURNS = 50
 if TYPE_CHECKING:
     from pi_compact.agent.approval import Decision
     from pi_compact.agent.session import AgentSession
-    from pi_compact.llm.protocol import ChatModel
 
 
 def final_text(message: dict[str, Any] | None) -> str:
@@ -37,12 +36,10 @@ def final_text(message: dict[str, Any] | None) -> str:
     )
 
 
-def warn_against_window(model: ChatModel, settings: Settings, sources: Mapping[str, str] | None) -> None:
-    """Resolve the model now and say, before any work, which compaction settings cannot fit its window."""
-    from pi_compact.compaction.threshold import fit_to_window
-
-    info = model.info
-    for warning in fit_to_window(settings, info.context_window, model=info.model, sources=sources)[1]:
+def warn_against_window(session: AgentSession, sources: Mapping[str, str] | None) -> None:
+    """Resolve the model now and say, before any work, which compaction settings cannot fit its window
+    (and what every request carries), as the session fits them."""
+    for warning in session.window_plan(sources).warnings:
         sys.stderr.write(f"warning: {warning}\n")
 
 
@@ -104,7 +101,7 @@ class PrintMode:
             from pi_compact.agent.approval import ApprovalGate
 
             session.approval = ApprovalGate(approve, refuse_unasked)
-        warn_against_window(session.model, session.settings, sources)
+        warn_against_window(session, sources)
         token = CancelToken()
         for warning in session.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
             sys.stderr.write(f"warning: {warning}\n")

@@ -114,16 +114,13 @@ class Repl:
 
     def _warm_model(self) -> None:
         """Import litellm and resolve the model now, so the first request does not wait for them."""
-        from pi_compact.compaction.plan import plan_for_window
-
         state = self._require()
         try:
             info = self.runtimes.warm_up(state.session.model)
             if info is not None:
-                # The settings as loaded (the session fits them to the window); name each value a user set.
-                fitted = plan_for_window(self.loaded.settings, info.context_window, model=info.model,
-                                         sources=self.loaded.sources)
-                for warning in fitted.warnings:
+                # As the session fits the settings to the window (and what every request carries); name
+                # each value a user set.
+                for warning in state.session.window_plan(self.loaded.sources).warnings:
                     self._post_say(f"warning: {warning}", "yellow")
         except PiCompactError as exc:
             if self._first_model_error(str(exc)):

@@ -27,7 +27,9 @@ def render_dry_run(
     table.add_row("Context", Text(f"{tokens:,} / {window:,} tokens ({percent:.1f}%)"))
     calibration = report.get("calibration")
     if calibration is not None:  # the auto estimator: say by how much its estimates were scaled
-        table.add_row("Estimate", Text(Calibration(calibration["factor"], calibration["replies"]).describe()))
+        table.add_row("Estimate", Text(Calibration(
+            calibration["factor"], calibration["replies"], calibration.get("overhead", 0.0),
+            calibration.get("structured")).describe()))
     plan = report.get("plan")
     if plan is None or nothing is not None:
         # Past the threshold yet nothing to summarize: an automatic compaction would do nothing either.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,14 +30,14 @@ from pi_compact.compaction.tokens import (
 )
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.llm.redact import redact
-from pi_compact.messages import Message
 from pi_compact.options import AppOptions
 from pi_compact.paths import global_settings_path, project_settings_path
-from pi_compact.session.entries import message_of_entry
 from pi_compact.session.pins import pin_budget
 from pi_compact.session.store import SessionStore
-from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe
+from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe, read_settings_file
+from pi_compact.settings.freshness import changed_since
 from pi_compact.settings.report import settings_items
+from pi_compact.ui.context_parts import breakdown
 from pi_compact.ui.tree_view import history_rows
 from pi_compact.usage import session_totals, usage_count, usage_tokens
 
@@ -151,34 +151,6 @@ def status_text(info: StatusInfo) -> Text:
 # --- /context -----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Breakdown:
-    """The live context split as compaction sees it (tokens estimated, message counts)."""
-
-    summary_tokens: int
-    kept_tokens: int
-    kept_count: int
-    new_tokens: int
-    new_count: int
-    compacted: bool
-
-
-def breakdown(session: AgentSession) -> Breakdown:
-    """Summary / kept tail / messages since the latest compaction (all "new" when never compacted)."""
-    estimate = session.estimator
-    messages: Sequence[Message] = session.messages
-    branch = session.store.branch_tail()  # from the latest compaction's kept entry: all this reads
-    last = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=-1)
-    if last < 0 or not messages or messages[0].get("role") != "compactionSummary":
-        return Breakdown(0, 0, 0, sum(estimate(m) for m in messages), len(messages), False)
-    new_count = sum(1 for e in branch[last + 1 :] if message_of_entry(e) is not None)
-    new_count = min(new_count, len(messages) - 1)
-    kept = messages[1 : len(messages) - new_count]
-    new = messages[len(messages) - new_count :]
-    return Breakdown(estimate(messages[0]), sum(estimate(m) for m in kept), len(kept),
-                     sum(estimate(m) for m in new), len(new), True)
-
-
 def _last_usage(session: AgentSession) -> tuple[Mapping[str, Any] | None, int]:
     """The newest usage in the live context, stale or not (``/context`` says which), and its index."""
     index = context_usage(session.messages, session.estimator).last_usage_index
@@ -224,7 +196,7 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     calibration = f" · {session.context_usage().calibration.describe()}" if compaction.token_estimator == "auto" \
         and model_ready(session.model) else ""
     table.add_row("Estimator", Text(f"{compaction.token_estimator} ({kind}){calibration}"))
-    parts = breakdown(session)
+    parts = breakdown(session, info.tokens)
     usage, index = _last_usage(session)
     if usage is None:
         table.add_row("Last usage", Text("none yet", style="dim"))
@@ -238,11 +210,14 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     kept, new = plural(parts.kept_count, "message"), plural(parts.new_count, "message")
     pins, extra_rows = history_rows(session.store.branch(), lambda text: estimate_text_tokens(
         text, compaction.token_estimator), pin_budget(compaction.pin_budget, info.window) if info.window else None)
+    # Pins travel in the system prompt: their figure is part of this one, not one more part.
+    fixed = f" · system prompt, tools and pins ~{parts.fixed_tokens:,} (pins {pins.removeprefix(' · pins ')})" \
+        if pins else f" · system prompt and tools ~{parts.fixed_tokens:,}"
     if parts.compacted:
         table.add_row("Breakdown", Text(f"summary ~{parts.summary_tokens:,} · kept tail ~{parts.kept_tokens:,} "
-                                        f"({kept}) · new ~{parts.new_tokens:,} ({new}){pins}"))
+                                        f"({kept}) · new ~{parts.new_tokens:,} ({new}){fixed}"))
     else:
-        table.add_row("Breakdown", Text(f"not compacted · {new} ~{parts.new_tokens:,} tokens{pins}"))
+        table.add_row("Breakdown", Text(f"not compacted · {new} ~{parts.new_tokens:,} tokens{fixed}"))
     for label, text in extra_rows:
         table.add_row(label, text)
     recalled = describe_latest(session.store.branch())
@@ -345,10 +320,22 @@ def settings_table(
         table.add_row(Text("context window", style="bold"), Text(UNKNOWN), Text("model still loading", style="dim"))
     files = Text("Settings files: ", style="dim")
     for label, path in (("global", global_settings_path()), ("project", project_settings_path(options.cwd))):
-        state = "" if path.is_file() else " (absent)"
+        # A file that could not be read as a whole counts as empty: say so here too, not only in the warning.
+        ignored = any(w.startswith(f"Ignoring settings file {path}:") for w in loaded.warnings)
+        state = " (absent)" if not path.is_file() else " (ignored: see the warning when it was read)" if ignored \
+            else ""
         files.append(f"{label} {short_path(str(path))}{state}; ", style="dim")
     files.append("the project file wins, key by key.", style="dim")
-    return Group(table, files)
+    edited = changed_since(loaded.stamps)
+    if not edited:
+        return Group(table, files)
+    names = " and ".join(short_path(path) for path in edited)
+    stale = Text(f"{names} changed since the settings were read: the values above are the ones read then; "
+                 "/settings reload applies the file as it is now.", style="yellow")
+    for name in edited:  # a file broken by the edit would be ignored whole by that reload: say so before
+        broken = [w for w in read_settings_file(Path(name))[1] if w.startswith("Ignoring settings file")]
+        stale.append("".join(f" {w.replace('Ignoring settings file', 'A reload would ignore', 1)}" for w in broken))
+    return Group(table, files, stale)
 
 
 def session_table(store: SessionStore, compactions: int) -> Table:

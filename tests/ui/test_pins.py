@@ -146,7 +146,7 @@ def test_context_counts_pins_in_its_breakdown(project: Path) -> None:
     chat(state, "hello")
     dispatch(state, "/context")
     out = squeeze(buffer)
-    assert "· pins ~" in out and "(1)" in out
+    assert "· system prompt, tools and pins ~" in out and "(pins ~" in out and "(1)" in out  # pins are in it
     assert "Pins 1 pinned, ~" in out and "tokens after the system prompt · budget 1,200 (compaction.pinBudget)" in out
 
 

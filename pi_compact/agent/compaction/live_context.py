@@ -3,7 +3,8 @@
 Rebuilt from the file at start and after every compaction, it grows as the turn goes. Usage recorded
 before the latest compaction measured a context that no longer exists (pi #1860), so only messages
 from ``fresh_from`` on anchor the count; with the ``auto`` estimator every estimate is scaled by what
-the replies measured (``compaction/calibration.py``), a factor that survives a compaction.
+the replies measured (``compaction/calibration.py``); what they measured is carried over a
+compaction (and any other rebuild), so the figures before and after it are estimated alike.
 """
 
 from __future__ import annotations
@@ -11,7 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pi_compact.compaction.calibration import Scan, calibrated, calibration_of, scan
+from pi_compact.compaction.calibration import (
+    MAX_FACTOR,
+    MIN_FACTOR,
+    Pair,
+    Scan,
+    anchor_framing,
+    calibrated,
+    calibration_of,
+    carried_pairs,
+    measured_fixed,
+    scan,
+    without_repeats,
+)
 from pi_compact.compaction.tokens import (
     UNCALIBRATED,
     Calibration,
@@ -49,6 +62,10 @@ class LiveContext:
         # estimator and the last message it saw tell a scan of other messages (or with another
         # estimator) from a stale one.
         self._scan: tuple[Scan, Estimator, Message | None, tuple[str, str] | None, Calibration] | None = None
+        self._earlier: tuple[Pair, ...] = ()  # pairs measured on the contexts this one replaced (this run)
+        # What the provider counted for the system prompt and tools over their estimate, measured on the
+        # session's first request (this run): tool definitions are JSON, which costs more than chars/4 says.
+        self._fixed_ratio: dict[tuple[str, str] | None, float] = {}  # by model: another tokenizer, another ratio
         self.reload(store)
 
     def configure(self, token_estimator: TokenEstimator) -> None:
@@ -69,17 +86,39 @@ class LiveContext:
         """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one
         way the status line estimates (the compaction block's before and after, the no-gain check)."""
         estimate = self.estimator_of(model)
-        return self.overhead(estimate) + sum(estimate(m) for m in messages)
+        return self.fixed(estimate, reply_key(model)) + sum(estimate(m) for m in messages)
+
+    def fixed(self, estimate: Estimator, model: tuple[str, str] | None = None) -> int:
+        """The system prompt, pins and tools every request carries: as the provider counted them on the
+        session's first request (scaled to what they hold now), else ``overhead`` by ``estimate``."""
+        if not self.calibrate:
+            return self.overhead(estimate)
+        ratio = self._fixed_ratio.get(model)
+        if ratio is None:
+            counted = measured_fixed(self.messages, estimate, model)
+            planned = self.overhead(self.base)
+            if counted is None or planned <= 0:
+                return self.overhead(estimate)
+            ratio = self._fixed_ratio[model] = min(MAX_FACTOR, max(MIN_FACTOR, counted / planned))
+        return round(ratio * self.overhead(self.base))
 
     def reload(self, store: SessionStore) -> None:
         """Rebuild from the file (the summary, the kept tail, everything after)."""
         # The tail is all the context is made of (its projection is what ``context`` gives): a resumed
         # session's older entries stay unread.
+        self._carry()
         branch = store.branch_tail()
         context = project_path(branch)
         self.messages = list(context.messages)
         self.fresh_from = fresh_start(branch, context)
         self._scan = None
+
+    def _carry(self) -> None:
+        """Keep what the replies of the context about to be replaced measured (see ``carried_pairs``)."""
+        if not self.calibrate or self._scan is None:
+            return  # nothing was ever estimated with a calibration on this context
+        done = scan(self.messages, self._scan[1], fresh_from=self.fresh_from)
+        self._earlier = carried_pairs(without_repeats(self._earlier, done), done, self.messages)
 
     def calibration(self, estimator: Estimator, model: tuple[str, str] | None = None) -> Calibration:
         """What the replies in the context give for ``estimator`` (nothing unless ``calibrate``): the
@@ -99,7 +138,7 @@ class LiveContext:
                     return result  # nothing new since (the status line asks often)
                 since = done
         found = scan(self.messages, estimator, fresh_from=self.fresh_from, since=since)
-        result = calibration_of(found, self.messages, model)
+        result = calibration_of(found, self.messages, model, without_repeats(self._earlier, found))
         self._scan = (found, estimator, self.messages[-1] if self.messages else None, model, result)
         return result
 
@@ -115,7 +154,8 @@ class LiveContext:
         scaled = calibrated(estimator, calibration)
         estimate = context_usage(self.messages, scaled, fresh_from=self.fresh_from)
         anchored = estimate.last_usage_index is not None  # a provider's usage counts the overhead already
-        tokens = estimate.tokens if anchored else estimate.tokens + self.overhead(scaled)
+        framing = anchor_framing(calibration, estimate, self.messages)
+        tokens = estimate.tokens + framing if anchored else estimate.tokens + self.fixed(scaled, model)
         return ContextUsage(tokens, window, threshold, anchored, calibration)
 
     def last_fresh_reply(self) -> Message | None:

@@ -23,7 +23,7 @@ from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
 from pi_compact.compaction.reuse import PrefixShape, reusable_prefix
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
-from pi_compact.compaction.tokens import estimate_tokens_auto
+from pi_compact.compaction.tokens import Estimator, estimate_tokens_auto, estimator_for
 from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.llm.protocol import ChatModel, ChatRequest, Retrying
 from pi_compact.messages import Message, compaction_summary_message
@@ -162,6 +162,10 @@ class Compactor:
     # The size of a context of these messages as the session counts it (with the system prompt and tools);
     # None: the messages alone, by the auto estimator.
     measure: Callable[[Sequence[Message]], int] | None = None
+    # The context's size now as the status line and the threshold count it (the block's "before"); None: the plan's.
+    size_now: Callable[[], int] | None = None
+    # The session's per-message estimator (what ``/context`` counts a kept tail with); None: the auto estimator.
+    estimator: Estimator | None = None
     # The last chat request of this session (``compaction.reusePrefix``); None: no chat request to reuse.
     last_request: Callable[[], ChatRequest | None] | None = None
 
@@ -203,8 +207,9 @@ class Compactor:
         if skip is not None or plan is None:
             skip = skip or "already_compacted"  # (no plan always has a skip reason)
             text = SKIP_TEXT[skip] if skip != "too_small" or plan is None else \
-                too_small_text(sum(estimate_tokens_auto(m) for m in plan.kept_messages),
-                               self.settings.compaction.keep_recent_tokens)
+                too_small_text(sum(map(self.estimator or estimate_tokens_auto, plan.kept_messages)),
+                               self.settings.compaction.keep_recent_tokens,
+                               sum(map(estimator_for(self.settings.compaction.token_estimator), plan.kept_messages)))
             self.emit(CompactionEnd(reason, None, error_message=text, skipped=skip))
             return None
         try:
@@ -259,6 +264,9 @@ class Compactor:
         result = CompactionResult(**{**vars(result), "details": CompactionDetails.of(result, plan).to_json()})
         measure = self.measure or (lambda messages: sum(estimate_tokens_auto(m) for m in messages))
         before = measure(project_path(branch).messages)
+        if self.size_now is not None and result.source != "extension":  # (an extension's figures are its own)
+            # One figure (issue 35): the block's "before" is what the status line showed, not a second estimate.
+            result = CompactionResult(**{**vars(result), "tokens_before": self.size_now()})
         if result.source != "extension" or not result.estimated_tokens_after:
             # Before and after measured alike: the same estimator, the system prompt and tools on both sides.
             after = measure([compaction_summary_message(result.summary, 0, 0), *plan.kept_messages])

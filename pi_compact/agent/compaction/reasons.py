@@ -68,13 +68,17 @@ SKIP_TEXT: dict[SkipReason, str] = {
     "too_small": "Nothing to compact (session too small).",
 }
 
-def too_small_text(tokens: int, keep: int, hint: str = "/compact --keep") -> str:
+def too_small_text(tokens: int, keep: int, counted: int | None = None, hint: str = "/compact --keep") -> str:
     """Why there is nothing to compact when the kept recent messages hold the whole conversation, and
     how to compact anyway (a smaller keep for this one compaction: ``hint`` is the terminal's command, or
-    ``pi-compact compact``'s flag)."""
-    smaller = 1000 if tokens > 2000 else max(100, tokens // 2 // 100 * 100)
-    return (f"Nothing to compact: the whole conversation (~{tokens:,} tokens) fits in the recent messages kept "
-            f"word for word (keepRecentTokens {keep:,}). To compact now, keep less: {hint} {smaller}.")
+    ``pi-compact compact``'s flag). ``tokens`` is the session's estimate (as ``/context`` counts);
+    ``counted`` what the cut compared with ``keep``, when it differs."""
+    counted = tokens if counted is None else counted
+    smaller = 1000 if counted > 2000 else max(100, counted // 2 // 100 * 100)
+    # The cut counts uncalibrated: say both figures rather than a "fits" the calibrated one contradicts.
+    cut = f"; ~{counted:,} as the cut counts them, uncalibrated" if counted != tokens else ""
+    return (f"Nothing to compact: the whole conversation (~{tokens:,} tokens{cut}) fits in the recent messages "
+            f"kept word for word (keepRecentTokens {keep:,}). To compact now, keep less: {hint} {smaller}.")
 
 
 # Said when an overflow is back right after its one compact-and-retry.

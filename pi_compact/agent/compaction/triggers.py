@@ -193,6 +193,8 @@ class Compactions:
                          summarizer=self.summarizers.for_settings(settings),
                          thinking=self.thinking.current(model) if self.thinking is not None else None,
                          measure=lambda messages: self._context.size_of(messages, model),
+                         size_now=lambda: self._context.usage_for(model, settings.compaction.reserve_tokens).tokens,
+                         estimator=self._context.estimator_of(model),
                          last_request=lambda: self._requests.last)
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:

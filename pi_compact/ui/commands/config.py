@@ -16,15 +16,19 @@ def settings(state: ReplState, arg: str) -> Outcome:
         # remembered answer (a model's write to .pi/settings.json must not apply on a reload)
         trust = TrustPolicy(flag=state.options.trust_project, accepted=state.loaded.trusted)
         loaded = load_settings(state.options.cwd, state.options.settings_overrides(), trust=trust)
-        for warning in loaded.warnings:
-            state.say(f"warning: {warning}", "yellow")
         auto = state.session.auto_compact
         state.loaded = loaded
         state.session.set_settings(loaded.settings)
         if not auto:
             state.session.set_auto_compaction(False)  # a /autocompact off or --no-auto-compact outlives a reload
         state.renderer.show_thinking = loaded.settings.show_thinking
-        count = len(loaded.warnings)
+        # The same warnings as at start: the files' and, once the model is known, the values that do not fit
+        # its window (issue 35: a reload said "0 warnings" where the start had warned).
+        fitted = state.session.window_plan(loaded.sources).warnings if model_ready(state.session.model) else ()
+        warnings = [*loaded.warnings, *fitted]
+        for warning in warnings:
+            state.say(f"warning: {warning}", "yellow")
+        count = len(warnings)
         state.say(f"Settings reloaded ({count} warning{'' if count == 1 else 's'}).", "green")
         return "continue"
     if arg:
