@@ -69,6 +69,7 @@ class CompactionDetails:
     kept_messages: int
     split_turn: bool
     recorded: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    kept_over_budget: bool = False  # written only when true: files without it read as before
 
     @classmethod
     def of(cls, result: CompactionResult, plan: CompactionPlan) -> CompactionDetails:
@@ -82,6 +83,7 @@ class CompactionDetails:
             len(plan.kept_messages),
             plan.is_split_turn,
             {k: v for k, v in noted.items() if k not in _STATS},
+            plan.kept_over_budget,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -93,10 +95,11 @@ class CompactionDetails:
             "summarizedEntries": self.summarized_entries,
             "keptMessages": self.kept_messages,
             "splitTurn": self.split_turn,
+            **({"keptOverBudget": True} if self.kept_over_budget else {}),
         }
 
 
-_STATS = frozenset({"source", "summarizedEntries", "keptMessages", "splitTurn"})
+_STATS = frozenset({"source", "summarizedEntries", "keptMessages", "splitTurn", "keptOverBudget"})
 
 
 def _files(noted: object, planned: Sequence[str]) -> tuple[str, ...]:
@@ -192,10 +195,8 @@ class Compactor:
         skip = skip_reason(branch, plan)
         if skip is not None and automatic:
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
-            # over one huge message would report a failed compaction after every turn. The loop guard
-            # still counts it: past the threshold with nothing to compact, compaction cannot help.
-            if skip == "too_small" and self.guard is not None:
-                self.guard.futile("nothing_to_compact")
+            # over one huge message would report a failed compaction after every turn. The loop guard does
+            # not count it: no model call was spent, and the next message gives the cut a place.
             if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
                 self.emit(Notice(window_hint(self.model.info), "warning"))
             return None
