@@ -13,8 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pi_compact.agent.compaction.guard import LoopGuard, window_hint
-from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, too_small_text, words
+from pi_compact.agent.compaction.guard import LoopGuard, top_consumers, window_hint
+from pi_compact.agent.compaction.reasons import (
+    SKIP_TEXT,
+    CompactionReason,
+    too_big_message_text,
+    too_small_text,
+    words,
+)
 from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
 from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
 from pi_compact.agent.tools.recall import with_recall_hint
@@ -23,7 +29,7 @@ from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
 from pi_compact.compaction.reuse import PrefixShape, reusable_prefix
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
-from pi_compact.compaction.tokens import estimate_tokens_auto
+from pi_compact.compaction.tokens import Estimator, estimate_tokens_auto, estimator_for
 from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.llm.protocol import ChatModel, ChatRequest, Retrying
 from pi_compact.messages import Message, compaction_summary_message
@@ -167,6 +173,7 @@ class Compactor:
     measure: Callable[[Sequence[Message]], int] | None = None
     # The last chat request of this session (``compaction.reusePrefix``); None: no chat request to reuse.
     last_request: Callable[[], ChatRequest | None] | None = None
+    estimator: Estimator | None = None  # the session's per-message estimate; None: compaction.tokenEstimator's
 
     def run(
         self,
@@ -198,7 +205,7 @@ class Compactor:
             # over one huge message would report a failed compaction after every turn. The loop guard does
             # not count it: no model call was spent, and the next message gives the cut a place.
             if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
-                self.emit(Notice(window_hint(self.model.info), "warning"))
+                self.emit(Notice(self._overflow_hint(branch), "warning"))
             return None
         self.emit(CompactionStart(reason, context_percent))
         if skip is not None or plan is None:
@@ -299,6 +306,17 @@ class Compactor:
             return None
         recall = any(tool.name == RECALL_TOOL for tool in last.tools)  # the chat request's hint, as it was sent
         return reusable_prefix(last, project_path(branch).messages, plan, lambda ms: with_recall_hint(ms, recall))
+
+    def _overflow_hint(self, branch: list[Entry]) -> str:
+        """Why an overflow found nothing to compact: one message larger than the window (named), else
+        a window we believe larger than the provider's."""
+        estimate = self.estimator or estimator_for(self.settings.compaction.token_estimator)
+        info = self.model.info
+        biggest = [(size, text) for size, text in top_consumers("", branch, estimate, self.settings.compaction, 0)
+                   if not text.startswith("the system prompt")]
+        if biggest and 0 < info.context_window < biggest[0][0]:
+            return too_big_message_text(biggest[0][1], info.context_window, info.model)
+        return window_hint(info)
 
     def _report_retry(self, retry: Retrying) -> None:
         self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))

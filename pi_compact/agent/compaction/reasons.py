@@ -76,6 +76,14 @@ def too_small_text(tokens: int, keep: int) -> str:
             f"word for word (keepRecentTokens {keep:,}). To compact now, keep less: /compact --keep {smaller}.")
 
 
+def too_big_message_text(description: str, window: int, model: str) -> str:
+    """Said when the provider overflows with nothing to compact because one message alone (``description``:
+    what it is, its entry and its size) is larger than the context window: a smaller window would not help."""
+    return (f"The provider reports a context overflow and there is nothing to compact: the {description} alone is "
+            f"larger than the {window:,}-token context window of {model}. Start a /new session, or ask for a "
+            "smaller output next time (e.g. head or grep instead of cat).")
+
+
 # Said when an overflow is back right after its one compact-and-retry.
 OVERFLOW_GIVE_UP = (
     "Context overflow recovery failed after one compact-and-retry attempt. Reduce the context "
@@ -108,4 +116,4 @@ def fallback_text(reason: CompactionReason, result: Mapping[str, Any] | None) ->
 
 
 __all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text",
-           "model_answered", "too_small_text", "words"]
+           "model_answered", "too_big_message_text", "too_small_text", "words"]

@@ -194,7 +194,7 @@ class Compactions:
                          summarizer=self.summarizers.for_settings(settings),
                          thinking=self.thinking.current(model) if self.thinking is not None else None,
                          measure=lambda messages: self._context.size_of(messages, model),
-                         last_request=lambda: self._requests.last)
+                         last_request=lambda: self._requests.last, estimator=self._context.estimator_of(model))
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),
