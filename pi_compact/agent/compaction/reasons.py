@@ -70,7 +70,12 @@ SKIP_TEXT: dict[SkipReason, str] = {
 
 def too_small_text(tokens: int, keep: int) -> str:
     """Why there is nothing to compact when the kept recent messages hold the whole conversation, and
-    how to compact anyway (a smaller keep for this one compaction)."""
+    how to compact anyway (a smaller keep for this one compaction). More than ``keep`` tokens with nothing
+    to compact means the first message and its tool results fill the keep: no smaller keep would help."""
+    if tokens > keep:
+        return (f"Nothing to compact: the conversation (~{tokens:,} tokens) starts with a message that, with its "
+                f"tool results, holds more than keepRecentTokens ({keep:,}), and a cut never separates a message "
+                "from its tool results. The next messages make it compactable.")
     smaller = 1000 if tokens > 2000 else max(100, tokens // 2 // 100 * 100)
     return (f"Nothing to compact: the whole conversation (~{tokens:,} tokens) fits in the recent messages kept "
             f"word for word (keepRecentTokens {keep:,}). To compact now, keep less: /compact --keep {smaller}.")
