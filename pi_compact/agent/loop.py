@@ -192,8 +192,9 @@ class LoopLimits:
                 return stop
         if self._max_turns is not None and self._turns >= self._max_turns:
             return LoopStop(
-                f"Stopped after {self._turns} model turns (the limit, --max-turns or maxTurns, is "
-                f"{self._max_turns}); the tool calls of the last reply were not run. Send a prompt to go on.")
+                f"Stopped after {self._turns} model turn{'' if self._turns == 1 else 's'} (the limit, --max-turns "
+                f"or maxTurns, is {self._max_turns}); the tool calls of the last reply were not run. Send a prompt "
+                "to go on.")
         return None
 
     def _cycle(self) -> LoopStop | None:

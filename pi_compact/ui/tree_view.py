@@ -59,9 +59,14 @@ def tree_end_renderable(event: TreeEnd) -> RenderableType:
     return moved_renderable(event.outcome)
 
 
+def _entries(count: int) -> str:
+    return f"{count:,} {'entry' if count == 1 else 'entries'}"
+
+
 def moved_renderable(outcome: TreeOutcome) -> RenderableType:
     if outcome.summary is None:
-        lines = [Text(f"Moved; {outcome.summarized:,} entries of the branch left behind stay in the file "
+        stay = "stays" if outcome.summarized == 1 else "stay"
+        lines = [Text(f"Moved; {_entries(outcome.summarized)} of the branch left behind {stay} in the file "
                       "(not summarized).")]
     else:
         details = outcome.details or {}
@@ -69,7 +74,7 @@ def moved_renderable(outcome: TreeOutcome) -> RenderableType:
             outcome.source or "model", "the model")
         if source == "the model" and details.get("summaryModel"):
             source = f"the model {details['summaryModel']}"
-        lines = [Text(f"Moved; the branch left behind ({outcome.summarized:,} entries) was summarized by {source}.")]
+        lines = [Text(f"Moved; the branch left behind ({_entries(outcome.summarized)}) was summarized by {source}.")]
         usage = details.get("usage")
         spent = spent_text(usage) if isinstance(usage, dict) and usage_tokens(usage) else ""
         lines.append(Text(f"Files: {len(details.get('readFiles') or [])} read, "
