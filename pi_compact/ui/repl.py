@@ -277,6 +277,10 @@ class Repl:
                              on_cycle_thinking=self._cycle_thinking)
         self._above.app = prompt.app
         prompt.app.after_render += self.start_loader
+        if self._queued:  # a prompt from the command line: say which session it goes to before echoing it
+            self.start_loader()
+            self._wait_ready()
+            self._above.flush()
         interrupted = False
         while True:
             if self.ready.is_set() and self.failure is None:

@@ -45,6 +45,21 @@ def test_a_positional_prompt_opens_the_terminal_with_that_message_sent(server: S
         term.close()
 
 
+def test_a_positional_prompt_comes_after_the_session_line_not_between_question_and_answer(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    # Issue 35.9: the "Session …" line was printed after "pi> question", before the answer.
+    server.enqueue(Reply(text="THE-ANSWER"))
+    term = Terminal(tmp_path, server, model_args=model_args(server, "'what is wrong'"))
+    try:
+        screen = term.wait_for("THE-ANSWER", timeout=LONG)
+        session_line = screen.index("Session session.jsonl")
+        question = screen.index("pi> what is wrong")
+        assert session_line < question < screen.index("THE-ANSWER")
+    finally:
+        term.close()
+
+
 def test_p_with_a_file_on_stdin_answers_about_it_and_exits(server: ScriptedServer, tmp_path: Path) -> None:
     """``pi-compact -p "why does this fail" < build.log`` typed in a real terminal: stdout is the terminal,
     stdin the file, which reaches the model as context after the question."""
