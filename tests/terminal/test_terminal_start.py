@@ -249,6 +249,23 @@ def test_dash_r_picks_a_session_before_the_terminal_starts(server: ScriptedServe
         term.close()
 
 
+def test_escape_in_the_dash_r_picker_exits_instead_of_opening_a_new_session(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    sessions = tmp_path / "sessions"
+    _old_sessions(sessions)
+    root = tmp_path / "t"
+    flags = model_args(server, f"--session-dir {sessions} -r")
+    term = Terminal(root, server, with_session_flag=False, model_args=flags)
+    try:
+        term.wait_for("Open which session?", timeout=LONG)
+        term.key("Escape")
+        assert term.wait_exit(timeout=LONG) == 130  # the terminal never started
+        assert (root / "stderr").read_text() == "pi-compact: No session chosen; nothing was opened.\n"
+    finally:
+        term.close()
+
+
 def test_resume_picker_filters_while_typing_and_arrows_choose_the_second_newest(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
