@@ -117,7 +117,8 @@ def test_bang_ls_shows_the_listing_and_the_model_gets_it(server: ScriptedServer,
         term.type("!ls")
         screen = term.wait_for("README.txt", timeout=LONG, since=start)
         assert "$ ls" in screen
-        term.wait_prompt(since=start, timeout=LONG)
+        screen = term.wait_prompt(since=start, timeout=LONG)
+        assert "left before auto-compaction" in screen.split("README.txt", 1)[1]  # the status line follows
         server.enqueue(Reply(text="I see the readme."))
         term.type("what is here?")
         term.wait_for("I see the readme.", timeout=LONG, since=start)
