@@ -86,7 +86,7 @@ def moved_renderable(outcome: TreeOutcome) -> RenderableType:
                  border_style="magenta", expand=False)
 
 
-def uncompact_block(outcome: UncompactOutcome, *, in_repl: bool = True) -> RenderableType:
+def uncompact_block(outcome: UncompactOutcome, *, in_repl: bool = True, auto: bool = True) -> RenderableType:
     """The block ``/uncompact`` ends with: what was undone, how big the context is now, what follows."""
     size = f"~{outcome.tokens:,} tokens"
     if outcome.context_window:
@@ -104,7 +104,9 @@ def uncompact_block(outcome: UncompactOutcome, *, in_repl: bool = True) -> Rende
         named = "; ".join(f"“{clean(text[:40])}{'…' if len(text) > 40 else ''}”" for text in outcome.dropped_pins)
         lines.append(Text(f"{count} pin{'' if count == 1 else 's'} made after it no longer appl"
                           f"{'ies' if count == 1 else 'y'}: {named} (/pin again to keep it).", style="yellow"))
-    if outcome.over_threshold:
+    if not auto:  # switched off, or stopped by the loop guard: nothing compacts it by itself
+        lines.append(Text("Auto-compaction is off, so it stays uncompacted (/compact compacts it).", style="dim"))
+    elif outcome.over_threshold:
         lines.append(Text("This is over the auto-compaction threshold: the next threshold check will compact "
                           "again (/autocompact off keeps it uncompacted).", style="yellow"))
     else:

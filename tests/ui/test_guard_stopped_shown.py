@@ -64,3 +64,13 @@ def test_settings_shows_the_approve_flag_in_force(project: Path) -> None:
     dispatch(state, "/settings")
     row = next(line for line in buffer.getvalue().splitlines() if line.strip().startswith("approve "))
     assert row.split()[1:] == ['"all"', "CLI", "flag"]
+
+
+def test_uncompact_does_not_promise_a_compaction_that_the_stopped_guard_will_not_run(project: Path) -> None:
+    state, buffer = _stopped(project)
+    start = len(buffer.getvalue())
+    dispatch(state, "/uncompact --force")  # (the turns after the compaction leave the context)
+    shown = " ".join(buffer.getvalue()[start:].replace("│", " ").split())
+    assert "uncompacted: compaction" in shown
+    assert "Auto-compaction is off, so it stays uncompacted (/compact compacts it)." in shown
+    assert "will compact again" not in shown and "auto-compaction may compact it again" not in shown
