@@ -323,7 +323,8 @@ def summarize(
     try:
         body = clear_placeholders(_model_summary(plan, model, budget, instructions, cancel, reasoning,
                                                  run_parallel or _parallel, gate, shape, details))
-        body, errors = add_missing_errors(body, tool_errors(plan.messages_to_summarize))
+        # (the start of a split turn too: a tool loop's failed edit is there when the cut goes inside the loop)
+        body, errors = add_missing_errors(body, tool_errors([*plan.messages_to_summarize, *plan.turn_prefix_messages]))
         if errors:  # the exact errors of failed tool calls, word for word, as the rules are
             gate.append({"action": "errorsAdded", "errors": errors})
     except (Cancelled, AuthError):

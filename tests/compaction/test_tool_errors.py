@@ -165,3 +165,27 @@ def test_a_compaction_carries_the_failed_edit_and_the_missing_pytest_the_summary
     summary = str([e for e in store.branch() if e.get("type") == "compaction"][-1]["summary"])
     assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in summary
     assert "- Error from bash: /usr/bin/python: No module named pytest" in summary
+
+
+def test_a_failed_edit_in_the_start_of_a_split_turn_is_carried_too(tmp_path: Path) -> None:
+    # The cut inside a tool loop (issue 35.2) puts the loop's first calls in the turn prefix.
+    path = tmp_path / "session.jsonl"
+    write_session(path, chain(
+        user("Old question. " + sized(600)),
+        assistant("Old answer. " + sized(600)),
+        user("Fix the off-by-one in app.py. " + sized(200)),  # too long to be kept word for word
+        assistant(tool_calls=[tool_call("edit", {"path": "app.py", "oldText": "i <= n", "newText": "i < n"},
+                                        "c1")]),
+        tool_result(EDIT_MISSING, tool_call_id="c1", tool_name="edit", is_error=True),
+        assistant(tool_calls=[tool_call("read", {"path": "notes.md"}, "c2")]),
+        tool_result(sized(2_000), tool_call_id="c2", tool_name="read"),
+    ))
+    store = SessionStore.open(path, str(tmp_path), 0)
+    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("history"),
+                          "## Original Request\n- fix app.py\n\n## Early Progress\n- edited app.py\n\n"
+                          "## Context for Suffix\n- (none)")
+    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
+    entry = [e for e in store.branch() if e.get("type") == "compaction"][-1]
+    assert entry["details"]["splitTurn"] is True and entry["details"]["keptOverBudget"] is True
+    assert len(model.history) == 2  # the history and the start of the turn, each summarized
+    assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in str(entry["summary"])
