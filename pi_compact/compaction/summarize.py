@@ -323,9 +323,8 @@ def summarize(
     try:
         body = clear_placeholders(_model_summary(plan, model, budget, instructions, cancel, reasoning,
                                                  run_parallel or _parallel, gate, shape, details))
-        # (the start of a split turn too: a tool loop's failed edit is there when the cut goes inside the loop)
         body, errors = add_missing_errors(body, tool_errors([*plan.messages_to_summarize, *plan.turn_prefix_messages]))
-        if errors:  # the exact errors of failed tool calls, word for word, as the rules are
+        if errors:  # the exact errors of failed tool calls (a split turn's start too), word for word, as the rules are
             gate.append({"action": "errorsAdded", "errors": errors})
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
