@@ -40,6 +40,6 @@ class AppOptions:
     def settings_overrides(self) -> dict[str, object]:
         """The settings the flags set, by dotted key (for ``load_settings``, at start and on reload)."""
         flags = {"compaction.model": self.compaction_model, "localModelPath": self.local_model_path,
-                 "maxTurns": self.max_turns}
+                 "maxTurns": self.max_turns, "approve": self.approve}
         return {key: value for key, value in flags.items() if value}
 

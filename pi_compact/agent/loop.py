@@ -218,9 +218,9 @@ class LoopLimits:
             return self._repeated(*found, len(calls))
         if self._max_turns is not None and self._turns >= self._max_turns:
             return LoopStop(
-                f"Stopped after {self._turns} model turns (the limit is {self._max_turns}; raise it with "
-                "--max-turns N or the maxTurns setting); the tool calls of the last reply were not run. Send a "
-                "prompt to go on.",
+                f"Stopped after {self._turns} model turn{'' if self._turns == 1 else 's'} (the limit is "
+                f"{self._max_turns}; raise it with --max-turns N or the maxTurns setting); the tool calls of the "
+                "last reply were not run. Send a prompt to go on.",
                 for_model=f"this prompt reached its limit of {self._max_turns} model replies (maxTurns), so the "
                 "loop was stopped before this call. Tell the user what is done and what is left.",
                 count=self._turns)

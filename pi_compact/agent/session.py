@@ -106,7 +106,13 @@ class AgentSession:
 
     @property
     def auto_compact(self) -> bool:
+        """Automatic compaction switched on (``/autocompact``, ``--no-auto-compact``); see ``compaction_stopped``."""
         return self._compactions.enabled
+
+    @property
+    def compaction_stopped(self) -> bool:
+        """The loop guard stopped automatic compaction for this session (``/autocompact on`` restarts it)."""
+        return self._compactions.guard.stopped
 
     @property
     def estimator(self) -> Estimator:

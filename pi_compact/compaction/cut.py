@@ -1,7 +1,10 @@
 """Where to cut: which entries may start the kept region, and where pi would cut (pure).
 
 The rules follow pi 0.73.1 exactly so both tools plan the same cut on the same file, quirks included
-(see ``find_cut_point``).
+(see ``find_cut_point``). One addition, where pi's rule finds no cut at all: when no valid point
+follows the message that fills the budget, pi keeps everything; we cut at the latest valid point
+before it instead (``CutPoint.over_budget``), so a huge newest tool result never hides the older
+turns from compaction.
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ def _first_cut_point(entries: Sequence[Mapping[str, Any]], start: int, end: int)
     return next((i for i in range(start, end) if is_cut_point(entries[i])), None)
 
 
+def _last_cut_point(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> int | None:
+    """The last index in [start, end) where the kept region may start, or None."""
+    return next((i for i in range(end - 1, start - 1, -1) if is_cut_point(entries[i])), None)
+
+
 def find_turn_start_index(entries: Sequence[Mapping[str, Any]], index: int, start: int) -> int:
     """The entry that began the turn containing ``index`` (scanning back to ``start``), or -1."""
     for i in range(index, start - 1, -1):
@@ -55,11 +63,16 @@ def find_turn_start_index(entries: Sequence[Mapping[str, Any]], index: int, star
 
 @dataclass(frozen=True)
 class CutPoint:
-    """Index of the first kept entry, the start of the turn it splits (or -1), and whether it splits."""
+    """Index of the first kept entry, the start of the turn it splits (or -1), and whether it splits.
+
+    ``over_budget``: no valid point followed the message that filled ``keepRecentTokens``, so the cut
+    is before it and the kept region holds more than the budget (pi would have kept everything).
+    """
 
     first_kept_entry_index: int
     turn_start_index: int
     is_split_turn: bool
+    over_budget: bool = False
 
 
 def find_cut_point(
@@ -72,7 +85,11 @@ def find_cut_point(
     """Keep about ``keep_recent_tokens`` of the newest messages; cut at the next valid point.
 
     Walk back from the end summing message estimates; once the budget is reached, cut at the first
-    valid point at or after that message (so a tool result moves the cut forward). Then pull the
+    valid point at or after that message (so a tool result moves the cut forward). When there is
+    none (the budget is filled by a tool result at the end: a tool loop's big newest output), pi
+    keeps everything; we cut at the latest valid point before that message instead, keeping more
+    than the budget but summarizing what is older (``over_budget``). A cut at an assistant message
+    there splits the turn, as pi does for one turn larger than the budget. Then pull the
     non-message entries just before the cut (settings changes, labels...) into the kept region.
 
     pi quirks kept on purpose, for identical plans on identical files:
@@ -87,6 +104,7 @@ def find_cut_point(
     if first is None:
         return CutPoint(start, -1, False)
     cut = first
+    over_budget = False
     accumulated = 0
     for i in range(end - 1, start - 1, -1):
         entry = entries[i]
@@ -94,9 +112,13 @@ def find_cut_point(
             continue
         accumulated += estimator(entry["message"])
         if accumulated >= keep_recent_tokens:
-            later = _first_cut_point(entries, i, end)  # none after it: keep the first of all
+            later = _first_cut_point(entries, i, end)
             if later is not None:
                 cut = later
+            else:  # pi keeps the first of all here; the latest point before the message still frees the rest
+                earlier = _last_cut_point(entries, first, i)
+                if earlier is not None and earlier > first:
+                    cut, over_budget = earlier, True
             break
     while cut > start:
         kind = entries[cut - 1].get("type")
@@ -106,4 +128,4 @@ def find_cut_point(
     cut_entry = entries[cut]
     at_user = cut_entry.get("type") == "message" and _role(cut_entry) == "user"
     turn_start = -1 if at_user else find_turn_start_index(entries, cut, start)
-    return CutPoint(cut, turn_start, not at_user and turn_start != -1)
+    return CutPoint(cut, turn_start, not at_user and turn_start != -1, over_budget)

@@ -44,6 +44,9 @@ class CompactionPlan:
     read_files: tuple[str, ...]
     modified_files: tuple[str, ...]
     kept_messages: tuple[Message, ...] = field(default=())
+    # The kept region holds more than keepRecentTokens: no valid cut followed the message that filled it
+    # (``CutPoint.over_budget``).
+    kept_over_budget: bool = False
 
     @property
     def is_empty(self) -> bool:
@@ -139,6 +142,7 @@ def prepare_compaction(
         read_files=tuple(read_files),
         modified_files=tuple(modified_files),
         kept_messages=tuple(kept),
+        kept_over_budget=cut.over_budget,
     )
 
 

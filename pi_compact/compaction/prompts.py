@@ -65,6 +65,7 @@ Inside your notes, copy each concrete value character for character; never round
 - numbers with their units, versions, ticket and issue ids
 - file paths
 - error messages from the tool results, word for word in quotes
+A "[Tool result (failed)]" is a call that failed and changed nothing: never count it as done.
 Give every decision with its reason; under Next Steps, only what is left to do."""
 
 INITIAL_PROMPT = f"""The text in <conversation> tags above is a coding session that has grown too long. \

@@ -7,8 +7,9 @@ were dropped, because one huge tool output must not crowd out the rest of the hi
 
 The summarizer itself gets the results of file reads cut shorter (``FILE_READ_MAX_CHARS``): a file's
 body can be read again from disk (and automatic recall brings the original back), so in the summary
-request it is mostly cost and noise; which files were read is still listed. ``serialize_conversation``
-keeps pi's text exactly, for previews and the pi comparisons.
+request it is mostly cost and noise; which files were read is still listed. It also gets a failed tool
+call's result marked ``[Tool result (failed)]:`` (pi marks nothing, so a small summarizer recorded a
+failed edit as done). ``serialize_conversation`` keeps pi's text exactly, for previews and the pi comparisons.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pi_compact.jstext import js_json, js_key_order, js_len, js_slice
 from pi_compact.messages import Message, text_of
 
 TOOL_RESULT_MAX_CHARS = 2000
+FAILED_RESULT_TAG = "[Tool result (failed)]:"
 # About the first ten lines of a file: enough to tell what it is. On the three eval transcripts file
 # bodies are 60 % of the summary request; cut to this they are 15 %, and the request is a third shorter.
 FILE_READ_MAX_CHARS = 500
@@ -45,10 +47,13 @@ def format_tool_call(block: Mapping[str, Any]) -> str:
     return f"{block.get('name', '')}({rendered})"
 
 
-def serialize_message(message: Message, file_read_limit: int = TOOL_RESULT_MAX_CHARS) -> list[str]:
+def serialize_message(
+    message: Message, file_read_limit: int = TOOL_RESULT_MAX_CHARS, *, mark_failed: bool = False,
+) -> list[str]:
     """The text blocks one LLM message contributes (possibly none).
 
     ``file_read_limit``: where the result of a file read is cut (other tool results: at 2000).
+    ``mark_failed``: tag a failed tool result (``isError``) as failed (the summarizer's text; pi's has no tag).
     """
     role = message.get("role")
     if role == "user":
@@ -79,7 +84,8 @@ def serialize_message(message: Message, file_read_limit: int = TOOL_RESULT_MAX_C
     if role == "toolResult":
         text = text_of(message.get("content"))
         limit = file_read_limit if message.get("toolName") in FILE_READ_TOOLS else TOOL_RESULT_MAX_CHARS
-        return [f"[Tool result]: {truncate_tool_result(text, min(limit, TOOL_RESULT_MAX_CHARS))}"] if text else []
+        tag = FAILED_RESULT_TAG if mark_failed and message.get("isError") else "[Tool result]:"
+        return [f"{tag} {truncate_tool_result(text, min(limit, TOOL_RESULT_MAX_CHARS))}"] if text else []
     return []
 
 

@@ -105,7 +105,8 @@ def _room(budget: SummaryBudget, max_tokens: int, fixed_text: str, shrink: int) 
 
 
 def _blocks(messages: Sequence[Message]) -> list[str]:
-    return [part for m in convert_to_llm(messages) for part in serialize_message(m, FILE_READ_MAX_CHARS)]
+    return [part for m in convert_to_llm(messages)
+            for part in serialize_message(m, FILE_READ_MAX_CHARS, mark_failed=True)]
 
 
 def _history(
@@ -322,8 +323,8 @@ def summarize(
     try:
         body = clear_placeholders(_model_summary(plan, model, budget, instructions, cancel, reasoning,
                                                  run_parallel or _parallel, gate, shape, details))
-        body, errors = add_missing_errors(body, tool_errors(plan.messages_to_summarize))
-        if errors:  # the exact errors of failed tool calls, word for word, as the rules are
+        body, errors = add_missing_errors(body, tool_errors([*plan.messages_to_summarize, *plan.turn_prefix_messages]))
+        if errors:  # the exact errors of failed tool calls (a split turn's start too), word for word, as the rules are
             gate.append({"action": "errorsAdded", "errors": errors})
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess

@@ -2,11 +2,14 @@
 
 The summary prompt asks for error messages word for word, and a small summarizer still paraphrases them
 ("the tests failed") or leaves them out, though an exact error is what the next model needs to
-recognise the failure again or to say what was fixed. Each failed tool result (``isError``) holds its
-error in a line such as ``KeyError: 'shard_weight'``, ``panic: runtime error: ...`` or ``error[E0308]:
-...``; the newest few of those lines, with the lines that continue them, are appended under "Critical
-Context" word for word when the summary does not already quote them. Only those marked lines are taken:
-a failure whose output names no error adds nothing rather than a guess.
+recognise the failure again or to say what was fixed. A failed command (``bash``, ``isError``) holds its
+error in a line such as ``KeyError: 'shard_weight'``, ``panic: runtime error: ...``, ``error[E0308]:
+...`` or ``python: No module named pytest``; only those marked lines are taken: a failed command whose
+output names no error adds nothing rather than a guess. Any other failed tool's result is the tool's
+own error message (an edit's ``oldText not found in app.py ...``): its first line is the error. The
+newest few, with the lines that continue them, are appended under "Critical Context" word for word
+when the summary does not already quote them; a failed edit or write is said to be not applied, since a
+summary that calls it done sends the next model after a fix that is not there.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from pi_compact.compaction.quality import append_items, normalise
 from pi_compact.messages import Message, text_of
 
 CRITICAL = "## Critical Context"
+COMMAND_TOOLS = frozenset({"bash"})  # their result is a program's output, not the tool's own message
+CHANGE_TOOLS = frozenset({"edit", "write"})  # a failure of these changed nothing
+NOT_APPLIED = " (failed, not applied)"
 ERRORS_ADDED = 3  # the newest distinct errors, at most
 _EXCERPT = 300  # characters of one error
 _FOLLOWING = 2  # lines after the error line that may continue it (a Go panic's signal and position)
@@ -29,7 +35,7 @@ _FOLLOWING = 2  # lines after the error line that may continue it (a Go panic's 
 _ERROR_LINE = re.compile(
     r"\b[A-Za-z]\w*(?:Error|Exception)\b:\s*\S|\bpanic:\s*\S"
     r"|(?:^\s*|:\s*)(?:error|fatal)(?:\[\w+\]|\s+[A-Z]+\d+)?:\s*\S"
-    r"|:\s*(?:No such file or directory|Permission denied|command not found)\b",
+    r"|:\s*(?:No such file or directory|Permission denied|command not found|No module named)\b",
     re.IGNORECASE,
 )
 _PYTEST_MARK = re.compile(r"^E\s+")  # pytest's marker in front of an error line
@@ -52,13 +58,24 @@ def error_excerpt(output: str) -> str | None:
     return None
 
 
+def _own_message(output: str) -> str | None:
+    """The first line of a tool's own error message (cut like an excerpt), or None when it is empty."""
+    line = next((line.strip() for line in output.splitlines() if line.strip()), None)
+    if line is None:
+        return None
+    return line if len(line) <= _EXCERPT else line[: _EXCERPT - 1] + "…"
+
+
 def tool_errors(messages: Sequence[Message], limit: int = ERRORS_ADDED) -> list[tuple[str, str]]:
     """(tool name, error excerpt) of the newest ``limit`` failed tool results with a distinct error."""
     found: list[tuple[str, str]] = []
     for message in messages:
         if message.get("role") != "toolResult" or not message.get("isError"):
             continue
-        excerpt = error_excerpt(text_of(message.get("content")))
+        output = text_of(message.get("content"))
+        excerpt = error_excerpt(output)
+        if excerpt is None and message.get("toolName") not in COMMAND_TOOLS:
+            excerpt = _own_message(output)
         if excerpt is None:
             continue
         found = [item for item in found if item[1] != excerpt]
@@ -75,7 +92,8 @@ def add_missing_errors(summary: str, errors: Sequence[tuple[str, str]]) -> tuple
     missing = [(tool, excerpt) for tool, excerpt in errors if normalise(excerpt[:80]) not in text]
     if not missing:
         return summary, []
-    lines = [f"- Error from {tool}: {excerpt}" for tool, excerpt in missing]
+    lines = [f"- Error from {tool}{NOT_APPLIED if tool in CHANGE_TOOLS else ''}: {excerpt}"
+             for tool, excerpt in missing]
     return append_items(summary, {CRITICAL: lines}), [excerpt for _, excerpt in missing]
 
 

@@ -85,6 +85,8 @@ def result_block(result: dict[str, Any], duration_s: float, *, in_repl: bool = T
             f"kept {_count(details.get('keptMessages'), 'message', 'messages')}"
             + (" (split turn)" if details.get("splitTurn") else "")
         ),
+        *([Text("Kept more than keepRecentTokens: nothing after the message that filled it could start the kept "
+                "part.", style="yellow")] if details.get("keptOverBudget") else []),
         Text(
             f"Files: {len(details.get('readFiles') or [])} read, {len(details.get('modifiedFiles') or [])} modified"
         ),

@@ -6,6 +6,8 @@ thread that Esc or Ctrl-C cancels; Ctrl-D, ``/quit`` or a second Ctrl-C at an em
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -37,8 +39,17 @@ MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick a
 
 
 def _plain(text: str, style: str = "") -> None:
-    """Print before rich is loaded (prompt_toolkit's printer is already imported)."""
-    print_formatted_text(FormattedText([(style, text)]))
+    """Print before rich is loaded (prompt_toolkit's printer is already imported), wrapped at words."""
+    print_formatted_text(FormattedText([(style, word_wrapped(text, shutil.get_terminal_size().columns))]))
+
+
+def word_wrapped(text: str, width: int) -> str:
+    """``text`` with each line broken at spaces to fit ``width`` columns (the terminal would break words);
+    a word longer than a line (a path) stays whole."""
+    if width < 20:
+        return text
+    return "\n".join(textwrap.fill(line, width - 1, break_long_words=False, break_on_hyphens=False) or line
+                     for line in text.splitlines())
 
 
 class Repl:
@@ -274,6 +285,10 @@ class Repl:
                              on_cycle_thinking=self._cycle_thinking)
         self._above.app = prompt.app
         prompt.app.after_render += self.start_loader
+        if self._queued:  # a prompt from the command line: say which session it goes to before echoing it
+            self.start_loader()
+            self._wait_ready()
+            self._above.flush()
         interrupted = False
         while True:
             if self.ready.is_set() and self.failure is None:

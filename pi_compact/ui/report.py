@@ -41,9 +41,9 @@ def render_dry_run(
     table.add_row("Auto-compaction", Text(f"{verdict} (threshold {threshold:,} tokens)"))
     kept = len(report["context_roles"])
     table.add_row("Cut at", Text(f"entry {plan['first_kept_entry_id']}"))
-    table.add_row("Summarized", Text(f"{len(plan['summarize_entry_ids'])} entries"))
+    table.add_row("Summarized", Text(_entries(len(plan["summarize_entry_ids"]))))
     if plan["is_split_turn"]:
-        table.add_row("Split turn", Text(f"yes, {len(plan['turn_prefix_entry_ids'])} entries in the turn prefix"))
+        table.add_row("Split turn", Text(f"yes, {_entries(len(plan['turn_prefix_entry_ids']))} in the turn prefix"))
     else:
         table.add_row("Split turn", Text("no"))
     table.add_row("Context messages now", Text(str(kept)))
@@ -51,3 +51,7 @@ def render_dry_run(
     table.add_row("Files read", Text(", ".join(plan["read_files"]) or "none"))
     table.add_row("Files modified", Text(", ".join(plan["modified_files"]) or "none"))
     console.print(table)
+
+
+def _entries(count: int) -> str:
+    return f"{count:,} {'entry' if count == 1 else 'entries'}"

@@ -67,6 +67,7 @@ def run_shell(state: ReplState, command: str, exclude: bool) -> dict[str, Any]:
     state.session.add_message(message)
     if exclude:
         state.say("Not added to the conversation (!!).", "dim")
+    state.print_status()  # what the output added to the context, as after a turn
     return message
 
 

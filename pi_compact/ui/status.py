@@ -62,7 +62,11 @@ def wait_ready(model: ChatModel, cancel: CancelToken) -> bool:
 
 
 def auto_compaction_on(session: AgentSession) -> bool:
-    return session.auto_compact and session.settings.compaction.enabled
+    """Whether automatic compaction will run: switched on, enabled, and not stopped by the loop guard."""
+    return session.auto_compact and session.settings.compaction.enabled and not session.compaction_stopped
+
+
+GUARD_STOPPED = "stopped by the loop guard for this session; /autocompact on turns it back on"
 
 
 @dataclass(frozen=True)
@@ -302,6 +306,8 @@ def settings_table(
     enabled_source = loaded.sources.get("compaction.enabled", DEFAULT_SOURCE)
     if not options.auto_compact:
         enabled_source = "CLI flag --no-auto-compact"
+    elif session.compaction_stopped:
+        enabled_source = GUARD_STOPPED
     elif session.auto_compact != options.auto_compact or \
             session.settings.compaction.enabled != loaded.settings.compaction.enabled:
         enabled_source = "/autocompact"

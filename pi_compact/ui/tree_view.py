@@ -59,9 +59,14 @@ def tree_end_renderable(event: TreeEnd) -> RenderableType:
     return moved_renderable(event.outcome)
 
 
+def _entries(count: int) -> str:
+    return f"{count:,} {'entry' if count == 1 else 'entries'}"
+
+
 def moved_renderable(outcome: TreeOutcome) -> RenderableType:
     if outcome.summary is None:
-        lines = [Text(f"Moved; {outcome.summarized:,} entries of the branch left behind stay in the file "
+        stay = "stays" if outcome.summarized == 1 else "stay"
+        lines = [Text(f"Moved; {_entries(outcome.summarized)} of the branch left behind {stay} in the file "
                       "(not summarized).")]
     else:
         details = outcome.details or {}
@@ -69,7 +74,7 @@ def moved_renderable(outcome: TreeOutcome) -> RenderableType:
             outcome.source or "model", "the model")
         if source == "the model" and details.get("summaryModel"):
             source = f"the model {details['summaryModel']}"
-        lines = [Text(f"Moved; the branch left behind ({outcome.summarized:,} entries) was summarized by {source}.")]
+        lines = [Text(f"Moved; the branch left behind ({_entries(outcome.summarized)}) was summarized by {source}.")]
         usage = details.get("usage")
         spent = spent_text(usage) if isinstance(usage, dict) and usage_tokens(usage) else ""
         lines.append(Text(f"Files: {len(details.get('readFiles') or [])} read, "
@@ -81,7 +86,7 @@ def moved_renderable(outcome: TreeOutcome) -> RenderableType:
                  border_style="magenta", expand=False)
 
 
-def uncompact_block(outcome: UncompactOutcome, *, in_repl: bool = True) -> RenderableType:
+def uncompact_block(outcome: UncompactOutcome, *, in_repl: bool = True, auto: bool = True) -> RenderableType:
     """The block ``/uncompact`` ends with: what was undone, how big the context is now, what follows."""
     size = f"~{outcome.tokens:,} tokens"
     if outcome.context_window:
@@ -99,7 +104,9 @@ def uncompact_block(outcome: UncompactOutcome, *, in_repl: bool = True) -> Rende
         named = "; ".join(f"“{clean(text[:40])}{'…' if len(text) > 40 else ''}”" for text in outcome.dropped_pins)
         lines.append(Text(f"{count} pin{'' if count == 1 else 's'} made after it no longer appl"
                           f"{'ies' if count == 1 else 'y'}: {named} (/pin again to keep it).", style="yellow"))
-    if outcome.over_threshold:
+    if not auto:  # switched off, or stopped by the loop guard: nothing compacts it by itself
+        lines.append(Text("Auto-compaction is off, so it stays uncompacted (/compact compacts it).", style="dim"))
+    elif outcome.over_threshold:
         lines.append(Text("This is over the auto-compaction threshold: the next threshold check will compact "
                           "again (/autocompact off keeps it uncompacted).", style="yellow"))
     else:

@@ -266,3 +266,22 @@ def test_overflow_with_nothing_to_compact_hints_that_the_window_may_be_wrong(
     )]
     assert _compaction_events(h) == []
     assert len(scripted_server.requests) == 1
+
+
+def test_overflow_with_one_message_larger_than_the_window_names_it_instead_of_the_window_setting(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    # Issue 35.2: a smaller contextWindow would not help here; the message is what has to go.
+    h = make_harness(scripted_server, tmp_path)
+    scripted_server.enqueue(openai_context_overflow_reply(window=10_000, requested=12_500))
+    h.session.prompt(padded("HUGE-PASTE", 12_000))
+    [notice] = [n for n in h.events if isinstance(n, Notice)]
+    user_id = next(e["id"] for e in h.entries() if e.get("type") == "message" and e["message"]["role"] == "user")
+    assert notice.level == "warning"
+    assert notice.text == (
+        "The provider reports a context overflow and there is nothing to compact: the user message, entry "
+        f"{user_id[:8]}…, 12,000 tokens alone is larger than the 10,000-token context window of openai/scripted. "
+        "Start a /new session, or ask for a smaller output next time (e.g. head or grep instead of cat)."
+    )
+    assert "contextWindow" not in notice.text
+    assert _compaction_events(h) == []

@@ -54,10 +54,11 @@ def _three_answers() -> list[ScriptedReply]:
     return [ScriptedReply(text=f"answer {n}", prompt_tokens=p) for n, p in enumerate(prompts)]
 
 
-def _run_to_the_big_tool_output(tmp_path: Path, settings: Any, *after: ScriptedReply) -> ModelHarness:
+def _run_to_the_big_tool_output(tmp_path: Path, settings: Any, *between: ScriptedReply) -> ModelHarness:
     """Three answered questions, then a question whose tool call adds ~3,300 tokens and whose next
-    reply fails (a failed reply records no usage, so the threshold check after the run anchors on the
-    tool call's usage and estimates the tool output after it).
+    reply fails (a failed reply records no usage, so the threshold checks anchor on the tool call's
+    usage and estimate the tool output after it). ``between``: what answers before that failing reply
+    (a summary: the check between tool turns compacts the older turns, cutting before the big output).
 
     The window is 10,000 with a threshold at 8,000. That usage is 3,420: plus the plain estimate of the
     tool output that is ~6,700 (under), plus the ×2 estimate ~10,000 (over).
@@ -65,7 +66,7 @@ def _run_to_the_big_tool_output(tmp_path: Path, settings: Any, *after: ScriptedR
     answers = _three_answers()
     call = ScriptedReply(tool_calls=(ScriptedCall("bash", {"command": BIG_OUTPUT}),),
                          prompt_tokens=_grown(answers[-1].prompt_tokens))
-    h = make_model_harness(tmp_path, *answers, call, ScriptedReply(error="upstream hiccup"), *after,
+    h = make_model_harness(tmp_path, *answers, call, *between, ScriptedReply(error="upstream hiccup"),
                            settings=settings)
     for n in range(3):
         h.session.prompt(padded(f"QUESTION-{n}", QUESTION))
@@ -75,7 +76,7 @@ def _run_to_the_big_tool_output(tmp_path: Path, settings: Any, *after: ScriptedR
 
 
 def test_the_threshold_check_compacts_on_the_calibrated_estimate_in_auto_mode(tmp_path: Path) -> None:
-    h = _run_to_the_big_tool_output(tmp_path, AUTO, scripted_summary())
+    h = _run_to_the_big_tool_output(tmp_path, AUTO, scripted_summary(), scripted_summary())
     assert [(s.reason, e.result is not None) for s, e in assert_compactions_paired(h.events)] == [("threshold", True)]
     assert "QUESTION-0" in chat_request_text(h.summarizer_requests()[0])  # the history, then the split turn
     # Rebuilt after the compaction, the live context keeps what the replies before it measured (issue 35):

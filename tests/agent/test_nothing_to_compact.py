@@ -41,3 +41,13 @@ def test_the_keep_option_is_read_before_the_instructions() -> None:
     assert keep_option("--keep 1000") == (1000, "")
     assert keep_option("focus on --keep") == (None, "focus on --keep")
     assert keep_option("--keep lots") == (0, "")
+
+
+def test_one_message_larger_than_the_keep_is_not_said_to_fit_in_it() -> None:
+    from pi_compact.agent.compaction.reasons import too_small_text
+
+    text = too_small_text(7_093, 1_000)
+    assert text.startswith("Nothing to compact: the conversation (~7,093 tokens) starts with a message that, with "
+                           "its tool results, holds more than keepRecentTokens (1,000)")
+    assert "--keep" not in text
+    assert too_small_text(800, 1_000).startswith("Nothing to compact: the whole conversation (~800 tokens) fits")

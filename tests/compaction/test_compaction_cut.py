@@ -155,13 +155,59 @@ def test_cut_never_lands_on_tool_result_and_moves_forward() -> None:
     assert entries[cut.first_kept_entry_index]["message"]["role"] != "toolResult"
 
 
-def test_cut_at_tool_result_with_no_later_cut_point_falls_back_to_first_cut_point() -> None:
+def test_cut_at_tool_result_with_no_later_cut_point_cuts_before_it_not_at_the_first_cut_point() -> None:
+    # pi keeps everything here (CutPoint(0, -1, False)); we keep the call and its result and split the turn.
     entries = chain(
         user("go"),
         assistant(tool_calls=[tool_call("bash", {"command": "ls"})]),
         tool_result(sized(1000)),
     )
-    assert _cut(entries, 500) == CutPoint(0, -1, False)
+    assert _cut(entries, 500) == CutPoint(1, 0, True, over_budget=True)
+
+
+def test_two_older_turns_are_cut_off_when_a_tool_loops_newest_result_fills_the_budget() -> None:
+    # Issue 35.2: two turns of ~4k, then a tool loop whose newest result (~6.5k) alone exceeds the budget.
+    entries = chain(
+        user(sized(2000)),  # 0
+        assistant(sized(2000)),  # 1
+        user(sized(2000)),  # 2
+        assistant(sized(2000)),  # 3
+        user("fix the bug"),  # 4
+        assistant(tool_calls=[tool_call("read", {"path": "a.py"})]),  # 5
+        tool_result(sized(200)),  # 6
+        assistant(tool_calls=[tool_call("read", {"path": "notes.md"})]),  # 7
+        tool_result(sized(6500)),  # 8
+    )
+    cut = _cut(entries, 1000)
+    assert cut == CutPoint(7, 4, True, over_budget=True)
+    assert entries[cut.first_kept_entry_index]["message"]["role"] == "assistant"
+
+
+def test_the_over_budget_cut_never_separates_a_tool_result_from_its_call() -> None:
+    entries = chain(
+        user(sized(2000)),  # 0
+        assistant(sized(2000)),  # 1
+        user("go"),  # 2
+        assistant(tool_calls=[tool_call("ls", {}), tool_call("read", {"path": "x"})]),  # 3
+        tool_result(sized(10)),  # 4
+        tool_result(sized(3000)),  # 5
+    )
+    assert _cut(entries, 1000) == CutPoint(3, 2, True, over_budget=True)
+
+
+def test_a_session_of_one_call_and_its_big_result_still_has_nothing_to_cut() -> None:
+    entries = chain(assistant(tool_calls=[tool_call("ls", {})]), tool_result(sized(3000)))
+    assert _cut(entries, 1000) == CutPoint(0, -1, False)
+
+
+def test_where_pi_finds_a_cut_the_over_budget_rule_changes_nothing() -> None:
+    entries = chain(
+        user(sized(2000)),  # 0
+        assistant(tool_calls=[tool_call("read", {"path": "x"})]),  # 1
+        tool_result(sized(3000)),  # 2: fills the budget
+        assistant("done"),  # 3: a valid point after it, so pi cuts here
+    )
+    assert _cut(entries, 1000) == CutPoint(3, 0, True)
 
 
 def test_settings_entry_before_user_turns_finished_turn_into_split_turn() -> None:

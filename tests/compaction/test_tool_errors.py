@@ -97,3 +97,95 @@ def test_a_compaction_adds_the_error_its_summary_left_out_and_records_it(tmp_pat
     assert f"- Error from bash: {GO_ERROR}" in str(entry["summary"])
     assert {"action": "errorsAdded", "errors": [GO_ERROR]} in entry["details"]["qualityGate"]
     assert len(model.history) == 1  # no model request for it
+
+
+# ---- issue 35.5b: a failed edit and a missing module reach the summary as failed ---------------------------
+
+EDIT_MISSING = "oldText not found in app.py; read the file and copy the text exactly."
+PI_EDIT_MISSING = ("Could not find the exact text in src/app.py. The old text must match exactly including all "
+                   "whitespace and newlines.")
+NO_PYTEST = "/usr/bin/python: No module named pytest\n\n[Exit code: 1]"
+
+
+def test_a_failed_edit_gives_its_own_message_as_the_error() -> None:
+    messages = [tool_result(EDIT_MISSING, tool_name="edit", is_error=True),
+                tool_result(PI_EDIT_MISSING + "\nMore detail.", tool_name="edit", is_error=True)]
+    assert tool_errors(messages) == [("edit", EDIT_MISSING), ("edit", PI_EDIT_MISSING)]
+
+
+def test_a_failed_command_without_an_error_line_still_gives_nothing() -> None:
+    assert tool_errors([tool_result("make: done\n\n[Exit code: 2]", tool_name="bash", is_error=True)]) == []
+
+
+def test_a_missing_python_module_is_an_error_line_in_both_spellings() -> None:
+    assert error_excerpt(NO_PYTEST) == "/usr/bin/python: No module named pytest"
+    traceback = ("Traceback (most recent call last):\n  File \"t.py\", line 1\n"
+                 "ModuleNotFoundError: No module named 'pytest'")
+    assert error_excerpt(traceback) == "ModuleNotFoundError: No module named 'pytest'"
+
+
+def test_a_failed_edit_is_added_as_not_applied() -> None:
+    found = [("edit", EDIT_MISSING), ("bash", "x: No module named pytest")]
+    added, errors = add_missing_errors(structured_summary("fix"), found)
+    assert errors == [EDIT_MISSING, "x: No module named pytest"]
+    assert added.endswith(f"## Critical Context\n- Error from edit (failed, not applied): {EDIT_MISSING}\n"
+                          "- Error from bash: x: No module named pytest")
+
+
+def test_the_summarizer_reads_failed_results_marked_and_pis_serialization_is_unchanged() -> None:
+    from pi_compact.compaction.serialize import serialize_message
+
+    failed = tool_result(EDIT_MISSING, tool_name="edit", is_error=True)
+    passed = tool_result("Edited app.py.", tool_name="edit")
+    assert serialize_message(failed) == [f"[Tool result]: {EDIT_MISSING}"]
+    assert serialize_message(failed, mark_failed=True) == [f"[Tool result (failed)]: {EDIT_MISSING}"]
+    assert serialize_message(passed, mark_failed=True) == ["[Tool result]: Edited app.py."]
+
+
+def test_a_compaction_carries_the_failed_edit_and_the_missing_pytest_the_summary_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    write_session(path, chain(
+        user("Fix the off-by-one in app.py and run the tests."),
+        assistant(tool_calls=[tool_call("edit", {"path": "app.py", "oldText": "i <= n", "newText": "i < n"},
+                                        "c1")]),
+        tool_result(EDIT_MISSING, tool_call_id="c1", tool_name="edit", is_error=True),
+        assistant(tool_calls=[tool_call("bash", {"command": "python -m pytest"}, "c2")]),
+        tool_result(NO_PYTEST, tool_call_id="c2", tool_name="bash", is_error=True),
+        assistant("The fix is in. " + sized(600)),
+        user("Good. " + sized(300)),
+        assistant("Done. " + sized(300)),
+    ))
+    store = SessionStore.open(path, str(tmp_path), 0)
+    # The summarizer calls the edit done and forgets both errors, as the embedded model did.
+    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("edit applied"))
+    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
+    asked = str(model.history[0].messages)
+    assert f"[Tool result (failed)]: {EDIT_MISSING}" in asked
+    assert "[Tool result (failed)]: /usr/bin/python: No module named pytest" in asked
+    summary = str([e for e in store.branch() if e.get("type") == "compaction"][-1]["summary"])
+    assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in summary
+    assert "- Error from bash: /usr/bin/python: No module named pytest" in summary
+
+
+def test_a_failed_edit_in_the_start_of_a_split_turn_is_carried_too(tmp_path: Path) -> None:
+    # The cut inside a tool loop (issue 35.2) puts the loop's first calls in the turn prefix.
+    path = tmp_path / "session.jsonl"
+    write_session(path, chain(
+        user("Old question. " + sized(600)),
+        assistant("Old answer. " + sized(600)),
+        user("Fix the off-by-one in app.py. " + sized(200)),  # too long to be kept word for word
+        assistant(tool_calls=[tool_call("edit", {"path": "app.py", "oldText": "i <= n", "newText": "i < n"},
+                                        "c1")]),
+        tool_result(EDIT_MISSING, tool_call_id="c1", tool_name="edit", is_error=True),
+        assistant(tool_calls=[tool_call("read", {"path": "notes.md"}, "c2")]),
+        tool_result(sized(2_000), tool_call_id="c2", tool_name="read"),
+    ))
+    store = SessionStore.open(path, str(tmp_path), 0)
+    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("history"),
+                          "## Original Request\n- fix app.py\n\n## Early Progress\n- edited app.py\n\n"
+                          "## Context for Suffix\n- (none)")
+    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
+    entry = [e for e in store.branch() if e.get("type") == "compaction"][-1]
+    assert entry["details"]["splitTurn"] is True and entry["details"]["keptOverBudget"] is True
+    assert len(model.history) == 2  # the history and the start of the turn, each summarized
+    assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in str(entry["summary"])

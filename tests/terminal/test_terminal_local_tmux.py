@@ -38,7 +38,7 @@ def server(scripted_server: ScriptedServer) -> ScriptedServer:
     return scripted_server
 
 
-def local_terminal(root: Path, server: ScriptedServer, load_s: float = 0.5) -> Terminal:
+def local_terminal(root: Path, server: ScriptedServer, load_s: float = 0.5, width: int = 120) -> Terminal:
     """The CLI with no model configured and no provider key: the embedded model, served by the stand-in."""
     model = root / "model.gguf"
     model.write_bytes(b"GGUF" + bytes(64))
@@ -48,7 +48,7 @@ def local_terminal(root: Path, server: ScriptedServer, load_s: float = 0.5) -> T
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(STUB), os.environ.get("PYTHONPATH")])),
            "PI_FAKE_LOCAL_URL": f"http://127.0.0.1:{server.port}", "PI_FAKE_LOCAL_LOAD_S": str(load_s),
            "PI_COMPACT_CACHE_DIR": str(root / "no-cache")}
-    return Terminal(root, server, model_args="", env=env)
+    return Terminal(root, server, model_args="", env=env, width=width)
 
 
 def test_the_embedded_model_notice_comes_before_the_prompt_not_between_question_and_answer(
@@ -68,6 +68,21 @@ def test_the_embedded_model_notice_comes_before_the_prompt_not_between_question_
     notice = " ".join(DEFAULT_NOTICE.split())
     assert flat.count(notice) == 1
     assert flat.index(notice) < flat.index(f"pi> {QUESTION}") < flat.index(ANSWER)
+
+
+def test_the_embedded_model_notice_is_wrapped_at_words(server: ScriptedServer, tmp_path: Path) -> None:
+    # Issue 35.9: the notice was cut mid-word by the terminal's own wrapping.
+    term = local_terminal(tmp_path, server, width=70)
+    try:
+        term.wait_for("pi>", timeout=LONG)
+        rows = term.tmux("capture-pane", "-p", "-S", "-200", "-t", "pi").stdout.splitlines()  # rows as shown
+    finally:
+        term.close()
+    first = next(i for i, row in enumerate(rows) if row.startswith("No model configured"))
+    last = next(i for i in range(first, len(rows)) if rows[i].rstrip().endswith("Pass --model to use another."))
+    notice = rows[first : last + 1]
+    assert len(notice) > 1 and all(len(row.rstrip()) < 70 for row in notice)
+    assert " ".join(row.strip() for row in notice) == " ".join(DEFAULT_NOTICE.split())
 
 
 def _chunk(**fields: Any) -> str:

@@ -48,6 +48,21 @@ def test_a_positional_prompt_opens_the_terminal_with_that_message_sent(server: S
         term.close()
 
 
+def test_a_positional_prompt_comes_after_the_session_line_not_between_question_and_answer(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    # Issue 35.9: the "Session …" line was printed after "pi> question", before the answer.
+    server.enqueue(Reply(text="THE-ANSWER"))
+    term = Terminal(tmp_path, server, model_args=model_args(server, "'what is wrong'"))
+    try:
+        screen = term.wait_for("THE-ANSWER", timeout=LONG)
+        session_line = screen.index("Session session.jsonl")
+        question = screen.index("pi> what is wrong")
+        assert session_line < question < screen.index("THE-ANSWER")
+    finally:
+        term.close()
+
+
 def test_p_with_a_file_on_stdin_answers_about_it_and_exits(server: ScriptedServer, tmp_path: Path) -> None:
     """``pi-compact -p "why does this fail" < build.log`` typed in a real terminal: stdout is the terminal,
     stdin the file, which reaches the model as context after the question."""
@@ -105,7 +120,8 @@ def test_bang_ls_shows_the_listing_and_the_model_gets_it(server: ScriptedServer,
         term.type("!ls")
         screen = term.wait_for("README.txt", timeout=LONG, since=start)
         assert "$ ls" in screen
-        term.wait_prompt(since=start, timeout=LONG)
+        screen = term.wait_prompt(since=start, timeout=LONG)
+        assert "left before auto-compaction" in screen.split("README.txt", 1)[1]  # the status line follows
         server.enqueue(Reply(text="I see the readme."))
         term.type("what is here?")
         term.wait_for("I see the readme.", timeout=LONG, since=start)
@@ -235,6 +251,23 @@ def test_dash_r_picks_a_session_before_the_terminal_starts(server: ScriptedServe
         term.type("oldest")  # the list is filtered as it is typed; Enter opens its first row
         screen = term.wait_for("reply to oldest work", timeout=LONG)
         assert "pi> oldest work" in screen
+    finally:
+        term.close()
+
+
+def test_escape_in_the_dash_r_picker_exits_instead_of_opening_a_new_session(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    sessions = tmp_path / "sessions"
+    _old_sessions(sessions)
+    root = tmp_path / "t"
+    flags = model_args(server, f"--session-dir {sessions} -r")
+    term = Terminal(root, server, with_session_flag=False, model_args=flags)
+    try:
+        term.wait_for("Open which session?", timeout=LONG)
+        term.key("Escape")
+        assert term.wait_exit(timeout=LONG) == 130  # the terminal never started
+        assert (root / "stderr").read_text() == "pi-compact: No session chosen; nothing was opened.\n"
     finally:
         term.close()
 

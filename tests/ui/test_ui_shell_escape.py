@@ -48,3 +48,14 @@ def test_double_bang_is_recorded_but_kept_from_the_model(project: Path) -> None:
     assert "Not added to the conversation (!!)." in buffer.getvalue()
     state.session.prompt("hello")
     assert all("secret" not in text_of(m["content"]) for m in model.requests[0].messages)
+
+
+def test_bang_output_is_followed_by_the_status_line_with_its_tokens(project: Path) -> None:
+    # Issue 35.9: `!cat` of a big file added ~5k tokens and no status line said so.
+    (project / "notes.md").write_text("a line of the project notes ........\n" * 400)
+    state, buffer = make_state(project, FakeModel("ok"))
+    run_shell(state, "cat notes.md", exclude=False)
+    status = buffer.getvalue().rstrip().splitlines()[-1]
+    assert status.startswith("fake/model · ~") and "left before auto-compaction" in status
+    tokens = int(status.split(" · ~", 1)[1].split("/", 1)[0].replace(",", ""))
+    assert tokens > 3_000  # the output is in the context and counted

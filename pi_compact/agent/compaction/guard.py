@@ -1,10 +1,14 @@
 """The loop guard: when automatic compaction stops helping, stop it and say why (pure).
 
 A compaction is futile when it frees less than ``MIN_FREED_SHARE`` of the context, leaves it past the
-threshold, writes nothing for lack of gain, or when the context is back past the threshold within
-``REFILL_TURNS`` turns; after ``LIMIT`` futile ones in a row automatic compaction stops for the session
-(``/autocompact on`` resets it). Here too: the warnings after a compaction and the diagnosis that names
-the biggest consumers of the context, since they are what the guard says.
+threshold (unless it kept more than keepRecentTokens because nothing newer could be cut: it then did
+all it could, and the next message gives it a cut), writes nothing for lack of gain, or when the
+context is back past the threshold within ``REFILL_TURNS`` turns; after ``LIMIT`` futile ones in a row
+automatic compaction stops for the session (``/autocompact on`` resets it). A check that finds nothing
+to compact is not futile: it costs no model call, and the cut rule leaves nothing only when everything
+since the last kept boundary is one message and its tool results, which the next message changes.
+Here too: the warnings after a compaction and the diagnosis that names the biggest consumers of the
+context, since they are what the guard says.
 """
 
 from __future__ import annotations
@@ -27,12 +31,10 @@ REFILL_TURNS = 2
 LIMIT = 2
 
 # Why an automatic compaction counted as futile: the stop notice says what happened, not a guess.
-Futility = Literal["freed_little", "refilled", "nothing_to_compact", "no_gain"]
+Futility = Literal["freed_little", "refilled", "no_gain"]
 FUTILITY_WORDS: dict[Futility, str] = {
     "freed_little": "the last compactions freed too little or left the context over the threshold",
     "refilled": "the context was back over the threshold right after a compaction",
-    "nothing_to_compact": "past the threshold there was nothing to compact (the kept recent messages hold all "
-                          "of it), so no compaction ran",
     "no_gain": "a summary would not have made the context smaller, so none was written",
 }
 
@@ -47,17 +49,23 @@ class LoopGuard:
     _last_turn: int | None = None
     whys: list[Futility] = field(default_factory=list)  # why each futile one of the streak was futile
 
-    def compacted(self, before: int, after: int, threshold: int) -> None:
-        """Record an automatic compaction that was written: ``before``/``after`` context tokens."""
+    def compacted(self, before: int, after: int, threshold: int, *, kept_over_budget: bool = False) -> None:
+        """Record an automatic compaction that was written: ``before``/``after`` context tokens.
+
+        ``kept_over_budget``: its kept part is larger than keepRecentTokens because no later cut was
+        valid (a big newest tool result). Left past the threshold by that, it is not futile when it
+        freed enough: the next compaction can cut after that message, so nothing is watched for a refill.
+        """
         freed = (before - after) / before if before > 0 else 0.0
-        if freed < MIN_FREED_SHARE or after > threshold:
+        if freed < MIN_FREED_SHARE or (after > threshold and not kept_over_budget):
             self.futile("freed_little")
+        elif after > threshold:
+            self._turns_since = None
         else:
             self._turns_since = 0  # useful so far: see whether the context refills at once
 
     def futile(self, why: Futility = "freed_little") -> None:
-        """Record a futile automatic compaction (also one that wrote nothing for lack of gain, or found
-        nothing to compact), and ``why``."""
+        """Record a futile automatic compaction (also one that wrote nothing for lack of gain), and ``why``."""
         self.streak += 1
         self.whys.append(why)
         self._turns_since = None
@@ -92,14 +100,14 @@ class LoopGuard:
 
 def after_compaction(
     usage: ContextUsage, messages: Sequence[Message], estimator: Estimator, budgets: CompactionSettings,
-    pins: Sequence[Pin], guard: LoopGuard, *, automatic: bool, tokens_before: int,
+    pins: Sequence[Pin], guard: LoopGuard, *, automatic: bool, tokens_before: int, kept_over_budget: bool = False,
 ) -> list[str]:
     """The warnings to show after a written compaction; records an automatic one with ``guard``."""
     warnings: list[str] = []
     if should_compact(usage.tokens, usage.context_window, replace(budgets, enabled=True)):
         warnings.append(still_too_full(usage, messages, estimator))
     if automatic:
-        guard.compacted(tokens_before, usage.tokens, usage.threshold)
+        guard.compacted(tokens_before, usage.tokens, usage.threshold, kept_over_budget=kept_over_budget)
     over = budget_warning(pins, pin_budget(budgets.pin_budget, usage.context_window),
                           lambda text: estimate_text_tokens(text, budgets.token_estimator))
     if over is not None:

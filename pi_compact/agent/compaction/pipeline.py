@@ -13,8 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pi_compact.agent.compaction.guard import LoopGuard, window_hint
-from pi_compact.agent.compaction.reasons import SKIP_TEXT, CompactionReason, too_small_text, words
+from pi_compact.agent.compaction.guard import LoopGuard, top_consumers, window_hint
+from pi_compact.agent.compaction.reasons import (
+    SKIP_TEXT,
+    CompactionReason,
+    too_big_message_text,
+    too_small_text,
+    words,
+)
 from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
 from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
 from pi_compact.agent.tools.recall import with_recall_hint
@@ -69,6 +75,7 @@ class CompactionDetails:
     kept_messages: int
     split_turn: bool
     recorded: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    kept_over_budget: bool = False  # written only when true: files without it read as before
 
     @classmethod
     def of(cls, result: CompactionResult, plan: CompactionPlan) -> CompactionDetails:
@@ -82,6 +89,7 @@ class CompactionDetails:
             len(plan.kept_messages),
             plan.is_split_turn,
             {k: v for k, v in noted.items() if k not in _STATS},
+            plan.kept_over_budget,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -93,10 +101,11 @@ class CompactionDetails:
             "summarizedEntries": self.summarized_entries,
             "keptMessages": self.kept_messages,
             "splitTurn": self.split_turn,
+            **({"keptOverBudget": True} if self.kept_over_budget else {}),
         }
 
 
-_STATS = frozenset({"source", "summarizedEntries", "keptMessages", "splitTurn"})
+_STATS = frozenset({"source", "summarizedEntries", "keptMessages", "splitTurn", "keptOverBudget"})
 
 
 def _files(noted: object, planned: Sequence[str]) -> tuple[str, ...]:
@@ -168,6 +177,7 @@ class Compactor:
     estimator: Estimator | None = None
     # The last chat request of this session (``compaction.reusePrefix``); None: no chat request to reuse.
     last_request: Callable[[], ChatRequest | None] | None = None
+    estimator: Estimator | None = None  # the session's per-message estimate; None: compaction.tokenEstimator's
 
     def run(
         self,
@@ -196,12 +206,10 @@ class Compactor:
         skip = skip_reason(branch, plan)
         if skip is not None and automatic:
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
-            # over one huge message would report a failed compaction after every turn. The loop guard
-            # still counts it: past the threshold with nothing to compact, compaction cannot help.
-            if skip == "too_small" and self.guard is not None:
-                self.guard.futile("nothing_to_compact")
+            # over one huge message would report a failed compaction after every turn. The loop guard does
+            # not count it: no model call was spent, and the next message gives the cut a place.
             if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
-                self.emit(Notice(window_hint(self.model.info), "warning"))
+                self.emit(Notice(self._overflow_hint(branch), "warning"))
             return None
         self.emit(CompactionStart(reason, context_percent))
         if skip is not None or plan is None:
@@ -306,6 +314,17 @@ class Compactor:
             return None
         recall = any(tool.name == RECALL_TOOL for tool in last.tools)  # the chat request's hint, as it was sent
         return reusable_prefix(last, project_path(branch).messages, plan, lambda ms: with_recall_hint(ms, recall))
+
+    def _overflow_hint(self, branch: list[Entry]) -> str:
+        """Why an overflow found nothing to compact: one message larger than the window (named), else
+        a window we believe larger than the provider's."""
+        estimate = self.estimator or estimator_for(self.settings.compaction.token_estimator)
+        info = self.model.info
+        biggest = [(size, text) for size, text in top_consumers("", branch, estimate, self.settings.compaction, 0)
+                   if not text.startswith("the system prompt")]
+        if biggest and 0 < info.context_window < biggest[0][0]:
+            return too_big_message_text(biggest[0][1], info.context_window, info.model)
+        return window_hint(info)
 
     def _report_retry(self, retry: Retrying) -> None:
         self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))

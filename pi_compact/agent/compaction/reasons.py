@@ -72,13 +72,26 @@ def too_small_text(tokens: int, keep: int, counted: int | None = None, hint: str
     """Why there is nothing to compact when the kept recent messages hold the whole conversation, and
     how to compact anyway (a smaller keep for this one compaction: ``hint`` is the terminal's command, or
     ``pi-compact compact``'s flag). ``tokens`` is the session's estimate (as ``/context`` counts);
-    ``counted`` what the cut compared with ``keep``, when it differs."""
+    ``counted`` what the cut compared with ``keep``, when it differs. More than ``keep`` counted with nothing
+    to compact means the first message and its tool results fill the keep: no smaller keep would help."""
     counted = tokens if counted is None else counted
+    if counted > keep:
+        return (f"Nothing to compact: the conversation (~{tokens:,} tokens) starts with a message that, with its "
+                f"tool results, holds more than keepRecentTokens ({keep:,}), and a cut never separates a message "
+                "from its tool results. The next messages make it compactable.")
     smaller = 1000 if counted > 2000 else max(100, counted // 2 // 100 * 100)
     # The cut counts uncalibrated: say both figures rather than a "fits" the calibrated one contradicts.
     cut = f"; ~{counted:,} as the cut counts them, uncalibrated" if counted != tokens else ""
     return (f"Nothing to compact: the whole conversation (~{tokens:,} tokens{cut}) fits in the recent messages "
             f"kept word for word (keepRecentTokens {keep:,}). To compact now, keep less: {hint} {smaller}.")
+
+
+def too_big_message_text(description: str, window: int, model: str) -> str:
+    """Said when the provider overflows with nothing to compact because one message alone (``description``:
+    what it is, its entry and its size) is larger than the context window: a smaller window would not help."""
+    return (f"The provider reports a context overflow and there is nothing to compact: the {description} alone is "
+            f"larger than the {window:,}-token context window of {model}. Start a /new session, or ask for a "
+            "smaller output next time (e.g. head or grep instead of cat).")
 
 
 # Said when an overflow is back right after its one compact-and-retry.
@@ -113,4 +126,4 @@ def fallback_text(reason: CompactionReason, result: Mapping[str, Any] | None) ->
 
 
 __all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text",
-           "model_answered", "too_small_text", "words"]
+           "model_answered", "too_big_message_text", "too_small_text", "words"]

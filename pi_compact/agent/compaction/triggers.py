@@ -119,7 +119,8 @@ class Compactions:
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
             for warning in after_compaction(self._context.usage_for(model, reserve), self._context.messages,
                                             self._context.estimator_of(model), settings.compaction, pins, self.guard,
-                                            automatic=words(reason).automatic, tokens_before=result.tokens_before):
+                                            automatic=words(reason).automatic, tokens_before=result.tokens_before,
+                                            kept_over_budget=bool(result.details.get("keptOverBudget"))):
                 self._emit(Notice(warning, "warning"))
         self._consult_guard(model, settings)
         return result

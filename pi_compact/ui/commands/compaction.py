@@ -10,6 +10,7 @@ from pi_compact.errors import PiCompactError
 from pi_compact.ui.compaction_view import summary_renderable
 from pi_compact.ui.renderer_text import clean
 from pi_compact.ui.state import Outcome, ReplState
+from pi_compact.ui.status import GUARD_STOPPED, auto_compaction_on
 
 
 def compact(state: ReplState, arg: str) -> Outcome:
@@ -63,8 +64,9 @@ def summary(state: ReplState, arg: str) -> Outcome:
 
 def autocompact(state: ReplState, arg: str) -> Outcome:
     if arg not in ("on", "off"):
-        current = "on" if state.session.auto_compact and state.session.settings.compaction.enabled else "off"
-        state.say(f"Auto-compaction is {current}. Usage: /autocompact on|off.")
+        current = "on" if auto_compaction_on(state.session) else "off"
+        why = f" ({GUARD_STOPPED})" if state.session.compaction_stopped else ""
+        state.say(f"Auto-compaction is {current}{why}. Usage: /autocompact on|off.")
         return "continue"
     state.session.set_auto_compaction(arg == "on")
     state.say(f"Auto-compaction {arg}.", "green")

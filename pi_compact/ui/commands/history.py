@@ -12,7 +12,7 @@ from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.errors import PiCompactError
 from pi_compact.session.pins import budget_warning, fold_pins, pin_budget
 from pi_compact.ui.state import Outcome, ReplState
-from pi_compact.ui.status import model_ready
+from pi_compact.ui.status import auto_compaction_on, model_ready
 from pi_compact.ui.tree_view import pins_table, uncompact_block
 
 
@@ -61,7 +61,7 @@ def uncompact(state: ReplState, arg: str) -> Outcome:
     except PiCompactError as exc:
         state.say(str(exc).replace("Use --force", "Use /uncompact --force"), "red")
         return "continue"
-    state.console.print(uncompact_block(outcome))
+    state.console.print(uncompact_block(outcome, auto=auto_compaction_on(session)))
     state.print_status()
     return "continue"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_compact.errors import PiCompactError
+from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.paths import resolve_session_dir
 from pi_compact.session.catalog import list_sessions
 from pi_compact.ui.session_picker import pick_session
@@ -57,14 +57,20 @@ def open_session(state: ReplState, path: Path) -> None:
 
 
 def pick_at_start(directory: Path) -> Path | None:
-    """``-r``: choose a session before the terminal starts (None: there is none, or the user cancelled)."""
+    """``-r``: choose a session before the terminal starts (None: there is none, so a new one starts).
+
+    Raises ``Cancelled`` when the user leaves the picker (Esc, Ctrl-C): they chose no session, and a new
+    one is not what they asked for either."""
     from prompt_toolkit import print_formatted_text
 
     sessions = list_sessions(directory)
     if not sessions:
         print_formatted_text(f"No sessions to resume in {directory}; starting a new one.")
         return None
-    return pick_session(sessions)
+    picked = pick_session(sessions)
+    if picked is None:
+        raise Cancelled("No session chosen; nothing was opened.")
+    return picked
 
 
 __all__ = ["open_session", "pick_at_start", "resume", "sessions_dir"]

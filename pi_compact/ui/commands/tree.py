@@ -33,7 +33,8 @@ def _ask_summary(state: ReplState, count: int) -> tuple[bool, str | None] | None
     from prompt_toolkit import prompt
 
     try:
-        answer = prompt(f"Summarize the branch you leave ({count} entries)? [N]o / [y]es / [f]ocus: ").strip().lower()
+        answer = prompt(f"Summarize the branch you leave ({count} {'entry' if count == 1 else 'entries'})? "
+                        "[N]o / [y]es / [f]ocus: ").strip().lower()
         if answer in ("f", "focus"):
             focus = prompt("Focus for the summary: ").strip()
             return (True, focus or None)
