@@ -28,13 +28,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agents import REUSE_MODES, Agent, last_compaction, pi_cli, prepare_session  # noqa: E402
+from agents import REUSE_MODES, Agent, last_compaction, line_count, pi_cli, prepare_session, tool_calls_after  # noqa: E402
 from proxy import Exchange, RecordingProxy  # noqa: E402
-from report import notes, table  # noqa: E402
+from report import kind_table, notes, table  # noqa: E402
 from scoring import Rules, available, facts_kept, load_rules, probe_right  # noqa: E402
 from targets import ROOT, ScriptedTarget, Target, custom_target, local_target  # noqa: E402
 
-LONG = ("python-ratekeeper", "go-leasekeeper", "ts-billing")
+# The default set: the first three (issue 23) and the wide five, which hold every kind of fact (issue 33).
+LONG = ("python-ratekeeper", "go-leasekeeper", "ts-billing", "rust-ingest", "kotlin-orders", "csharp-gateway",
+        "sql-invoices", "ruby-ledger")
 
 
 def _write_exchanges(path: Path, exchanges: list[Exchange]) -> None:
@@ -101,6 +103,7 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
     for probe in rules.probes:
         copy = scratch / f"probe-{probe['id']}.jsonl"
         shutil.copyfile(session, copy)
+        before = line_count(copy)
         proxy.tag = f"{rules.name}/{name}/{probe['id']}"
         asked = agent.ask(copy, probe["question"])
         _write_exchanges(scratch / "requests.jsonl", proxy.take(proxy.tag))
@@ -110,7 +113,8 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
             f"Q: {probe['question']}\nexit: {asked.code}, {asked.seconds:.1f} s, fully right: {right}\n\n"
             f"{answer}\n\n--- stderr ---\n{asked.stderr[-4000:]}", encoding="utf-8")
         result["probes"].append({"id": probe["id"], "right": right, "exit": asked.code,
-                                 "seconds": round(asked.seconds, 1), "answer": answer[:2000]})
+                                 "seconds": round(asked.seconds, 1), "tool_calls": tool_calls_after(copy, before),
+                                 "answer": answer[:2000]})
     result["probes_right"] = sum(p["right"] for p in result["probes"])
     return result
 
@@ -165,7 +169,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             rules = load_rules(name)
             if scripted is not None:
                 scripted.current = rules
-            result: dict[str, Any] = {"transcript": name, "expected_cut": rules.cut_entry_id, "agents": {}}
+            result: dict[str, Any] = {"transcript": name, "expected_cut": rules.cut_entry_id, "agents": {},
+                                      "fact_kinds": {f["id"]: f["kind"] for f in rules.facts},
+                                      "probe_facts": {p["id"]: list(p["facts"]) for p in rules.probes}}
             for agent in agents:
                 print(f"{name}: {agent}…", file=sys.stderr, flush=True)
                 result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
@@ -180,7 +186,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             scripted.stop()
     meta = {"target": target.name, "model": target.ours, "window": target.window, "agents": agents,
             "skipped": skipped, "argv": sys.argv[1:] if argv is None else argv}
-    text = table(results, agents) + "\n" + notes(results)
+    text = table(results, agents) + "\n" + kind_table(results, agents) + "\n" + notes(results)
     (out / "table.md").write_text(f"<!-- {json.dumps(meta)} -->\n" + text, encoding="utf-8")
     (out / "results.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1), encoding="utf-8")
     print(text + (f"\n{skipped}\n" if skipped else "") + f"\nraw outputs: {out}")

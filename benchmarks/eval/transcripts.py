@@ -352,6 +352,13 @@ def main() -> None:
         (DATA / f"{name}.jsonl").write_text(text, encoding="utf-8")
         (DATA / f"{name}.facts.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
         print(f"{name}: {info['tokens_chars4']} tokens (chars/4), cut at {info['cut_entry_id']}")
+    import wide  # here, not at the top: wide.py builds on this module
+
+    for name, language, work, seed, turns, functions in wide.SPECS:
+        text, info = wide.generate(name, language, work, seed, turns, functions)
+        (DATA / f"{name}.jsonl").write_text(text, encoding="utf-8")
+        (DATA / f"{name}.facts.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+        print(f"{name} ({work}): {info['tokens_chars4']} tokens (chars/4), cut at {info['cut_entry_id']}")
 
 
 if __name__ == "__main__":
