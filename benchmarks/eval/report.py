@@ -86,9 +86,11 @@ def kind_table(results: Sequence[dict[str, Any]], agents: Sequence[str]) -> str:
     answered fully right (a question counts for each kind of the facts it asks about), and the tool
     calls the agent made per such question (mean). Below it, per agent, the median of tool calls on
     the questions the summary could answer (every fact the question asks about was kept)."""
-    kinds: list[str] = []
+    kinds: list[str] = []  # in the order they first appear
     for result in results:
-        kinds += [k for k in result.get("fact_kinds", {}).values() if k not in kinds]
+        for kind in result.get("fact_kinds", {}).values():
+            if kind not in kinds:
+                kinds.append(kind)
     if not kinds:
         return ""
     head = ["kind"] + [f"{label} ({agent})" for label in ("facts kept", "questions right", "tool calls / question")

@@ -22,6 +22,7 @@ from typing import Any
 
 from flavours import CONSTRAINTS, ENV_VARS, MONTHS, TICKET_PREFIXES, _name_pairs
 from languages import LANGUAGES, Language
+from languages_first import FIRST_LANGUAGES
 from transcripts import _DETOUR_LEN, KEEP_RECENT_TOKENS, START_MS, Fact, Probe, _Builder, _detour, _iso, estimate
 from work import WORKS, Work
 
@@ -32,6 +33,9 @@ SPECS: tuple[tuple[str, str, str, int, int, tuple[int, int]], ...] = (
     ("csharp-gateway", "csharp", "config/deploy change", 47, 10, (6, 8)),
     ("sql-invoices", "sql", "data migration", 53, 10, (9, 11)),
     ("ruby-ledger", "ruby", "docs task", 59, 10, (11, 14)),
+    ("python-authgate", "python", "security fix", 61, 10, (5, 7)),
+    ("go-leasekeeper-perf", "go", "performance fix", 67, 10, (5, 6)),
+    ("ts-billing-upgrade", "typescript", "dependency upgrade", 71, 10, (6, 8)),
 )
 
 # The kinds of fact issue 33 names, as ``Fact.kind`` spells them (the numeric setting is kept from the
@@ -158,7 +162,7 @@ def generate(name: str, language: str, work_name: str, seed: int, turns: int,
              functions: tuple[int, int]) -> tuple[str, dict[str, Any]]:
     """One wide transcript: (the JSONL text, the facts file's object)."""
     rng = random.Random(seed)
-    lang, work = LANGUAGES[language], WORKS[work_name]
+    lang, work = {**LANGUAGES, **FIRST_LANGUAGES}[language], WORKS[work_name]
     f = _plant(rng, lang, work)
     command = f.pop("_command").statement
     b = _Builder(rng)

@@ -132,4 +132,61 @@ DOCS = Work(
                    ("bundle exec yard stats --list-undoc > docs/undocumented.txt", "docs/undocumented.txt")),
 )
 
-WORKS = {w.name: w for w in (BUG_HUNT, REFACTOR, CONFIG_DEPLOY, DATA_MIGRATION, DOCS)}
+PERFORMANCE = Work(
+    name="performance fix",
+    tasks=("Profile {area}; it shows up at the top of the CPU profile.", "Cut the allocations in {area}.",
+           "Add a benchmark for {area} before we change it.", "Check whether {area} holds the lock too long.",
+           "Compare {area} before and after with benchstat.", "Remove the extra copy in {area}.",
+           "Make {area} reuse its buffers.", "Check {area} under the race detector after the change."),
+    areas=("the lease table", "the shard map", "the renew loop", "the expiry heap", "the gRPC handler",
+           "the metrics exporter", "the config watcher"),
+    decisions=(("the buffer pool", "use a sync.Pool for the renew buffers instead of a global free list, "
+                "because the free list needed its own lock and became the new hot spot",
+                r"(?=[\s\S]*sync\.?pool)(?=[\s\S]*(free list|own lock|hot ?spot))"),
+               ("the shard lookup", "keep the map lookup instead of a sorted slice with binary search, because the "
+                "slice only won below 64 shards and prod runs 512", r"(?=[\s\S]*binary search)(?=[\s\S]*512)")),
+    next_steps=(("run the load test on the canary pool overnight", r"load test[^\n]{0,60}(overnight|canary)"),
+                ("turn the benchmark into a CI regression gate", r"regression gate|CI gate")),
+    shell_changes=(("go test -run '^$' -bench . -benchmem ./internal/lease > bench/lease-before.txt",
+                    "bench/lease-before.txt"),
+                   ("sed -i 's/^GOGC=.*/GOGC=200/' deploy/leasekeeper.env", "deploy/leasekeeper.env")),
+)
+
+DEPENDENCY_UPGRADE = Work(
+    name="dependency upgrade",
+    tasks=("Upgrade the validation library used by {area}.", "Fix the type errors the upgrade caused in {area}.",
+           "Check the changelog for breaking changes that touch {area}.", "Remove the old shim from {area}.",
+           "Make {area} build on Node 22.", "Replace the deprecated calls in {area}.",
+           "Pin the versions {area} depends on.", "Run {area}'s tests against the new version."),
+    areas=("the webhook dispatcher", "the invoice renderer", "the plan resolver", "the usage meter",
+           "the retry queue", "the tenant settings store", "the signing helper"),
+    decisions=(("the upgrade path", "upgrade in two steps, first to the last 3.x and then to 4.0, because the "
+                "codemod only handles 3.x sources", r"(?=[\s\S]*(two steps|3\.x))(?=[\s\S]*codemod)"),
+               ("the lockfile", "regenerate the lockfile from scratch instead of patching it, because the old one "
+                "pinned a yanked transitive version", r"(?=[\s\S]*lockfile)(?=[\s\S]*yank)")),
+    next_steps=(("remove the compatibility shim after one release", r"shim"),
+                ("enable the renovate bot for minor updates", r"renovate")),
+    shell_changes=(("git rm src/billing/legacySchema.ts", "src/billing/legacySchema.ts"),
+                   ("cp .nvmrc.example .nvmrc", ".nvmrc")),
+)
+
+SECURITY_FIX = Work(
+    name="security fix",
+    tasks=("Audit {area} for places that trust the client.", "Reject unsigned tokens in {area}.",
+           "Stop {area} from logging secrets.", "Add a regression test for the bypass in {area}.",
+           "Check {area} for the same injection.", "Tighten the allowed hosts of {area}.",
+           "Rotate the keys {area} uses, without downtime.", "Review the error messages of {area} for leaks."),
+    areas=("the token verifier", "the session cookies", "the admin API", "the password reset flow",
+           "the webhook signatures", "the request logger", "the CORS middleware"),
+    decisions=(("token checks", "verify tokens with an allow-list of algorithms instead of trusting the header, "
+                "because the header let a caller pick none", r"(?=[\s\S]*allow[- ]?list)(?=[\s\S]*(header|none))"),
+               ("secrets in logs", "redact in the log formatter instead of at each call site, because call sites "
+                "were missed twice", r"(?=[\s\S]*formatter)(?=[\s\S]*(call sites?|missed))")),
+    next_steps=(("ask security to re-run the pentest on staging", r"pen ?test"),
+                ("rotate the production signing keys on Monday", r"rotat[^\n]{0,60}(production|prod)[^\n]{0,40}key")),
+    shell_changes=(("echo 'ALLOWED_HOSTS = [\"api.internal\"]' >> config/security.toml", "config/security.toml"),
+                   ("cp config/settings.example.toml config/settings.prod.toml", "config/settings.prod.toml")),
+)
+
+WORKS = {w.name: w for w in (BUG_HUNT, REFACTOR, CONFIG_DEPLOY, DATA_MIGRATION, DOCS, PERFORMANCE,
+                             DEPENDENCY_UPGRADE, SECURITY_FIX)}

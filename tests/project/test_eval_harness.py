@@ -71,10 +71,10 @@ def test_the_first_four_transcripts_are_the_files_earlier_runs_measured() -> Non
         assert hashlib.sha256(_written(name)[0].encode("utf-8")).hexdigest() == digest, name
 
 
-def test_eight_long_transcripts_across_languages_and_kinds_of_work() -> None:
+def test_eight_wide_transcripts_across_languages_and_kinds_of_work() -> None:
     names = available()
-    assert set(FIRST) | set(WIDE) == set(names) and len(names) - 1 >= 8
-    assert set(run_eval.LONG) == set(names) - {SHORT}
+    assert set(FIRST) | set(WIDE) == set(names) and len(WIDE) >= 8
+    assert run_eval.SETS["wide"] == WIDE and set(run_eval.SETS["all"]) == set(names) - {SHORT}
     works = set()
     languages = set()
     for name in names:
@@ -107,7 +107,7 @@ def test_every_wide_transcript_has_every_kind_of_fact_and_the_two_fixed_question
         asked = {p["id"]: set(p["facts"]) for p in rules.probes}
         assert asked["p_files"] == {"path_a", "path_b", "shell_file"}
         assert asked["p_test"] == {"failing_test", "error"}
-    # The first transcripts lack four of the kinds (they are kept as measured, see above).
+    # The first transcripts lack three of the kinds (they are kept as measured, see above).
     first = {f["kind"] for f in load_rules("go-leasekeeper").facts}
     assert set(wide.KINDS) - first == {"user-named id", "file changed by shell", "failing test with numbers"}
 
@@ -222,6 +222,8 @@ def test_kind_table_sums_facts_questions_and_tool_calls_per_kind() -> None:
             {"id": "p_files", "right": False, "tool_calls": 4}, {"id": "p_error", "right": True, "tool_calls": 0}]}},
     }
     text = kind_table([result], ["ours"])
+    assert [line.split(" | ")[0] for line in text.splitlines()[2:5]] == [
+        "| modified file", "| file changed by shell", "| exact error message"]  # one row per kind
     assert "| modified file | 2 / 2 | 0 / 1 | 4.0 |" in text
     assert "| file changed by shell | 0 / 1 | 0 / 1 | 4.0 |" in text
     assert "| exact error message | 1 / 1 | 1 / 1 | 0.0 |" in text
