@@ -1,7 +1,8 @@
 """The compaction-quality eval: planted facts kept by the summary, probes answered after compaction.
 
     .venv/bin/python benchmarks/eval/run_eval.py --target scripted                 # fast, canned (CI)
-    .venv/bin/python benchmarks/eval/run_eval.py --target local --transcripts go-leasekeeper
+    .venv/bin/python benchmarks/eval/run_eval.py --target local --agents pi,ours   # the wide set, pi first
+    .venv/bin/python benchmarks/eval/run_eval.py --target local --transcripts first go-leasekeeper-perf
     .venv/bin/python benchmarks/eval/run_eval.py --model openai/gpt-4o-mini --api-base https://api.openai.com/v1 \\
         --api-key-env OPENAI_API_KEY --context-window 16384
 
@@ -13,7 +14,8 @@ answer. Every request goes through a recording proxy (``proxy.py``). Everything 
 results directory (default ``benchmarks/.cache/eval/<timestamp>/``, git-ignored): each agent's scratch
 home and sessions, ``summary.md``, the compaction entry, the command outputs, every request with its
 reply, usage and server timings (``requests.jsonl``), each probe's answer, ``results.json`` and
-``table.md``.
+``table.md`` (the per-transcript table, the per-kind table of ``report.kind_table`` and the notes).
+Each probe records the tool calls its answer made, counted in the session copy it was asked on.
 """
 
 from __future__ import annotations

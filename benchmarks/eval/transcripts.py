@@ -2,6 +2,9 @@
 
     python benchmarks/eval/transcripts.py            # rewrite benchmarks/eval/data/ (byte-identical)
 
+This module writes issue 23's four transcripts (``SPECS``; kept as measured) and, through ``wide.py``,
+issue 33's eight, which add the kinds of fact these four lack.
+
 Each transcript is a session of turns (user asks; the assistant reads files, edits, runs the tests,
 reports), 10 facts planted in the part that will be summarized, then a short detour turn at the end
 (a README fix) that the compaction keeps word for word and that names none of the facts. With
