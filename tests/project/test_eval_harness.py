@@ -231,6 +231,33 @@ def test_kind_table_sums_facts_questions_and_tool_calls_per_kind() -> None:
     assert "summary could answer (ours): median 0.0 over 1 questions" in text
 
 
+def test_a_probe_records_the_tool_calls_its_answer_made(tmp_path: Path) -> None:
+    """End to end on pi-compact: a model that reads one file before it answers costs one call per probe."""
+    from proxy import RecordingProxy, request_kind
+    from targets import ScriptedTarget
+
+    class ReadsFirst(ScriptedTarget):
+        def _route(self, body: dict[str, Any]) -> Any:
+            messages = body.get("messages") or [{}]
+            if request_kind(body) == "chat" and messages[-1].get("role") == "user":
+                from scripted_server import ToolCallReply
+
+                return self._reply(tool_calls=(ToolCallReply("read", {"path": "notes.txt"}),))
+            return super()._route(body)
+
+    scripted = ReadsFirst()
+    scripted.current = rules = load_rules(SHORT)
+    target = scripted.target()
+    proxy = RecordingProxy(target.upstream, target.upstream_key, target.temperature).start()
+    try:
+        ours = run_eval.run_agent("ours", rules, target, proxy, tmp_path, 120.0, None, 120.0)
+    finally:
+        proxy.stop()
+        scripted.stop()
+    assert [p["tool_calls"] for p in ours["probes"]] == [1] * 5
+    assert {p["id"] for p in ours["probes"] if p["right"]} >= {"p_error", "p_setting", "p_paths"}
+
+
 def _run(tmp_path: Path, agents: str, pi: Path | None = None) -> dict[str, Any]:
     argv = ["--target", "scripted", "--transcripts", SHORT, "--agents", agents, "--results", str(tmp_path / "out")]
     result: dict[str, Any] = run_eval.main(argv + (["--pi-cli", str(pi)] if pi else []))
