@@ -59,8 +59,9 @@ def _fill(rng: random.Random) -> list[tuple[str, str]]:
     return out
 
 
-def _plant(rng: random.Random, lang: Language, work: Work) -> dict[str, Fact]:
-    """This transcript's fact values (the failing test's comes when its run is written)."""
+def _plant(rng: random.Random, lang: Language, work: Work) -> tuple[dict[str, Fact], str]:
+    """This transcript's fact values (the failing test's comes when its run is written), and the shell
+    command that writes the ``shell_file`` fact's path."""
     constraints = _fill(rng)
     error_text, error_regex = rng.choice(lang.errors)(rng)
     modules = rng.sample(lang.modules, 2)
@@ -90,9 +91,7 @@ def _plant(rng: random.Random, lang: Language, work: Work) -> dict[str, Fact]:
         Fact("host", "user-named id", host, re.escape(host)),
         Fact("shell_file", "file changed by shell", shell_path, re.escape(shell_path)),
     ]
-    out = {f.id: f for f in facts}
-    out["_command"] = Fact("_command", "", command, "")  # not a fact: how shell_file is written
-    return out
+    return {f.id: f for f in facts}, command
 
 
 def _failing_fact(name: str, verb: str, noun: str, total: int) -> Fact:
@@ -163,8 +162,7 @@ def generate(name: str, language: str, work_name: str, seed: int, turns: int,
     """One wide transcript: (the JSONL text, the facts file's object)."""
     rng = random.Random(seed)
     lang, work = {**LANGUAGES, **FIRST_LANGUAGES}[language], WORKS[work_name]
-    f = _plant(rng, lang, work)
-    command = f.pop("_command").statement
+    f, command = _plant(rng, lang, work)
     b = _Builder(rng)
     where = {fact: rng.randrange(turns - 1) for fact in _SLOTS}
     where["function"] = where[rng.choice(("path_a", "path_b"))]
