@@ -69,6 +69,28 @@ def prepare_session(source: Path, dest: Path, cwd: Path) -> Path:
     return dest
 
 
+def line_count(session: Path) -> int:
+    return len(session.read_text(encoding="utf-8").splitlines())
+
+
+def tool_calls_after(session: Path, lines: int) -> int:
+    """Tool calls the assistant made in the entries written after the first ``lines`` lines: what an
+    answer cost (both agents append the print-mode turn to the session they were given)."""
+    calls = 0
+    for line in session.read_text(encoding="utf-8").splitlines()[lines:]:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        blocks = message.get("content")
+        if isinstance(blocks, list):
+            calls += sum(1 for block in blocks if isinstance(block, dict) and block.get("type") == "toolCall")
+    return calls
+
+
 def last_compaction(session: Path) -> dict[str, Any] | None:
     entries = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines() if line.strip()]
     found = [e for e in entries if e.get("type") == "compaction"]

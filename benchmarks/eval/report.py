@@ -1,4 +1,5 @@
-"""The side-by-side markdown table of an eval run (from the per-transcript result objects)."""
+"""The side-by-side markdown tables of an eval run (from the per-transcript result objects): one row
+per transcript (`table`), one row per kind of fact (`kind_table`), and what neither shows (`notes`)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,67 @@ def notes(results: Sequence[dict[str, Any]]) -> str:
             if lost:
                 out.append(f"- {result['transcript']} / {agent}: lost {', '.join(lost)}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def _median(values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return float(ordered[middle]) if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def kind_table(results: Sequence[dict[str, Any]], agents: Sequence[str]) -> str:
+    """Per kind of fact (issue 33), summed over the transcripts: facts kept, the questions on that kind
+    answered fully right (a question counts for each kind of the facts it asks about), and the tool
+    calls the agent made per such question (mean). Below it, per agent, the median of tool calls on
+    the questions the summary could answer (every fact the question asks about was kept)."""
+    kinds: list[str] = []  # in the order they first appear
+    for result in results:
+        for kind in result.get("fact_kinds", {}).values():
+            if kind not in kinds:
+                kinds.append(kind)
+    if not kinds:
+        return ""
+    head = ["kind"] + [f"{label} ({agent})" for label in ("facts kept", "questions right", "tool calls / question")
+                       for agent in agents]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    answerable: dict[str, list[float]] = {agent: [] for agent in agents}
+    cells: dict[tuple[str, str], list[int]] = {}  # (kind, agent) -> [kept, facts, right, asked, calls, counted]
+    for result in results:
+        kind_of = result.get("fact_kinds", {})
+        probe_facts = result.get("probe_facts", {})
+        for agent in agents:
+            data = result["agents"].get(agent)
+            if not data:
+                continue
+            kept = set(data.get("facts_kept_ids", ()))
+            for fact, kind in kind_of.items():
+                cell = cells.setdefault((kind, agent), [0, 0, 0, 0, 0, 0])
+                cell[0] += fact in kept
+                cell[1] += 1
+            for probe in data.get("probes", ()):
+                facts = probe_facts.get(probe["id"], ())
+                calls = probe.get("tool_calls")
+                for kind in {kind_of[f] for f in facts if f in kind_of}:
+                    cell = cells.setdefault((kind, agent), [0, 0, 0, 0, 0, 0])
+                    cell[2] += bool(probe["right"])
+                    cell[3] += 1
+                    if isinstance(calls, int):
+                        cell[4] += calls
+                        cell[5] += 1
+                if isinstance(calls, int) and facts and set(facts) <= kept:
+                    answerable[agent].append(calls)
+    for kind in kinds:
+        row = [kind]
+        got = {agent: cells.get((kind, agent), [0, 0, 0, 0, 0, 0]) for agent in agents}
+        row += [f"{got[a][0]} / {got[a][1]}" for a in agents]
+        row += [f"{got[a][2]} / {got[a][3]}" if got[a][3] else "—" for a in agents]
+        row += [f"{got[a][4] / got[a][5]:.1f}" if got[a][5] else "—" for a in agents]
+        lines.append("| " + " | ".join(row) + " |")
+    text = "\n".join(lines) + "\n"
+    for agent in agents:
+        median = _median(answerable[agent])
+        text += (f"\nTool calls on questions the summary could answer ({agent}): median {_fmt(median)} "
+                 f"over {len(answerable[agent])} questions")
+    return text + "\n"

@@ -1,7 +1,8 @@
 """The compaction-quality eval: planted facts kept by the summary, probes answered after compaction.
 
     .venv/bin/python benchmarks/eval/run_eval.py --target scripted                 # fast, canned (CI)
-    .venv/bin/python benchmarks/eval/run_eval.py --target local --transcripts go-leasekeeper
+    .venv/bin/python benchmarks/eval/run_eval.py --target local --agents pi,ours   # the wide set, pi first
+    .venv/bin/python benchmarks/eval/run_eval.py --target local --transcripts first go-leasekeeper-perf
     .venv/bin/python benchmarks/eval/run_eval.py --model openai/gpt-4o-mini --api-base https://api.openai.com/v1 \\
         --api-key-env OPENAI_API_KEY --context-window 16384
 
@@ -13,7 +14,8 @@ answer. Every request goes through a recording proxy (``proxy.py``). Everything 
 results directory (default ``benchmarks/.cache/eval/<timestamp>/``, git-ignored): each agent's scratch
 home and sessions, ``summary.md``, the compaction entry, the command outputs, every request with its
 reply, usage and server timings (``requests.jsonl``), each probe's answer, ``results.json`` and
-``table.md``.
+``table.md`` (the per-transcript table, the per-kind table of ``report.kind_table`` and the notes).
+Each probe records the tool calls its answer made, counted in the session copy it was asked on.
 """
 
 from __future__ import annotations
@@ -28,13 +30,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agents import REUSE_MODES, Agent, last_compaction, pi_cli, prepare_session  # noqa: E402
+import wide  # noqa: E402
+from agents import REUSE_MODES, Agent, last_compaction, line_count, pi_cli, prepare_session, tool_calls_after  # noqa: E402
 from proxy import Exchange, RecordingProxy  # noqa: E402
-from report import notes, table  # noqa: E402
+from report import kind_table, notes, table  # noqa: E402
 from scoring import Rules, available, facts_kept, load_rules, probe_right  # noqa: E402
 from targets import ROOT, ScriptedTarget, Target, custom_target, local_target  # noqa: E402
 
-LONG = ("python-ratekeeper", "go-leasekeeper", "ts-billing")
+# Issue 23's three (earlier runs measured them; they lack three kinds of fact) and the eight wide ones of
+# issue 33 (every kind in each; the default). ``--transcripts first|wide|all`` names a set.
+FIRST = ("python-ratekeeper", "go-leasekeeper", "ts-billing")
+WIDE = tuple(spec[0] for spec in wide.SPECS)
+SETS = {"first": FIRST, "wide": WIDE, "all": FIRST + WIDE}
 
 
 def _write_exchanges(path: Path, exchanges: list[Exchange]) -> None:
@@ -101,6 +108,7 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
     for probe in rules.probes:
         copy = scratch / f"probe-{probe['id']}.jsonl"
         shutil.copyfile(session, copy)
+        before = line_count(copy)
         proxy.tag = f"{rules.name}/{name}/{probe['id']}"
         asked = agent.ask(copy, probe["question"])
         _write_exchanges(scratch / "requests.jsonl", proxy.take(proxy.tag))
@@ -110,7 +118,8 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
             f"Q: {probe['question']}\nexit: {asked.code}, {asked.seconds:.1f} s, fully right: {right}\n\n"
             f"{answer}\n\n--- stderr ---\n{asked.stderr[-4000:]}", encoding="utf-8")
         result["probes"].append({"id": probe["id"], "right": right, "exit": asked.code,
-                                 "seconds": round(asked.seconds, 1), "answer": answer[:2000]})
+                                 "seconds": round(asked.seconds, 1), "tool_calls": tool_calls_after(copy, before),
+                                 "answer": answer[:2000]})
     result["probes_right"] = sum(p["right"] for p in result["probes"])
     return result
 
@@ -123,7 +132,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding its key")
     parser.add_argument("--context-window", type=int, default=16384)
     parser.add_argument("--max-tokens", type=int, default=4096, help="the model's max output (with --model)")
-    parser.add_argument("--transcripts", nargs="+", help=f"names in data/ (default: {' '.join(LONG)})")
+    parser.add_argument("--transcripts", nargs="+",
+                        help=f"names in data/, or first, wide, all (default: wide = {' '.join(WIDE)})")
     parser.add_argument("--agents", default="ours,pi",
                         help="ours,pi (pi is skipped when not installed); ours-prefix,ours-serialized: a chat turn "
                              "first, then the compaction on its prefix or serialized (issue 24)")
@@ -142,7 +152,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
-    names = args.transcripts or list(LONG)
+    names = [name for given in (args.transcripts or ["wide"]) for name in SETS.get(given, (given,))]
     unknown = set(names) - set(available())
     if unknown:
         raise SystemExit(f"unknown transcripts: {', '.join(sorted(unknown))} (have: {', '.join(available())})")
@@ -165,7 +175,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             rules = load_rules(name)
             if scripted is not None:
                 scripted.current = rules
-            result: dict[str, Any] = {"transcript": name, "expected_cut": rules.cut_entry_id, "agents": {}}
+            result: dict[str, Any] = {"transcript": name, "expected_cut": rules.cut_entry_id, "agents": {},
+                                      "fact_kinds": {f["id"]: f["kind"] for f in rules.facts},
+                                      "probe_facts": {p["id"]: list(p["facts"]) for p in rules.probes}}
             for agent in agents:
                 print(f"{name}: {agent}…", file=sys.stderr, flush=True)
                 result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
@@ -180,7 +192,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             scripted.stop()
     meta = {"target": target.name, "model": target.ours, "window": target.window, "agents": agents,
             "skipped": skipped, "argv": sys.argv[1:] if argv is None else argv}
-    text = table(results, agents) + "\n" + notes(results)
+    text = table(results, agents) + "\n" + kind_table(results, agents) + "\n" + notes(results)
     (out / "table.md").write_text(f"<!-- {json.dumps(meta)} -->\n" + text, encoding="utf-8")
     (out / "results.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1), encoding="utf-8")
     print(text + (f"\n{skipped}\n" if skipped else "") + f"\nraw outputs: {out}")

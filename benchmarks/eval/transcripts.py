@@ -2,6 +2,9 @@
 
     python benchmarks/eval/transcripts.py            # rewrite benchmarks/eval/data/ (byte-identical)
 
+This module writes issue 23's four transcripts (``SPECS``; kept as measured) and, through ``wide.py``,
+issue 33's eight, which add the kinds of fact these four lack.
+
 Each transcript is a session of turns (user asks; the assistant reads files, edits, runs the tests,
 reports), 10 facts planted in the part that will be summarized, then a short detour turn at the end
 (a README fix) that the compaction keeps word for word and that names none of the facts. With
@@ -352,6 +355,13 @@ def main() -> None:
         (DATA / f"{name}.jsonl").write_text(text, encoding="utf-8")
         (DATA / f"{name}.facts.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
         print(f"{name}: {info['tokens_chars4']} tokens (chars/4), cut at {info['cut_entry_id']}")
+    import wide  # here, not at the top: wide.py builds on this module
+
+    for name, language, work, seed, turns, functions in wide.SPECS:
+        text, info = wide.generate(name, language, work, seed, turns, functions)
+        (DATA / f"{name}.jsonl").write_text(text, encoding="utf-8")
+        (DATA / f"{name}.facts.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+        print(f"{name} ({work}): {info['tokens_chars4']} tokens (chars/4), cut at {info['cut_entry_id']}")
 
 
 if __name__ == "__main__":
