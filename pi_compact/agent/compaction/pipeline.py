@@ -177,7 +177,6 @@ class Compactor:
     estimator: Estimator | None = None
     # The last chat request of this session (``compaction.reusePrefix``); None: no chat request to reuse.
     last_request: Callable[[], ChatRequest | None] | None = None
-    estimator: Estimator | None = None  # the session's per-message estimate; None: compaction.tokenEstimator's
 
     def run(
         self,
