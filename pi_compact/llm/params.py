@@ -107,6 +107,8 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
         return {"reasoning_effort": "high" if level == "xhigh" else level}
     if level == "off":
         return {}
+    if info.reasoning_effort is not None:  # a models.json model: pi's rule, sent only to a reasoning model
+        return {"reasoning_effort": _OPENAI_EFFORTS[level]} if info.reasoning and info.reasoning_effort else {}
     if level == "xhigh" and "xhigh" not in supported_levels(info):
         level = "high"  # OpenAI refuses an effort the model does not know
     # Sent also where litellm's map says nothing about reasoning (a local or new model): ``drop_params``

@@ -37,6 +37,14 @@ class ModelInfo:
     # Where ``context_window`` came from: "flag", "settings", "learned" (a provider's overflow error,
     # ``learned``) or "litellm" (its model data); shown by ``/context``.
     window_source: str = field(default="litellm", compare=False)  # not part of what the model *is*
+    # How requests are worded, for a model of pi's ``models.json`` (``llm/providers.py``): its ``api``
+    # (None: pi's api of ``provider``), the role of the system prompt ("developer" where pi sends it),
+    # whether ``reasoning_effort`` may be sent (None: whenever a level is asked; litellm drops it where
+    # unknown), and its prices in dollars per token (None: litellm's table).
+    wire_api: str | None = field(default=None, compare=False)
+    system_role: str = field(default="system", compare=False)
+    reasoning_effort: bool | None = field(default=None, compare=False)
+    costs: Mapping[str, float] | None = field(default=None, compare=False)
 
     @property
     def model_id(self) -> str:
@@ -50,7 +58,7 @@ class ModelInfo:
     @property
     def api(self) -> str:
         """pi's name for the wire protocol of this model's replies (``provider_names.pi_api``)."""
-        return pi_api(self.provider)
+        return self.wire_api or pi_api(self.provider)
 
     def is_same_model(self, provider: object, model: object) -> bool:
         """Does an assistant message's ``provider``/``model`` name this model?"""

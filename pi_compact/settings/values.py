@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pi_compact.settings.pi_models import PiModels
+
 TokenEstimator = Literal["auto", "chars4"]
 
 
@@ -86,6 +88,8 @@ class Settings:
     # Whether ``.pi/extensions/`` of the working directory may load: False when the project is not trusted
     # (``settings.trust``); not a settings-file key.
     project_extensions: bool = True
+    # pi's ``models.json`` of the user's agent directory (``settings.pi_models``); not a settings-file key.
+    pi_models: PiModels = PiModels()
 
     def model_override(self, model: str) -> ModelOverride | None:
         """The ``models`` entry for a model string, if the user configured one."""

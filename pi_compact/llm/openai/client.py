@@ -16,6 +16,7 @@ from typing import Any
 from pi_compact import __version__
 from pi_compact.cancel import CancelToken
 from pi_compact.llm import model_map
+from pi_compact.llm.convert import Target
 from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import EventStream, HttpStatusError, open_event_stream
 from pi_compact.llm.openai.body import RequestEncoder
@@ -54,7 +55,8 @@ class OpenAICompatModel(ChatModel):
         self._estimate_usage = estimate_usage
         self._ssl: ssl.SSLContext | None = None
         self._prompt_progress = prompt_progress
-        self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None)
+        self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None,
+                                       Target(system_role=info.system_role))
         self._reading: tuple[int, int] | None = None  # (read, total) tokens of the prompt being read
 
     @property
@@ -98,7 +100,7 @@ class OpenAICompatModel(ChatModel):
             endpoint=self.endpoint,
             open_stream=lambda: self._open(data, messages, headers),
             failure_of=failure_of,
-            costs=facts.costs if facts is not None else {},
+            costs=self._info.costs if self._info.costs is not None else facts.costs if facts is not None else {},
             cancel=cancel,
             secrets=secrets,
         )
