@@ -240,7 +240,7 @@ class LiteLLMModel(ChatModel):
             endpoint=self.endpoint,
             open_stream=lambda: litellm.completion(**kwargs),
             failure_of=litellm_failure,
-            costs=_model_costs(litellm, self._info.model),
+            costs=self._info.costs if self._info.costs is not None else _model_costs(litellm, self._info.model),
             cancel=cancel,
             secrets=secrets,
         )

@@ -151,3 +151,12 @@ def test_pi_and_pi_compact_send_the_same_base_url_role_and_effort(
     pi_body, our_body = scripted_server.requests
     assert wording(our_body) == wording(pi_body)
     assert scripted_server.request_headers[1]["authorization"] == scripted_server.request_headers[0]["authorization"]
+
+
+def test_a_models_json_cost_prices_the_reply(scripted_server: ScriptedServer) -> None:
+    tree = models_json(scripted_server.base_url, reasoning=False)
+    tree["providers"]["lab"]["models"][0]["cost"] = {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}
+    scripted_server.enqueue(Reply(text="ok", prompt_tokens=1_000_000, completion_tokens=100_000))
+    message = ask_ours(settings_for(tree))
+    assert message["usage"]["cost"]["input"] == pytest.approx(3.0)
+    assert message["usage"]["cost"]["output"] == pytest.approx(1.5)
