@@ -45,6 +45,9 @@ class ModelInfo:
     system_role: str = field(default="system", compare=False)
     reasoning_effort: bool | None = field(default=None, compare=False)
     costs: Mapping[str, float] | None = field(default=None, compare=False)
+    # The server's own words for an overflow, beside the known ones (``overflow.py``): settings'
+    # ``models.<name>.overflowTexts`` and models.json's ``overflowTexts``.
+    overflow_texts: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def model_id(self) -> str:

@@ -35,8 +35,11 @@ def custom_model(name: str, settings: Settings) -> PiModel | None:
     return settings.pi_models.model(provider, model_id)
 
 
-def custom_info(model: PiModel, name: str, window: int | None, max_tokens: int | None, source: str) -> ModelInfo:
-    """The ``ModelInfo`` of ``model`` (``window``/``max_tokens``: a flag's or our settings' values, which win)."""
+def custom_info(
+    model: PiModel, name: str, window: int | None, max_tokens: int | None, source: str, overflow_texts: tuple[str, ...]
+) -> ModelInfo:
+    """The ``ModelInfo`` of ``model`` (``window``/``max_tokens``: a flag's or our settings' values, which win;
+    ``overflow_texts``: our settings' own, beside the file's)."""
     developer, effort = detect_compat(model.provider, model.base_url or "")
     compat = model.compat
     developer = developer if compat.supports_developer_role is None else compat.supports_developer_role
@@ -48,6 +51,7 @@ def custom_info(model: PiModel, name: str, window: int | None, max_tokens: int |
         window_source=source if window else "models.json", wire_api=model.api,
         system_role="developer" if model.reasoning and developer else "system",
         reasoning_effort=effort if model.api == DIRECT_API else None, costs=costs,
+        overflow_texts=(*overflow_texts, *model.overflow_texts),
     )
 
 

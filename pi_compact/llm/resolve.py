@@ -74,7 +74,8 @@ def resolve_model(
         window, source = override.context_window, "settings"
     custom = providers.custom_model(name, settings)
     if custom is not None:  # pi's models.json declares it: its values, under a flag's and our settings'
-        return providers.custom_info(custom, name, window, override.max_tokens if override else None, source)
+        return providers.custom_info(custom, name, window, override.max_tokens if override else None, source,
+                                     override.overflow_texts if override else ())
     if name == "local":  # the embedded model: its window is the one its runtime is started with
         from pi_compact.llm.local.model import local_info
 
@@ -106,6 +107,7 @@ def resolve_model(
         max_output_tokens=max_output,
         reasoning=reasoning,
         window_source=source,
+        overflow_texts=override.overflow_texts if override else (),
     )
 
 

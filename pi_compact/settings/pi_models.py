@@ -11,7 +11,8 @@ project cannot declare providers (no project-level models file exists in pi eith
 What pi-compact uses of it (``llm/providers.py``): providers' ``baseUrl``, ``api``, ``apiKey`` (a variable's
 name, a literal, or ``!command``), ``compat.supportsDeveloperRole`` and ``compat.supportsReasoningEffort``;
 models' ``id``, ``api``, ``baseUrl``, ``reasoning``, ``contextWindow``, ``maxTokens``, ``cost``; and
-``modelOverrides``' ``contextWindow``, ``maxTokens`` and ``reasoning`` for a provider's built-in models.
+``modelOverrides``' ``contextWindow``, ``maxTokens`` and ``reasoning`` for a provider's built-in models;
+and pi-compact's own ``overflowTexts`` (provider or model: the server's words for "the prompt is too long").
 Other keys (``headers``, ``name``, ``input``, ``thinkingLevelMap``...) are accepted and not used.
 """
 
@@ -75,6 +76,7 @@ class PiModel:
     max_tokens: int = DEFAULT_MAX_TOKENS
     cost: tuple[tuple[str, float], ...] = ()  # dollars per million tokens, by pi's keys
     compat: PiCompat = PiCompat()
+    overflow_texts: tuple[str, ...] = ()  # ``overflowTexts`` of the model and its provider (ours, not pi's)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class PiProvider:
     api_key: str | None = None
     compat: PiCompat = PiCompat()
     overrides: tuple[tuple[str, PiModelOverride], ...] = ()
+    overflow_texts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,7 @@ def _provider(name: str, config: dict[str, Any]) -> PiProvider:
     return PiProvider(
         name=name, base_url=base_url, api=api, api_key=api_key, compat=_compat(config, f"provider {name}"),
         overrides=tuple((model_id, _override(name, model_id, entry)) for model_id, entry in overrides.items()),
+        overflow_texts=_texts(config, f"provider {name}"),
     )
 
 
@@ -223,6 +227,7 @@ def _models(provider: PiProvider, config: dict[str, Any]) -> list[PiModel]:
             reasoning=reasoning, context_window=window or DEFAULT_CONTEXT_WINDOW,
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS, cost=_cost(entry, where),
             compat=_compat(entry, where).over(provider.compat),
+            overflow_texts=(*_texts(entry, where), *provider.overflow_texts),
         ))
     return out
 
@@ -270,6 +275,16 @@ def _compat(config: dict[str, Any], where: str) -> PiCompat:
             raise _Invalid(f'{where}: "compat.{key}" must be true or false')
         flags.append(value)
     return PiCompat(flags[0], flags[1])
+
+
+def _texts(config: dict[str, Any], where: str) -> tuple[str, ...]:
+    """``overflowTexts``: pi-compact's own key (pi ignores keys it does not know, so the file stays pi's)."""
+    texts = config.get("overflowTexts")
+    if texts is None:
+        return ()
+    if not isinstance(texts, list) or not all(isinstance(t, str) and 0 < len(t.strip()) <= 200 for t in texts):
+        raise _Invalid(f'{where}: "overflowTexts" must be a list of non-empty strings of at most 200 characters')
+    return tuple(texts)
 
 
 def _cost(config: dict[str, Any], where: str) -> tuple[tuple[str, float], ...]:

@@ -63,6 +63,9 @@ class ModelOverride:
     context_window: int | None = None
     max_tokens: int | None = None
     api_base: str | None = None
+    # Error texts (matched case-insensitively anywhere in the provider's error) that mean "the prompt did
+    # not fit the window", for a server whose wording pi-compact does not know.
+    overflow_texts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

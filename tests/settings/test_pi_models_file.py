@@ -121,3 +121,24 @@ def test_a_project_cannot_declare_models_through_a_models_json(tmp_path: Path, m
     (project / ".pi").mkdir(parents=True)
     (project / ".pi" / "models.json").write_text(json.dumps(MINIMAL))
     assert load_settings(project).settings.pi_models.models == ()
+
+
+def test_overflow_texts_of_the_provider_reach_each_model_after_the_models_own() -> None:
+    tree = json.loads(json.dumps(MINIMAL))
+    tree["providers"]["ollama"]["overflowTexts"] = ["prompt exceeds num_ctx"]
+    tree["providers"]["ollama"]["models"][0]["overflowTexts"] = ["llama says too long"]
+    models, warnings = parsed(tree)
+    assert warnings == []
+    assert models.model("ollama", "llama3.1:8b").overflow_texts == (  # type: ignore[union-attr]
+        "llama says too long", "prompt exceeds num_ctx")
+
+
+def test_a_settings_models_entry_takes_overflow_texts_and_refuses_a_non_list(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"models": {
+        "openai/a": {"overflowTexts": ["context full"]}, "openai/b": {"overflowTexts": "context full"}}}))
+    loaded = load_settings(tmp_path)
+    assert loaded.settings.model_override("openai/a").overflow_texts == ("context full",)  # type: ignore[union-attr]
+    assert any('models["openai/b"].overflowTexts' in w for w in loaded.warnings)
