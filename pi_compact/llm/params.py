@@ -71,10 +71,12 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     budget = thinking_budget(info, level) if info.reasoning else 0
     min_budget = _GEMINI_MIN_BUDGET if api == "google-generative-ai" else MIN_BUDGET
     cap: OutputCap | None = None
-    if request.max_tokens is not None:  # the caller's number (a summary's): thinking must fit inside it
+    if request.max_tokens is not None and request.thinking_inside:  # a refitted cap: thinking fits inside it
         max_tokens = request.max_tokens
         budget = min(budget, max_tokens - MIN_ANSWER)
         budget = budget if budget >= min_budget else 0
+    elif request.max_tokens is not None:  # the caller's number (a summary's): all of it stays the answer's
+        max_tokens, budget = _on_top(info, request, budget, min_budget)
     else:
         cap = output_cap(
             max_output=info.max_output_tokens, context_window=info.context_window,
@@ -89,6 +91,25 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     if _openai_endpoint(info, api_base) and cache_retention(request) != "none" and request.session_id:
         options["prompt_cache_key"] = request.session_id
     return RequestPlan(cap, max_tokens, level, options)
+
+
+def _on_top(info: ModelInfo, request: ChatRequest, budget: int, min_budget: int) -> tuple[int, int]:
+    """``max_tokens`` and the thinking budget for a request with its own output size (a summary's).
+
+    As pi does, the thinking budget comes on top of that size, so thinking never eats the summary; the
+    model's output limit, then the room the window leaves after the prompt, shrink the budget only
+    (below ``min_budget`` the request goes without thinking), never the caller's size.
+    """
+    own = request.max_tokens or 0
+    if budget <= 0:
+        return own, 0
+    budget = min(budget, info.max_output_tokens - own) if info.max_output_tokens else budget
+    estimate = output_cap(max_output=None, context_window=info.context_window, prompt_tokens=prompt_estimate(
+        request, info), ceiling=own + budget)
+    budget = min(budget, estimate.max_tokens - own)
+    if budget < min_budget:
+        return own, 0
+    return own + budget, budget
 
 
 def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any]:
@@ -161,6 +182,6 @@ def _refitted(
             sent = plan_request(info, request, api_base=api_base).max_tokens  # the cap the adapter sent
             fitted = refit_cap(str(message.get("errorMessage") or ""), sent)
             if fitted is not None:
-                yield from send(replace(request, max_tokens=fitted))
+                yield from send(replace(request, max_tokens=fitted, thinking_inside=True))
                 return
         yield event

@@ -92,8 +92,9 @@ class ChatRequest:
     clamps one to what a model can do and maps it per provider); None sends nothing, so the provider's
     default applies. ``reasoning`` is the older spelling of the same knob, used when ``thinking`` is None.
     ``max_tokens`` None: the adapter sends the output cap of ``llm.output_cap`` (it leaves room in the
-    window). ``cache`` is pi's ``cacheRetention`` (none | short | long): the prompt-cache breakpoints
-    for providers that take them; ``session_id`` keys OpenAI's prompt cache (``prompt_cache_key``).
+    window); a number is the answer's own size (a summary's), the thinking budget comes on top.
+    ``cache`` is pi's ``cacheRetention`` (none | short | long): the prompt-cache breakpoints for
+    providers that take them; ``session_id`` keys OpenAI's prompt cache (``prompt_cache_key``).
     """
 
     system: str
@@ -104,6 +105,9 @@ class ChatRequest:
     thinking: str | None = None
     cache: str = "short"
     session_id: str | None = None
+    # ``max_tokens`` is the whole output, thinking included (a cap refitted from a refusal); else a
+    # caller's ``max_tokens`` is the answer's own and a thinking budget comes on top of it (pi's rule).
+    thinking_inside: bool = False
 
     @property
     def thinking_level(self) -> str | None:
