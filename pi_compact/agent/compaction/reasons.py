@@ -68,12 +68,13 @@ SKIP_TEXT: dict[SkipReason, str] = {
     "too_small": "Nothing to compact (session too small).",
 }
 
-def too_small_text(tokens: int, keep: int) -> str:
+def too_small_text(tokens: int, keep: int, hint: str = "/compact --keep") -> str:
     """Why there is nothing to compact when the kept recent messages hold the whole conversation, and
-    how to compact anyway (a smaller keep for this one compaction)."""
+    how to compact anyway (a smaller keep for this one compaction: ``hint`` is the terminal's command, or
+    ``pi-compact compact``'s flag)."""
     smaller = 1000 if tokens > 2000 else max(100, tokens // 2 // 100 * 100)
     return (f"Nothing to compact: the whole conversation (~{tokens:,} tokens) fits in the recent messages kept "
-            f"word for word (keepRecentTokens {keep:,}). To compact now, keep less: /compact --keep {smaller}.")
+            f"word for word (keepRecentTokens {keep:,}). To compact now, keep less: {hint} {smaller}.")
 
 
 # Said when an overflow is back right after its one compact-and-retry.
