@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pi_compact.compaction.prompts import CRITICAL
 from pi_compact.compaction.quality import append_items, normalise
 from pi_compact.messages import Message, text_of
 
-CRITICAL = "## Critical Context"
 ERRORS_ADDED = 3  # the newest distinct errors, at most
 _EXCERPT = 300  # characters of one error
 _FOLLOWING = 2  # lines after the error line that may continue it (a Go panic's signal and position)
