@@ -78,21 +78,6 @@ def fitted_settings(
     return fitted.settings
 
 
-def command_window(context_window: int | None, model: str | None, settings: Settings, *,
-                   api_base: str | None = None, api_key: str | None = None) -> int | None:
-    """``window_for``, else the embedded model's window where the terminal would run it (no model and no
-    provider key), so that ``compact`` and ``uncompact`` need the same flags as the terminal."""
-    window = window_for(context_window, model, settings, api_base=api_base, api_key=api_key)
-    if window is None:
-        import os
-
-        from pi_compact.llm.local.model import LOCAL_MODEL, choose_by_default
-
-        if choose_by_default(os.environ):
-            window = window_for(None, LOCAL_MODEL, settings)
-    return window
-
-
 def window_for(context_window: int | None, model: str | None, settings: Settings, *, api_base: str | None = None,
                api_key: str | None = None) -> int | None:
     """The window a command checks against: ``--context-window``, else the chosen model's; None without either."""

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import codecs
 import functools
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pi_compact.agent.compaction.reasons import SKIP_TEXT, too_small_text
-from pi_compact.cli.choices import CompactOptions, choose_model, command_window, fitted_settings, load_settings, warn
+from pi_compact.cli.choices import CompactOptions, choose_model, fitted_settings, load_settings, warn, window_for
 from pi_compact.cli.exits import report
 from pi_compact.clock import now_ms
 from pi_compact.compaction.digest import digest_entry, digest_estimator
-from pi_compact.compaction.plan import skip_reason
 from pi_compact.compaction.preview import dry_run
 from pi_compact.compaction.tokens import Estimator, estimator_for
 from pi_compact.errors import PiCompactError, UsageError, raise_errors
@@ -102,8 +101,13 @@ def _lean_dry_run(options: CompactOptions, settings: Settings, sources: Mapping[
 
 
 def _window(options: CompactOptions, settings: Settings) -> int:
-    window = command_window(options.context_window, options.model, settings, api_base=options.api_base,
-                            api_key=options.api_key)
+    window = window_for(options.context_window, options.model, settings, api_base=options.api_base,
+                        api_key=options.api_key)
+    if window is None:
+        from pi_compact.llm.local.model import LOCAL_MODEL, choose_by_default
+
+        if choose_by_default(os.environ):  # as the terminal: no model and no provider key is the embedded one
+            window = window_for(None, LOCAL_MODEL, settings)
     if window is None:
         raise UsageError("Pass --context-window N (or --model M, to take the window from the model's info).")
     return window
@@ -126,12 +130,9 @@ def _dry_run(
 
     from pi_compact.ui.report import render_dry_run
 
-    skip = skip_reason(branch, preview.plan)
-    nothing = None if skip is None else SKIP_TEXT[skip] if skip != "too_small" else too_small_text(
-        preview.kept_tokens, settings.compaction.keep_recent_tokens, hint="--keep-recent-tokens")
     render_dry_run(
         Console(), preview.report(), session=str(options.session), window=window,
-        reserve=settings.compaction.reserve_tokens, nothing=nothing,
+        reserve=settings.compaction.reserve_tokens,
     )
     return 0
 

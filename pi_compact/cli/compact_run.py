@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_compact.agent.compaction.pipeline import Compactor
-from pi_compact.agent.compaction.reasons import SKIP_TEXT, model_answered, too_small_text
+from pi_compact.agent.compaction.reasons import SKIP_TEXT, model_answered
 from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.agent.opening import recorded_level
@@ -23,7 +23,6 @@ from pi_compact.cancel import CancelToken
 from pi_compact.cli.choices import CompactOptions, fitted_settings
 from pi_compact.cli.exits import EXIT_CANCELLED, EXIT_FAILED, EXIT_FALLBACK
 from pi_compact.compaction.plan import prepare_compaction, skip_reason
-from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
@@ -45,12 +44,8 @@ def compact_file(
     planned_with = settings.compaction
     skip = skip_reason(branch, plan)
     if skip is not None:
-        # Answer at once: no need to load the model (litellm) to say there is nothing to do. Too small: say
-        # how to compact anyway, as the terminal's /compact does, with this command's flag.
-        text = SKIP_TEXT[skip] if skip != "too_small" or plan is None else too_small_text(
-            sum(estimate_tokens_auto(m) for m in plan.kept_messages), settings.compaction.keep_recent_tokens,
-            hint="--keep-recent-tokens")
-        Console().print(Text(f"{text} The file was not changed.", style="yellow"))
+        # Answer at once: no need to load the model (litellm) to say there is nothing to do.
+        Console().print(Text(f"{SKIP_TEXT[skip]} The file was not changed.", style="yellow"))
         return 0
     info = resolve_model(options.model, api_base=options.api_base, api_key=options.api_key,
                          context_window=options.context_window, settings=settings)

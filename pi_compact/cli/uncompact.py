@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_compact.cli.choices import choose_model, command_window, fitted_settings, load_settings, warn
+from pi_compact.cli.choices import choose_model, fitted_settings, load_settings, warn, window_for
 from pi_compact.cli.exits import report
 from pi_compact.clock import now_ms
 from pi_compact.errors import PiCompactError, UsageError
@@ -28,7 +28,7 @@ def uncompact_file(
 
         loaded = load_settings(Path.cwd(), {})
         model = choose_model(model, loaded.settings)
-        window = command_window(context_window, model, loaded.settings)
+        window = window_for(context_window, model, loaded.settings)
         if window is None and not force:
             raise UsageError("Pass --context-window N (or --model M) so the restored context can be checked "
                              "against the window, or --force to restore it unchecked.")

@@ -17,7 +17,7 @@ from pi_compact.compaction.digest import digest_estimator, serialized_text
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.serialize import conversation_chunks
 from pi_compact.compaction.threshold import should_compact
-from pi_compact.compaction.tokens import UNCALIBRATED, Calibration, Estimator, context_usage, estimator_for
+from pi_compact.compaction.tokens import UNCALIBRATED, Calibration, Estimator, estimate_context_tokens, estimator_for
 from pi_compact.jstext import dumps_json, json_string_body_utf8
 from pi_compact.messages import Message
 from pi_compact.session.context import fresh_start, project_path
@@ -26,15 +26,13 @@ from pi_compact.settings import CompactionSettings
 
 @dataclass(frozen=True)
 class DryRun:
-    """The context size, the threshold verdict, the roles the model sees, and the plan (or None);
-    ``kept_tokens``: the estimate of what the plan keeps word for word (says why an empty plan is empty)."""
+    """The context size, the threshold verdict, the roles the model sees, and the plan (or None)."""
 
     context_tokens: int
     should_compact: bool
     context_roles: tuple[str, ...]
     plan: CompactionPlan | None
     calibration: Calibration | None = None  # with the ``auto`` estimator only (``chars4`` reports as pi)
-    kept_tokens: int = 0
 
     def report(self) -> dict[str, Any]:
         """The report object without its two serialized texts (all that a human view shows).
@@ -98,23 +96,18 @@ def dry_run(
 
     With ``auto`` the context's size is calibrated by the path's replies, as a live session on it
     would count it; the plan (cut point, ``tokens_before``) is not, so it stays what ``compact``
-    would do. ``chars4`` is pi's dry run exactly. As in the terminal, a usage reported before the
-    latest compaction is not the context's size any more (it measured the context that was compacted).
+    would do. ``chars4`` is pi's dry run exactly.
     """
     estimate = estimator if estimator is not None else digest_estimator(estimator_for(settings.token_estimator), None)
     context = project_path(path)
-    fresh_from = fresh_start(path, context)
     calibration = None
     if settings.token_estimator == "auto":
-        calibration = calibrate(context.messages, estimate, fresh_from=fresh_from)
-    tokens = context_usage(context.messages, calibrated(estimate, calibration or UNCALIBRATED), fresh_from=fresh_from,
-                           count_empty_usage=True).tokens
-    plan = prepare_compaction(path, settings, estimate, context)
+        calibration = calibrate(context.messages, estimate, fresh_from=fresh_start(path, context))
+    tokens = estimate_context_tokens(context.messages, calibrated(estimate, calibration or UNCALIBRATED)).tokens
     return DryRun(
         context_tokens=tokens,
         should_compact=should_compact(tokens, context_window, settings),
         context_roles=tuple([str(m.get("role")) for m in context.messages]),
-        plan=plan,
+        plan=prepare_compaction(path, settings, estimate, context),
         calibration=calibration,
-        kept_tokens=sum(estimate(m) for m in plan.kept_messages) if plan is not None else 0,
     )

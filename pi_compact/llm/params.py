@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pi_compact.llm import providers
 from pi_compact.llm.output_cap import MIN_ANSWER, MIN_BUDGET, OutputCap, output_cap, prompt_estimate, refit_cap
 from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo, StreamEvent
 from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
@@ -137,16 +138,14 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
     return {"reasoning_effort": _OPENAI_EFFORTS[level], "drop_params": True}
 
 
-# Providers that keep a prompt's prefix for the next request: Anthropic from our cache breakpoints,
-# Google and DeepSeek implicitly. OpenAI's own endpoint caches too (``_openai_endpoint``); an
-# OpenAI-compatible server elsewhere may or may not, so it is not counted.
-_CACHING_PROVIDERS = frozenset({"anthropic", "google", "google-vertex", "deepseek"})
 
 
 def prefix_by_default(info: ModelInfo, api_base: str | None) -> bool:
     """Does the provider serve a request that starts like the last one from its prompt cache (so
     ``compaction.reusePrefix: auto`` asks summaries on the chat prefix)?"""
-    return info.provider in _CACHING_PROVIDERS or _openai_endpoint(info, api_base)
+    # Anthropic from our cache breakpoints, Google and DeepSeek implicitly (``providers.caches_prefix``);
+    # OpenAI's own endpoint too, while an OpenAI-compatible server elsewhere may or may not.
+    return providers.by_name(info.provider).caches_prefix or _openai_endpoint(info, api_base)
 
 
 def interleaves_with_beta(info: ModelInfo) -> bool:
@@ -156,7 +155,8 @@ def interleaves_with_beta(info: ModelInfo) -> bool:
 
 def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:
     """OpenAI's own API, where ``prompt_cache_key`` is known (pi sends it only there)."""
-    return info.provider == "openai" and (api_base is None or "api.openai.com" in api_base)
+    row = providers.by_name(info.provider)
+    return row.cache_key and (api_base is None or any(host in api_base for host in row.hosts))
 
 
 def refit_on_refusal(

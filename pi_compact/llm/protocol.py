@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.llm.provider_names import pi_api
+from pi_compact.llm.providers import pi_api
 from pi_compact.messages import Message
 
 ABORTED_MESSAGE = "Request was aborted"
@@ -26,7 +26,7 @@ ABORTED_MESSAGE = "Request was aborted"
 class ModelInfo:
     """What the agent needs to know about a model.
 
-    ``model`` is the litellm model string; ``provider`` is pi's name for its provider (``provider_names``).
+    ``model`` is the litellm model string; ``provider`` is pi's name for its provider (``providers``).
     """
 
     model: str
@@ -37,7 +37,7 @@ class ModelInfo:
     # Where ``context_window`` came from: "flag", "settings", "learned" (a provider's overflow error,
     # ``learned``) or "litellm" (its model data); shown by ``/context``.
     window_source: str = field(default="litellm", compare=False)  # not part of what the model *is*
-    # How requests are worded, for a model of pi's ``models.json`` (``llm/providers.py``): its ``api``
+    # How requests are worded, for a model of pi's ``models.json`` (``custom_models.py``): its ``api``
     # (None: pi's api of ``provider``), the role of the system prompt ("developer" where pi sends it),
     # whether ``reasoning_effort`` may be sent (None: whenever a level is asked; litellm drops it where
     # unknown), and its prices in dollars per token (None: litellm's table).
@@ -60,7 +60,7 @@ class ModelInfo:
 
     @property
     def api(self) -> str:
-        """pi's name for the wire protocol of this model's replies (``provider_names.pi_api``)."""
+        """pi's name for the wire protocol of this model's replies (``providers.pi_api``)."""
         return self.wire_api or pi_api(self.provider)
 
     def is_same_model(self, provider: object, model: object) -> bool:

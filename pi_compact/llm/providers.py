@@ -1,107 +1,137 @@
-"""Models and providers declared in pi's ``models.json``, turned into what the model layer needs.
+"""The provider table: every per-provider fact in one row (pure, no other module of ours imported).
 
-``custom_model(name, settings)`` finds the ``models.json`` model a model string names ("provider/id",
-split at the first "/": an id may hold more, as OpenRouter's do); ``custom_info`` gives its ``ModelInfo``
-(window, output cap, reasoning, prices, and how requests are worded: pi's ``detectCompat`` rules for the
-system prompt's role and ``reasoning_effort``, under the file's own ``compat``); ``base_url_for`` is a
-built-in provider's ``baseUrl`` override; ``api_key_for`` resolves ``apiKey`` as pi does (a variable's
-name, else the literal, or ``!command``'s output). Pure but for ``api_key_for``, which may read the
-environment and run the user's own command.
+A row is keyed by litellm's prefix (``gemini`` in ``gemini/gemini-2.5-pro``) and says pi's name for the
+provider (``google``, recorded in session files: pi looks models up by it when it resumes a session),
+pi's wire ``api`` for its replies (pi replays signed thinking only to the same provider, api and model),
+whether it serves a repeated prompt prefix from its cache (so summaries are asked on the chat prefix by
+default), whether litellm knows its models from the bundled table alone, whether it authenticates
+without a key variable, and its own endpoint's host. Every other module asks this table; none names a
+provider itself (``tests/project/test_import_layers.py`` checks). Models and providers of pi's
+``models.json`` come on top of it (``custom_models.py``).
+
+Adding an OpenAI-compatible vendor is one row here, or no code at all: an entry in ``models.json``
+(with ``overflowTexts`` for its own overflow wording) or in the ``models`` settings key.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-from collections.abc import Mapping
+from dataclasses import dataclass
 
-from pi_compact.errors import ConfigError
-from pi_compact.llm.protocol import ModelInfo
-from pi_compact.settings import Settings
-from pi_compact.settings.pi_models import PiModel
-
-# The apis pi-compact speaks to a ``models.json`` model: chat completions with its own client, and
-# Anthropic's and Google's through litellm (under these litellm prefixes).
-DIRECT_API = "openai-completions"
-LITELLM_PREFIXES = {"anthropic-messages": "anthropic", "google-generative-ai": "gemini"}
-_COMMAND_TIMEOUT_S = 10  # pi gives an ``apiKey`` command ten seconds
+CHAT_COMPLETIONS = "openai-completions"  # pi's api name for every provider without a row saying otherwise
+DIRECT_PREFIX = "openai"  # the prefix of OpenAI-compatible servers, which our own client can serve
 
 
-def custom_model(name: str, settings: Settings) -> PiModel | None:
-    """The ``models.json`` model ``name`` ("provider/id") stands for, if the file declares one."""
-    provider, slash, model_id = name.partition("/")
-    if not slash or not model_id:
-        return None
-    return settings.pi_models.model(provider, model_id)
+@dataclass(frozen=True)
+class Provider:
+    """What pi-compact knows about one provider."""
+
+    prefix: str  # litellm's name
+    pi_name: str = ""  # pi's name ("" : the same as litellm's)
+    api: str = CHAT_COMPLETIONS
+    caches_prefix: bool = False  # a request starting like the last one is read from its prompt cache
+    simple_map: bool = False  # litellm takes its models' facts from the bundled table alone
+    ambient_auth: bool = False  # authenticates without an API key variable (cloud credentials, local server)
+    hosts: tuple[str, ...] = ()  # parts of its servers' URLs: a base URL holding one is this provider's
+    cache_key: bool = False  # its own endpoint takes ``prompt_cache_key`` (pi sends it only there)
+    key_variable: str | None = None  # the environment variable its key is read from, where we read it ourselves
+    # pi's chat-completions rules (``detectCompat``): a server that takes the ``developer`` role (for a
+    # reasoning model's system prompt) and ``reasoning_effort``.
+    developer_role: bool = True
+    reasoning_effort: bool = True
+    rules_by_name: bool = True  # pi applies those rules to the provider's name too, not only to its hosts
+
+    @property
+    def name(self) -> str:
+        """pi's name for the provider."""
+        return self.pi_name or self.prefix
 
 
-def custom_info(
-    model: PiModel, name: str, window: int | None, max_tokens: int | None, source: str, overflow_texts: tuple[str, ...]
-) -> ModelInfo:
-    """The ``ModelInfo`` of ``model`` (``window``/``max_tokens``: a flag's or our settings' values, which win;
-    ``overflow_texts``: our settings' own, beside the file's)."""
-    developer, effort = detect_compat(model.provider, model.base_url or "")
-    compat = model.compat
-    developer = developer if compat.supports_developer_role is None else compat.supports_developer_role
-    effort = effort if compat.supports_reasoning_effort is None else compat.supports_reasoning_effort
-    costs = {key: value / 1_000_000 for key, value in model.cost}
-    return ModelInfo(
-        model=name, provider=model.provider, context_window=window or model.context_window,
-        max_output_tokens=max_tokens or model.max_tokens, reasoning=model.reasoning,
-        window_source=source if window else "models.json", wire_api=model.api,
-        system_role="developer" if model.reasoning and developer else "system",
-        reasoning_effort=effort if model.api == DIRECT_API else None, costs=costs,
-        overflow_texts=(*overflow_texts, *model.overflow_texts),
-    )
+def _simple(*prefixes: str) -> tuple[Provider, ...]:
+    return tuple(Provider(prefix, simple_map=True) for prefix in prefixes)
 
 
-def detect_compat(provider: str, base_url: str) -> tuple[bool, bool]:
-    """pi's defaults for a chat-completions server: (takes the ``developer`` role, takes ``reasoning_effort``).
+ROWS: tuple[Provider, ...] = (
+    Provider("openai", simple_map=True, hosts=("api.openai.com",), cache_key=True, key_variable="OPENAI_API_KEY"),
+    Provider("anthropic", api="anthropic-messages", caches_prefix=True, simple_map=True),
+    Provider("gemini", "google", api="google-generative-ai", caches_prefix=True, simple_map=True),
+    Provider("vertex_ai", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True),
+    Provider("vertex_ai_beta", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True),
+    Provider("deepseek", caches_prefix=True, simple_map=True, hosts=("deepseek.com",), developer_role=False,
+             rules_by_name=False),
+    Provider("moonshot", "moonshotai", simple_map=True, hosts=("api.moonshot.",), developer_role=False,
+             reasoning_effort=False),
+    Provider("moonshotai-cn", hosts=("api.moonshot.",), developer_role=False, reasoning_effort=False),
+    Provider("xai", simple_map=True, hosts=("api.x.ai",), developer_role=False, reasoning_effort=False),
+    Provider("zai", simple_map=True, hosts=("api.z.ai",), developer_role=False, reasoning_effort=False),
+    Provider("cerebras", simple_map=True, hosts=("cerebras.ai",), developer_role=False),
+    Provider("opencode", hosts=("opencode.ai",), developer_role=False),
+    Provider("chutes", hosts=("chutes.ai",), developer_role=False, rules_by_name=False),
+    Provider("cloudflare-workers-ai", hosts=("api.cloudflare.com",), developer_role=False),
+    Provider("cloudflare-ai-gateway", hosts=("gateway.ai.cloudflare.com",), developer_role=False,
+             reasoning_effort=False),
+    Provider("bedrock", "amazon-bedrock", ambient_auth=True),
+    Provider("sagemaker", ambient_auth=True),
+    Provider("ollama", ambient_auth=True),
+    Provider("ollama_chat", ambient_auth=True),
+    Provider("azure", "azure-openai-responses"),
+    Provider("fireworks_ai", "fireworks"),
+    Provider("github_copilot", "github-copilot"),
+    Provider("vercel_ai_gateway", "vercel-ai-gateway", simple_map=True),
+    *_simple(
+        "openrouter", "groq", "mistral", "together_ai", "deepinfra", "dashscope",
+        "minimax", "novita", "nebius", "sambanova", "hyperbolic", "perplexity", "lambda_ai", "nscale", "ovhcloud",
+        "scaleway", "friendliai", "featherless_ai", "codestral", "nvidia_nim", "xiaomi_mimo",
+    ),
+)
+_BY_PREFIX = {row.prefix: row for row in ROWS}
+_BY_NAME: dict[str, Provider] = {}
+for _row in ROWS:
+    _BY_NAME.setdefault(_row.name, _row)
 
-    Servers pi knows to be non-standard take neither role nor (some of them) the effort parameter;
-    every other server is assumed to speak like OpenAI.
-    """
-    zai = provider == "zai" or "api.z.ai" in base_url
-    moonshot = provider in ("moonshotai", "moonshotai-cn") or "api.moonshot." in base_url
-    workers = provider == "cloudflare-workers-ai" or "api.cloudflare.com" in base_url
-    gateway = provider == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in base_url
-    grok = provider == "xai" or "api.x.ai" in base_url
-    non_standard = (
-        provider in ("cerebras", "xai", "opencode") or zai or moonshot or workers or gateway
-        or any(host in base_url for host in ("cerebras.ai", "api.x.ai", "chutes.ai", "deepseek.com", "opencode.ai"))
-    )
-    return not non_standard, not (grok or zai or moonshot or gateway)
+
+def by_prefix(prefix: str) -> Provider:
+    """The row of litellm's ``prefix`` (an unknown one: an OpenAI-compatible provider of that name)."""
+    return _BY_PREFIX.get(prefix) or Provider(prefix)
 
 
-def base_url_for(provider: str, settings: Settings) -> str | None:
-    """A ``models.json`` ``baseUrl`` for ``provider`` (pi's name): its requests go there instead."""
-    entry = settings.pi_models.provider(provider)
-    return entry.base_url if entry is not None else None
+def by_name(name: str) -> Provider:
+    """The row of pi's provider ``name`` (an unknown one: an OpenAI-compatible provider of that name)."""
+    return _BY_NAME.get(name) or Provider(name)
 
 
-def api_key_for(model: PiModel, environ: Mapping[str, str] | None = None) -> str | None:
-    """``model``'s ``apiKey`` as pi resolves it: ``!command`` runs (its trimmed output, 10 s at most);
-    else a variable of that name when it is set and not empty; else the text itself."""
-    value = model.api_key
-    if value is None:
-        return None
-    environ = os.environ if environ is None else environ
-    if value.startswith("!"):
-        return _command_output(value[1:], model)
-    return environ.get(value) or value
+def pi_provider(prefix: str) -> str:
+    """pi's name for litellm's provider ``prefix``."""
+    return by_prefix(prefix).name
 
 
-def _command_output(command: str, model: PiModel) -> str:
-    where = f"the apiKey command of provider {model.provider} in models.json"
-    try:
-        done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=_COMMAND_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, check=False)
-    except subprocess.TimeoutExpired:
-        raise ConfigError(f"{where} ran for more than {_COMMAND_TIMEOUT_S} s: make it faster or give a key.") from None
-    except OSError as exc:
-        raise ConfigError(f"{where} could not run ({exc.strerror or exc}): fix it or give a key.") from None
-    key = done.stdout.strip()
-    if done.returncode != 0 or not key:
-        raise ConfigError(f"{where} failed (exit {done.returncode}, {len(key)} characters of output): "
-                          "fix it or give a key.")
-    return key
+def pi_api(name: str) -> str:
+    """pi's ``api`` for a reply from provider ``name`` (pi's spelling)."""
+    return by_name(name).api
+
+
+def direct_key_variable() -> str:
+    """The key variable of the OpenAI-compatible servers our own client talks to (``OPENAI_API_KEY``)."""
+    return by_prefix(DIRECT_PREFIX).key_variable or ""
+
+
+def chat_rules(name: str, base_url: str) -> tuple[bool, bool]:
+    """pi's defaults for a chat-completions server of provider ``name`` at ``base_url``: (takes the
+    ``developer`` role, takes ``reasoning_effort``). A known provider's name or one of its hosts in the
+    URL decides; every other server is assumed to speak like OpenAI."""
+    rows = [row for row in ROWS
+            if (row.rules_by_name and row.name == name) or any(host in base_url for host in row.hosts)]
+    return all(row.developer_role for row in rows), all(row.reasoning_effort for row in rows)
+
+
+def prefix_for_api(api: str) -> str | None:
+    """The litellm prefix that speaks pi's ``api`` (``anthropic-messages``: ``anthropic``), if one does."""
+    return next((row.prefix for row in ROWS if row.api == api and row.simple_map), None)
+
+
+def prefix_of(model: str) -> str:
+    """The provider prefix of a model string ("" for a bare name)."""
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
+SIMPLE_MAP_PREFIXES = frozenset(row.prefix for row in ROWS if row.simple_map)
+AMBIENT_AUTH_PREFIXES = frozenset(row.prefix for row in ROWS if row.ambient_auth)

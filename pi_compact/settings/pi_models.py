@@ -8,7 +8,7 @@ provider (one pi does not ship) with models needs ``baseUrl`` and ``apiKey``, an
 ``compat`` of the model is merged over the provider's. Only the user's own agent directory is read: a
 project cannot declare providers (no project-level models file exists in pi either).
 
-What pi-compact uses of it (``llm/providers.py``): providers' ``baseUrl``, ``api``, ``apiKey`` (a variable's
+What pi-compact uses of it (``llm/custom_models.py``): providers' ``baseUrl``, ``api``, ``apiKey`` (a variable's
 name, a literal, or ``!command``), ``compat.supportsDeveloperRole`` and ``compat.supportsReasoningEffort``;
 models' ``id``, ``api``, ``baseUrl``, ``reasoning``, ``contextWindow``, ``maxTokens``, ``cost``; and
 ``modelOverrides``' ``contextWindow``, ``maxTokens`` and ``reasoning`` for a provider's built-in models;

@@ -11,11 +11,8 @@ from rich.text import Text
 from pi_compact.compaction.tokens import Calibration
 
 
-def render_dry_run(
-    console: Console, report: dict[str, Any], *, session: str, window: int, reserve: int, nothing: str | None = None
-) -> None:
-    """Print what compacting would do: tokens now / window, verdict, the cut and the file lists; with
-    ``nothing`` (the sentence ``compact`` would answer: nothing to summarize) that sentence instead of a plan."""
+def render_dry_run(console: Console, report: dict[str, Any], *, session: str, window: int, reserve: int) -> None:
+    """Print what compacting would do: tokens now / window, verdict, the cut and the file lists."""
     tokens = int(report["context_tokens"])
     percent = tokens / window * 100 if window else 0.0
     threshold = window - reserve
@@ -28,15 +25,12 @@ def render_dry_run(
     calibration = report.get("calibration")
     if calibration is not None:  # the auto estimator: say by how much its estimates were scaled
         table.add_row("Estimate", Text(Calibration(calibration["factor"], calibration["replies"]).describe()))
+    table.add_row("Auto-compaction", Text(f"{verdict} (threshold {threshold:,} tokens)"))
     plan = report.get("plan")
-    if plan is None or nothing is not None:
-        # Past the threshold yet nothing to summarize: an automatic compaction would do nothing either.
-        but = ", but it would find nothing to summarize" if report["should_compact"] else ""
-        table.add_row("Auto-compaction", Text(f"{verdict} (threshold {threshold:,} tokens){but}"))
-        table.add_row("Plan", Text(nothing or "nothing to compact (the session ends with a compaction or is empty)"))
+    if plan is None:
+        table.add_row("Plan", Text("nothing to compact (the session ends with a compaction or is empty)"))
         console.print(table)
         return
-    table.add_row("Auto-compaction", Text(f"{verdict} (threshold {threshold:,} tokens)"))
     kept = len(report["context_roles"])
     table.add_row("Cut at", Text(f"entry {plan['first_kept_entry_id']}"))
     table.add_row("Summarized", Text(f"{len(plan['summarize_entry_ids'])} entries"))

@@ -68,13 +68,12 @@ SKIP_TEXT: dict[SkipReason, str] = {
     "too_small": "Nothing to compact (session too small).",
 }
 
-def too_small_text(tokens: int, keep: int, hint: str = "/compact --keep") -> str:
+def too_small_text(tokens: int, keep: int) -> str:
     """Why there is nothing to compact when the kept recent messages hold the whole conversation, and
-    how to compact anyway (a smaller keep for this one compaction: ``hint`` is the terminal's command, or
-    ``pi-compact compact``'s flag)."""
+    how to compact anyway (a smaller keep for this one compaction)."""
     smaller = 1000 if tokens > 2000 else max(100, tokens // 2 // 100 * 100)
     return (f"Nothing to compact: the whole conversation (~{tokens:,} tokens) fits in the recent messages kept "
-            f"word for word (keepRecentTokens {keep:,}). To compact now, keep less: {hint} {smaller}.")
+            f"word for word (keepRecentTokens {keep:,}). To compact now, keep less: /compact --keep {smaller}.")
 
 
 # Said when an overflow is back right after its one compact-and-retry.

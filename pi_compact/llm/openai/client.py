@@ -24,6 +24,7 @@ from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
 from pi_compact.llm.params import plan_request, prefix_by_default, refit_on_refusal
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.providers import direct_key_variable
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
@@ -88,7 +89,7 @@ class OpenAICompatModel(ChatModel):
         return refit_on_refusal(self._info, request, self._api_base, lambda sent: self._stream_once(sent, token))
 
     def _stream_once(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
-        key = self._api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
+        key = self._api_key or os.environ.get(direct_key_variable()) or PLACEHOLDER_KEY
         options = plan_request(self._info, request, api_base=self._api_base).options
         data, messages = self._encoder.encode(request, self._info.model_id, options)
         facts = model_map.lookup(self._info.model)
