@@ -34,8 +34,7 @@ from fakes.pi_probe import pi_installed, run_pi  # noqa: E402
 from pi_compact.agent.session import AgentSession  # noqa: E402
 from pi_compact.agent.system_prompt import build_system_prompt  # noqa: E402
 from pi_compact.agent.tools import default_tools  # noqa: E402
-from pi_compact.compaction.prompts import HISTORY_HEADINGS  # noqa: E402
-from pi_compact.compaction.reuse import history_instruction  # noqa: E402
+from pi_compact.compaction.prompts import HISTORY_HEADINGS, history_instruction  # noqa: E402
 from pi_compact.llm.resolve import create_model, resolve_model  # noqa: E402
 from pi_compact.session.store import SessionStore  # noqa: E402
 from pi_compact.settings import CompactionSettings, RetrySettings, Settings  # noqa: E402

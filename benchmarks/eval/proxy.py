@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from pi_compact.compaction.reuse import history_instruction
+from pi_compact.compaction.prompts import history_instruction
 
 
 @dataclass

@@ -54,7 +54,7 @@ def answer(model: ChatModel, request: ChatRequest, cancel: CancelToken | None, r
         if reused:
             raise NotReusable(f"the request failed ({error})")
         # The provider's text as is: whoever reports it says that summarization failed (once).
-        if is_context_overflow(reply, model.info.context_window):
+        if is_context_overflow(reply, model.info.context_window, model.info.overflow_texts):
             raise SummarizerOverflow(error)
         raise ModelError(error)
     return "\n".join(

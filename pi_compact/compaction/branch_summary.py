@@ -13,6 +13,7 @@ from typing import Any
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.fileops import FileOps, file_lists
 from pi_compact.compaction.plan import CompactionPlan
+from pi_compact.compaction.prompts import BRANCH_FOCUS, BRANCH_PREAMBLE
 from pi_compact.compaction.summarize import Source, SummaryBudget, summarize
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.llm.protocol import ChatModel
@@ -20,11 +21,6 @@ from pi_compact.messages import Message
 from pi_compact.session.entries import compaction_message, message_of_entry
 
 NO_CONTENT = "No content to summarize"
-PREAMBLE = "The user explored another branch of this conversation and came back here. What happened there:\n\n"
-BRANCH_FOCUS = (
-    "This conversation is a branch the user is now leaving, to continue from an earlier point. Summarize "
-    "what was tried and learned in it, so that the work continuing elsewhere can use it."
-)
 
 
 @dataclass(frozen=True)
@@ -114,7 +110,7 @@ def summarize_branch(
                        allow_fallback=allow_fallback)
     if result.source == "fallback":
         details.update({"fallback": True, "error": result.error})
-    return BranchSummary(PREAMBLE + result.summary, details, result.source, len(messages))
+    return BranchSummary(BRANCH_PREAMBLE + result.summary, details, result.source, len(messages))
 
 
-__all__ = ["BRANCH_FOCUS", "NO_CONTENT", "PREAMBLE", "BranchSummary", "prepare_branch", "summarize_branch"]
+__all__ = ["NO_CONTENT", "BranchSummary", "prepare_branch", "summarize_branch"]

@@ -13,6 +13,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pi_compact.compaction.fileops import strip_file_lists
+from pi_compact.compaction.prompts import (
+    BLOCKED,
+    CONSTRAINTS,
+    CRITICAL,
+    DECISIONS,
+    DONE,
+    GOAL,
+    IN_PROGRESS,
+    NEXT_STEPS,
+    PROGRESS,
+)
 from pi_compact.jstext import js_len, js_slice
 from pi_compact.messages import Message, text_of
 
@@ -94,11 +105,11 @@ def derived_sections(messages: Sequence[Message]) -> dict[str, str]:
     users = _user_texts(messages)
     done, pending, blocked = _tool_progress(messages)
     return {
-        "## Goal": _clip(users[0], 600) if users else "(not stated in the summarized messages)",
-        "## Progress": "### Done\n" + _bullets(done, "- [x] ", "- (no completed tool work recorded)")
-        + "\n\n### In Progress\n" + _bullets(pending, "- [ ] ", "- (none)")
-        + "\n\n### Blocked\n" + _bullets(blocked),
-        "## Next Steps": "1. " + (_clip(users[-1], 600) if users else "Continue from the most recent messages."),
+        GOAL: _clip(users[0], 600) if users else "(not stated in the summarized messages)",
+        PROGRESS: f"{DONE}\n" + _bullets(done, "- [x] ", "- (no completed tool work recorded)")
+        + f"\n\n{IN_PROGRESS}\n" + _bullets(pending, "- [ ] ", "- (none)")
+        + f"\n\n{BLOCKED}\n" + _bullets(blocked),
+        NEXT_STEPS: "1. " + (_clip(users[-1], 600) if users else "Continue from the most recent messages."),
     }
 
 
@@ -122,12 +133,12 @@ def fallback_summary(
     context = [f"Read: {path}" for path in read_files] + [f"Modified: {path}" for path in modified_files]
     context.append(f"This summary was built without a model because summarization failed: {_clip(error, 200)}")
     sections = [
-        "## Goal\n" + derived["## Goal"],
-        "## Constraints & Preferences\n" + _bullets(constraints),
-        "## Progress\n" + derived["## Progress"],
-        "## Key Decisions\n- (not extracted: no model was available to judge decisions)",
-        "## Next Steps\n" + derived["## Next Steps"],
-        "## Critical Context\n" + _bullets(context),
+        f"{GOAL}\n" + derived[GOAL],
+        f"{CONSTRAINTS}\n" + _bullets(constraints),
+        f"{PROGRESS}\n" + derived[PROGRESS],
+        f"{DECISIONS}\n- (not extracted: no model was available to judge decisions)",
+        f"{NEXT_STEPS}\n" + derived[NEXT_STEPS],
+        f"{CRITICAL}\n" + _bullets(context),
     ]
     summary = "\n\n".join(sections)
     # Its file lists are left out: the caller appends the current ones, which include them.

@@ -1,7 +1,10 @@
-"""The summarizer's prompts, in our own words, with pi's required section headings.
+"""Every text the summarizer sends to a model, in our own words, with pi's required section headings.
 
-The headings are an interface: the next model reads them, our validator checks them, and a
-fallback summary built without a model uses the same ones.
+The serialized requests (``history_request_text``, ``turn_prefix_request_text``), the same requests asked
+on a cached chat prefix (``history_instruction``, ``turn_instruction``), the retry reminders and the branch
+summary's texts all live here. The headings are an interface, each named once (``GOAL`` ... ``CRITICAL``):
+the next model reads them, the quality checks look for them, and the fallback built without a model
+writes the same ones.
 """
 
 from __future__ import annotations
@@ -15,40 +18,41 @@ SYSTEM_PROMPT = (
     "do not add any preamble or closing remarks."
 )
 
-HISTORY_HEADINGS = (
-    "## Goal",
-    "## Constraints & Preferences",
-    "## Progress",
-    "## Key Decisions",
-    "## Next Steps",
-    "## Critical Context",
-)
-PROGRESS_SUBHEADINGS = ("### Done", "### In Progress", "### Blocked")
+# pi's section headings, each named once: the prompts, the fallback summary and the quality checks read these.
+GOAL = "## Goal"
+CONSTRAINTS = "## Constraints & Preferences"
+PROGRESS = "## Progress"
+DECISIONS = "## Key Decisions"
+NEXT_STEPS = "## Next Steps"
+CRITICAL = "## Critical Context"
+HISTORY_HEADINGS = (GOAL, CONSTRAINTS, PROGRESS, DECISIONS, NEXT_STEPS, CRITICAL)
+DONE, IN_PROGRESS, BLOCKED = "### Done", "### In Progress", "### Blocked"
+PROGRESS_SUBHEADINGS = (DONE, IN_PROGRESS, BLOCKED)
 TURN_PREFIX_HEADINGS = ("## Original Request", "## Early Progress", "## Context for Suffix")
 
-_FORMAT = """## Goal
+_FORMAT = f"""{GOAL}
 [The user's tasks, one short line each]
 
-## Constraints & Preferences
+{CONSTRAINTS}
 - [A rule the user set for all of the work, or "(none)"]
 
-## Progress
-### Done
+{PROGRESS}
+{DONE}
 - [x] [A finished task, and the files it changed]
 
-### In Progress
+{IN_PROGRESS}
 - [ ] [Work started but not finished]
 
-### Blocked
+{BLOCKED}
 - [What is stuck and why, if anything]
 
-## Key Decisions
+{DECISIONS}
 - [What was chosen] because [the reason]
 
-## Next Steps
+{NEXT_STEPS}
 1. [What was agreed to do next, in order]
 
-## Critical Context
+{CRITICAL}
 - [What is needed to carry on: error messages, settings with their values, new function names, ticket ids, \
 or "(none)"]"""
 HISTORY_FORMAT = _FORMAT  # the structure every history summary has, whichever way it is asked for
@@ -68,6 +72,14 @@ Inside your notes, copy each concrete value character for character; never round
 A "[Tool result (failed)]" is a call that failed and changed nothing: never count it as done.
 Give every decision with its reason; under Next Steps, only what is left to do."""
 
+# How an earlier checkpoint is carried into a new one, whichever way the summary is asked for.
+_UPDATE_RULES = """\
+- Keep everything from the previous checkpoint that still matters; drop only what is clearly obsolete.
+- Add the new progress, decisions and context from the new messages.
+- Move items from In Progress to Done when the new messages finish them; remove blockers that were resolved.
+- Rewrite Next Steps for the current state of the work.
+- Keep every rule, decision and exact value of the previous checkpoint unless it is clearly obsolete."""
+
 INITIAL_PROMPT = f"""The text in <conversation> tags above is a coding session that has grown too long. \
 Write a checkpoint of it that another model will use to carry on the work without seeing the original.
 
@@ -83,11 +95,7 @@ The <previous-summary> tags hold the checkpoint written for everything before it
 checkpoint that covers both.
 
 Rules:
-- Keep everything from the previous checkpoint that still matters; drop only what is clearly obsolete.
-- Add the new progress, decisions and context from the new messages.
-- Move items from In Progress to Done when the new messages finish them; remove blockers that were resolved.
-- Rewrite Next Steps for the current state of the work.
-- Keep every rule, decision and exact value of the previous checkpoint unless it is clearly obsolete.
+{_UPDATE_RULES}
 
 Use exactly this structure:
 
@@ -105,15 +113,17 @@ TURN_PREFIX_FORMAT = """## Original Request
 ## Context for Suffix
 - [What someone reading only the kept part needs to know]"""
 
-TURN_PREFIX_PROMPT = f"""The text in <conversation> tags above is the first part of a single turn that \
-was too large to keep whole. The rest of that turn is kept verbatim and follows your summary. Summarize \
-this first part so that the kept part makes sense on its own.
-
-Use exactly this structure:
+_TURN_TAIL = f"""Use exactly this structure:
 
 {TURN_PREFIX_FORMAT}
 
 Be brief: write only what the kept part depends on, but copy names, numbers, paths and error messages exactly."""
+
+TURN_PREFIX_PROMPT = f"""The text in <conversation> tags above is the first part of a single turn that \
+was too large to keep whole. The rest of that turn is kept verbatim and follows your summary. Summarize \
+this first part so that the kept part makes sense on its own.
+
+{_TURN_TAIL}"""
 
 STRICT_REMINDER = """Your previous answer did not follow the required structure. Answer again with \
 ONLY the summary, and include every one of these headings, each on its own line, in this order: \
@@ -155,3 +165,69 @@ def missing_headings(summary: str, headings: tuple[str, ...] = HISTORY_HEADINGS)
     """The required headings a summary lacks (each must start a line)."""
     lines = {line.strip() for line in summary.splitlines()}
     return [heading for heading in headings if heading not in lines]
+
+
+# ---- the same requests asked on top of the last chat request's prefix (``reuse.py``) ----------------------
+# The model has the tools of the conversation in front of it and was just working: say first that
+# this message ends the work, or a small model carries on with the task.
+_STOP = (
+    "Stop working on the task now: do not answer the last message, do not call any tool, and do not "
+    "continue the work. The conversation above is about to be replaced by a written checkpoint so the "
+    "session fits its context window; your reply is that checkpoint and nothing else."
+)
+
+_PREFIX_NEW = f"""{_STOP}
+
+Write the checkpoint of the whole conversation above. Another model will carry on the work from it \
+without seeing the conversation.
+
+Use exactly this structure:
+
+{HISTORY_FORMAT}
+
+{EXACT_VALUES}
+Be brief everywhere else."""
+
+_PREFIX_UPDATE = f"""{_STOP}
+
+The first message of the conversation above is the checkpoint written for everything before it. Write \
+one updated checkpoint that covers that checkpoint and every message after it:
+{_UPDATE_RULES}
+
+Use exactly this structure:
+
+{HISTORY_FORMAT}
+
+{EXACT_VALUES}
+Be brief everywhere else."""
+
+_PREFIX_TURN = f"""{_STOP}
+
+The most recent user message above started a turn that is too large to keep whole. The messages from \
+that user message up to here are its first part; the rest of the turn is kept word for word after your \
+summary. Summarize this first part so that the kept part makes sense on its own.
+
+{_TURN_TAIL}"""
+
+
+def history_instruction(update: bool, instructions: str | None, problems: Sequence[str] = ()) -> str:
+    """The user message that asks for the checkpoint after the prefix (``update``: it starts with one)."""
+    text = _PREFIX_UPDATE if update else _PREFIX_NEW
+    if instructions:
+        text += f"\n\nAdditional focus: {instructions}"
+    if problems:
+        text += "\n\n" + REJECTED_INTRO + "\n" + "\n".join(f"- {problem}" for problem in problems)
+    return text
+
+
+def turn_instruction(instructions: str | None) -> str:
+    """The user message that asks for the summary of a split turn's first part."""
+    return f"{_PREFIX_TURN}\n\nAdditional focus: {instructions}" if instructions else _PREFIX_TURN
+
+
+# ---- a branch the user leaves with /tree (``branch_summary.py``) ------------------------------------------
+BRANCH_PREAMBLE = "The user explored another branch of this conversation and came back here. What happened there:\n\n"
+BRANCH_FOCUS = (
+    "This conversation is a branch the user is now leaving, to continue from an earlier point. Summarize "
+    "what was tried and learned in it, so that the work continuing elsewhere can use it."
+)

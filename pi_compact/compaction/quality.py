@@ -14,20 +14,29 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_compact.compaction.prompts import HISTORY_FORMAT, HISTORY_HEADINGS, TURN_PREFIX_FORMAT, missing_headings
+from pi_compact.compaction.prompts import (
+    CONSTRAINTS,
+    DECISIONS,
+    GOAL,
+    HISTORY_FORMAT,
+    HISTORY_HEADINGS,
+    NEXT_STEPS,
+    PROGRESS,
+    TURN_PREFIX_FORMAT,
+    missing_headings,
+)
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.session.terms import is_identifier
 
-CARRIED_SECTIONS = ("## Constraints & Preferences", "## Key Decisions")
+CARRIED_SECTIONS = (CONSTRAINTS, DECISIONS)
 # Sections a non-empty history always has something to say about.
-CONTENT_SECTIONS = ("## Goal", "## Progress", "## Next Steps")
+CONTENT_SECTIONS = (GOAL, PROGRESS, NEXT_STEPS)
 CARRIED_MARK = "(carried forward)"
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(?:\[[ xX]\]\s+)?")  # group 1: the marker, without a checkbox
 _NON_WORD = re.compile(r"[^\w]+")
 _PLACEHOLDER = re.compile(r"^\[[^\]]*\](?: because \[[^\]]*\])?$")  # Key Decisions' is two
 _BRACKETED = re.compile(r"\[([^\]]*)\]")
 _NO_ITEMS = {"none", "n a", "nothing", "not stated"}
-CONSTRAINTS = "## Constraints & Preferences"
 # What a summary must not lose between two answers: the exact values in it. Backticked and double-quoted
 # text whole; paths; flags; identifier-like tokens (filtered by ``terms.is_identifier``); numbers.
 _EXACT = re.compile(
@@ -348,7 +357,6 @@ def format_diff(diffs: Sequence[SectionDiff]) -> str:
 __all__ = [
     "CARRIED_MARK",
     "CARRIED_SECTIONS",
-    "CONSTRAINTS",
     "SHORT_SUMMARY_TOKENS",
     "SectionDiff",
     "append_items",

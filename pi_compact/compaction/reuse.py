@@ -8,7 +8,8 @@ instead of being paid and read again as a serialized ``<conversation>``.
 
 ``reusable_prefix`` finds that prefix for a plan, or None when the last request does not start with
 the messages before the cut; ``PrefixShape`` builds the requests. Only the request's shape differs:
-what the answer must hold and how it is checked are ``summarize``'s, as for the serialized way.
+what the answer must hold and how it is checked are ``summarize``'s, as for the serialized way, and the
+instruction texts are ``prompts``' (``history_instruction``, ``turn_instruction``).
 """
 
 from __future__ import annotations
@@ -17,73 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from pi_compact.compaction.plan import CompactionPlan
-from pi_compact.compaction.prompts import EXACT_VALUES, HISTORY_FORMAT, REJECTED_INTRO, TURN_PREFIX_FORMAT
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.llm.protocol import ChatRequest, fixed_text
 from pi_compact.messages import Message, user_text_message
-
-# The model has the tools of the conversation in front of it and was just working: say first that
-# this message ends the work, or a small model carries on with the task.
-_STOP = (
-    "Stop working on the task now: do not answer the last message, do not call any tool, and do not "
-    "continue the work. The conversation above is about to be replaced by a written checkpoint so the "
-    "session fits its context window; your reply is that checkpoint and nothing else."
-)
-
-_NEW = f"""{_STOP}
-
-Write the checkpoint of the whole conversation above. Another model will carry on the work from it \
-without seeing the conversation.
-
-Use exactly this structure:
-
-{HISTORY_FORMAT}
-
-{EXACT_VALUES}
-Be brief everywhere else."""
-
-_UPDATE = f"""{_STOP}
-
-The first message of the conversation above is the checkpoint written for everything before it. Write \
-one updated checkpoint that covers that checkpoint and every message after it:
-- keep everything from the earlier checkpoint that still matters, dropping only what is clearly obsolete;
-- add the new progress, decisions and context;
-- move finished items from In Progress to Done and remove blockers that were resolved;
-- rewrite Next Steps for where the work stands now.
-
-Use exactly this structure:
-
-{HISTORY_FORMAT}
-
-{EXACT_VALUES}
-Be brief everywhere else."""
-
-_TURN = f"""{_STOP}
-
-The most recent user message above started a turn that is too large to keep whole. The messages from \
-that user message up to here are its first part; the rest of the turn is kept word for word after your \
-summary. Summarize this first part so that the kept part makes sense on its own.
-
-Use exactly this structure:
-
-{TURN_PREFIX_FORMAT}
-
-Be brief: write only what the kept part depends on, but copy names, numbers, paths and error messages exactly."""
-
-
-def history_instruction(update: bool, instructions: str | None, problems: Sequence[str] = ()) -> str:
-    """The user message that asks for the checkpoint after the prefix (``update``: it starts with one)."""
-    text = _UPDATE if update else _NEW
-    if instructions:
-        text += f"\n\nAdditional focus: {instructions}"
-    if problems:
-        text += "\n\n" + REJECTED_INTRO + "\n" + "\n".join(f"- {problem}" for problem in problems)
-    return text
-
-
-def turn_instruction(instructions: str | None) -> str:
-    """The user message that asks for the summary of a split turn's first part."""
-    return f"{_TURN}\n\nAdditional focus: {instructions}" if instructions else _TURN
 
 
 @dataclass(frozen=True)
@@ -139,4 +76,4 @@ def reusable_prefix(
     return PrefixShape(last, tuple(history), tuple(turn))
 
 
-__all__ = ["PrefixShape", "history_instruction", "reusable_prefix", "turn_instruction"]
+__all__ = ["PrefixShape", "reusable_prefix"]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pi_compact.compaction.quality import CONSTRAINTS, append_items, normalise, sections
+from pi_compact.compaction.prompts import CONSTRAINTS
+from pi_compact.compaction.quality import append_items, normalise, sections
 from pi_compact.session.terms import COMMON
 
 # Where a serialized block starts (``serialize``): a blank line, then a ``[Role]: `` tag.

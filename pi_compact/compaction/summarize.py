@@ -22,8 +22,10 @@ from pi_compact.compaction.prompts import (
     SPLIT_TURN_SEPARATOR,
     SYSTEM_PROMPT,
     TURN_PREFIX_HEADINGS,
+    history_instruction,
     history_request_text,
     missing_headings,
+    turn_instruction,
     turn_prefix_request_text,
 )
 from pi_compact.compaction.quality import (
@@ -37,7 +39,7 @@ from pi_compact.compaction.quality import (
     missing_items,
     placeholder_sections,
 )
-from pi_compact.compaction.reuse import PrefixShape, history_instruction, turn_instruction
+from pi_compact.compaction.reuse import PrefixShape
 from pi_compact.compaction.rules import add_missing_rules, stated_rules
 from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pi_compact.compaction.prompts import CRITICAL
 from pi_compact.compaction.quality import append_items, normalise
 from pi_compact.messages import Message, text_of
 
-CRITICAL = "## Critical Context"
 COMMAND_TOOLS = frozenset({"bash"})  # their result is a program's output, not the tool's own message
 CHANGE_TOOLS = frozenset({"edit", "write"})  # a failure of these changed nothing
 NOT_APPLIED = " (failed, not applied)"

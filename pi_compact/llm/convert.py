@@ -41,10 +41,11 @@ class Target:
     provider: str = ""
     model_id: str = ""
     api: str = "openai-completions"
+    system_role: str = "system"  # "developer" for a reasoning model whose server takes that role (pi's rule)
 
     @classmethod
     def of(cls, info: ModelInfo) -> Target:
-        return cls(info.provider, info.model_id, info.api)
+        return cls(info.provider, info.model_id, info.api, info.system_role)
 
     def made(self, message: Mapping[str, Any]) -> bool:
         """Did this model write ``message``? Only then are its signatures valid here (pi's rule)."""
@@ -147,7 +148,7 @@ class _Conversion:
     def __init__(self, system: str, target: Target) -> None:
         self.system = system
         self.target = target
-        self.out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        self.out: list[dict[str, Any]] = [{"role": target.system_role, "content": system}] if system else []
         self.pending: dict[str, str] = {}  # tool call id -> tool name, still waiting for a result
         self.images: list[dict[str, Any]] = []  # tool-result images waiting for the tool messages to end
 

@@ -38,14 +38,11 @@ from pi_compact.llm.failures import Failure, chain, provider_text, root_text, we
 from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.params import cache_retention, plan_request, prefix_by_default, refit_on_refusal
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.providers import AMBIENT_AUTH_PREFIXES
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
 
-# Providers that authenticate without an API key variable (cloud credential chains, local servers).
-_AMBIENT_AUTH_PROVIDERS = frozenset(
-    {"bedrock", "sagemaker", "vertex_ai", "vertex_ai_beta", "ollama", "ollama_chat"}
-)
 # Sent when the user points at their own server (api_base) without a key: the OpenAI SDK insists on one.
 _PLACEHOLDER_KEY = "no-key"
 _import_lock = threading.Lock()
@@ -163,7 +160,7 @@ def missing_credentials(model: str) -> list[str]:
         status = litellm.validate_environment(model=model)
     except Exception:  # litellm cannot tell; let the request itself report the problem
         return []
-    if provider in _AMBIENT_AUTH_PROVIDERS or status.get("keys_in_environment"):
+    if provider in AMBIENT_AUTH_PREFIXES or status.get("keys_in_environment"):
         return []
     missing = [str(k) for k in status.get("missing_keys") or ()]
     return [k for k in missing if k.endswith(("_KEY", "_TOKEN"))]
@@ -240,7 +237,7 @@ class LiteLLMModel(ChatModel):
             endpoint=self.endpoint,
             open_stream=lambda: litellm.completion(**kwargs),
             failure_of=litellm_failure,
-            costs=_model_costs(litellm, self._info.model),
+            costs=self._info.costs if self._info.costs is not None else _model_costs(litellm, self._info.model),
             cancel=cancel,
             secrets=secrets,
         )

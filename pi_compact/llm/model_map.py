@@ -17,18 +17,13 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from pi_compact.llm.providers import DIRECT_PREFIX, SIMPLE_MAP_PREFIXES
+
 MAP_FILE = "model_prices_and_context_window_backup.json"
 _RULES_KEY = "fallback_generalizations"
 
 # Providers whose model info litellm takes from its table alone (checked entry by entry in the tests).
-SIMPLE_PROVIDERS = frozenset(
-    {
-        "openai", "anthropic", "gemini", "openrouter", "xai", "groq", "mistral", "deepseek", "cerebras",
-        "together_ai", "deepinfra", "moonshot", "zai", "dashscope", "minimax", "novita", "nebius",
-        "sambanova", "hyperbolic", "perplexity", "vercel_ai_gateway", "lambda_ai", "nscale", "ovhcloud",
-        "scaleway", "friendliai", "featherless_ai", "codestral", "nvidia_nim", "xiaomi_mimo",
-    }
-)
+SIMPLE_PROVIDERS = SIMPLE_MAP_PREFIXES
 # litellm's "fill missing keys from a rule" applies only to entries of these modes.
 _BACKFILL_MODES = frozenset({"chat", "responses"})
 _DATED_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
@@ -204,7 +199,7 @@ def is_openai_catalog_model(name: str) -> bool | None:
     if entry is None:
         return False
     provider = entry.get("litellm_provider")
-    if provider == "openai":
+    if provider == DIRECT_PREFIX:
         return not (name.startswith("ft:") and name.count(":") <= 1)
     return provider == "text-completion-openai"
 

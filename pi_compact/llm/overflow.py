@@ -8,7 +8,7 @@ does not know in ``EXTRA_OVERFLOW_PATTERNS``) and two silent cases read from the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pi_compact.llm.protocol import ModelInfo
@@ -111,10 +111,13 @@ def overflow_patterns() -> list[re.Pattern[str]]:
     return list(OVERFLOW_PATTERNS)
 
 
-def is_overflow_error_text(text: str) -> bool:
-    """Case 1 alone: is this provider error text a context overflow?"""
+def is_overflow_error_text(text: str, own_texts: Sequence[str] = ()) -> bool:
+    """Case 1 alone: is this provider error text a context overflow? ``own_texts``: a server's own
+    wordings from the settings or models.json (``ModelInfo.overflow_texts``), found anywhere, any case."""
     if not text or any(p.search(text) for p in _NOT_OVERFLOW):
         return False
+    if own_texts and any(own.casefold() in text.casefold() for own in own_texts):
+        return True
     return any(p.search(text) for p in OVERFLOW_PATTERNS) or any(p.search(text) for p in EXTRA_OVERFLOW_PATTERNS)
 
 
@@ -133,7 +136,9 @@ def stated_window(text: str) -> int | None:
     return None
 
 
-def is_context_overflow(message: Mapping[str, Any], context_window: int | None = None) -> bool:
+def is_context_overflow(
+    message: Mapping[str, Any], context_window: int | None = None, own_texts: Sequence[str] = ()
+) -> bool:
     """True when the assistant ``message`` shows the request overflowed the context window.
 
     1. ``stopReason == "error"`` and the error text matches a pattern (searched anywhere,
@@ -147,7 +152,7 @@ def is_context_overflow(message: Mapping[str, Any], context_window: int | None =
     stop_reason = message.get("stopReason")
     if stop_reason == "error":
         text = message.get("errorMessage")
-        if isinstance(text, str) and is_overflow_error_text(text):
+        if isinstance(text, str) and is_overflow_error_text(text, own_texts):
             return True
     if not context_window:
         return False
@@ -172,4 +177,4 @@ def is_overflow_of(message: Mapping[str, Any], info: ModelInfo) -> bool:
     before a model switch) says nothing about this one's window."""
     if message.get("model") is not None and not info.is_same_model(message.get("provider"), message.get("model")):
         return False
-    return is_context_overflow(message, info.context_window)
+    return is_context_overflow(message, info.context_window, info.overflow_texts)

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pi_compact.llm import providers
 from pi_compact.llm.output_cap import MIN_ANSWER, MIN_BUDGET, OutputCap, output_cap, prompt_estimate, refit_cap
 from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo, StreamEvent
 from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
@@ -71,10 +72,12 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     budget = thinking_budget(info, level) if info.reasoning else 0
     min_budget = _GEMINI_MIN_BUDGET if api == "google-generative-ai" else MIN_BUDGET
     cap: OutputCap | None = None
-    if request.max_tokens is not None:  # the caller's number (a summary's): thinking must fit inside it
+    if request.max_tokens is not None and request.thinking_inside:  # a refitted cap: thinking fits inside it
         max_tokens = request.max_tokens
         budget = min(budget, max_tokens - MIN_ANSWER)
         budget = budget if budget >= min_budget else 0
+    elif request.max_tokens is not None:  # the caller's number (a summary's): all of it stays the answer's
+        max_tokens, budget = _on_top(info, request, budget, min_budget)
     else:
         cap = output_cap(
             max_output=info.max_output_tokens, context_window=info.context_window,
@@ -89,6 +92,25 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     if _openai_endpoint(info, api_base) and cache_retention(request) != "none" and request.session_id:
         options["prompt_cache_key"] = request.session_id
     return RequestPlan(cap, max_tokens, level, options)
+
+
+def _on_top(info: ModelInfo, request: ChatRequest, budget: int, min_budget: int) -> tuple[int, int]:
+    """``max_tokens`` and the thinking budget for a request with its own output size (a summary's).
+
+    As pi does, the thinking budget comes on top of that size, so thinking never eats the summary; the
+    model's output limit, then the room the window leaves after the prompt, shrink the budget only
+    (below ``min_budget`` the request goes without thinking), never the caller's size.
+    """
+    own = request.max_tokens or 0
+    if budget <= 0:
+        return own, 0
+    budget = min(budget, info.max_output_tokens - own) if info.max_output_tokens else budget
+    estimate = output_cap(max_output=None, context_window=info.context_window, prompt_tokens=prompt_estimate(
+        request, info), ceiling=own + budget)
+    budget = min(budget, estimate.max_tokens - own)
+    if budget < min_budget:
+        return own, 0
+    return own + budget, budget
 
 
 def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any]:
@@ -107,6 +129,8 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
         return {"reasoning_effort": "high" if level == "xhigh" else level}
     if level == "off":
         return {}
+    if info.reasoning_effort is not None:  # a models.json model: pi's rule, sent only to a reasoning model
+        return {"reasoning_effort": _OPENAI_EFFORTS[level]} if info.reasoning and info.reasoning_effort else {}
     if level == "xhigh" and "xhigh" not in supported_levels(info):
         level = "high"  # OpenAI refuses an effort the model does not know
     # Sent also where litellm's map says nothing about reasoning (a local or new model): ``drop_params``
@@ -114,16 +138,14 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
     return {"reasoning_effort": _OPENAI_EFFORTS[level], "drop_params": True}
 
 
-# Providers that keep a prompt's prefix for the next request: Anthropic from our cache breakpoints,
-# Google and DeepSeek implicitly. OpenAI's own endpoint caches too (``_openai_endpoint``); an
-# OpenAI-compatible server elsewhere may or may not, so it is not counted.
-_CACHING_PROVIDERS = frozenset({"anthropic", "google", "google-vertex", "deepseek"})
 
 
 def prefix_by_default(info: ModelInfo, api_base: str | None) -> bool:
     """Does the provider serve a request that starts like the last one from its prompt cache (so
     ``compaction.reusePrefix: auto`` asks summaries on the chat prefix)?"""
-    return info.provider in _CACHING_PROVIDERS or _openai_endpoint(info, api_base)
+    # Anthropic from our cache breakpoints, Google and DeepSeek implicitly (``providers.caches_prefix``);
+    # OpenAI's own endpoint too, while an OpenAI-compatible server elsewhere may or may not.
+    return providers.by_name(info.provider).caches_prefix or _openai_endpoint(info, api_base)
 
 
 def interleaves_with_beta(info: ModelInfo) -> bool:
@@ -133,7 +155,8 @@ def interleaves_with_beta(info: ModelInfo) -> bool:
 
 def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:
     """OpenAI's own API, where ``prompt_cache_key`` is known (pi sends it only there)."""
-    return info.provider == "openai" and (api_base is None or "api.openai.com" in api_base)
+    row = providers.by_name(info.provider)
+    return row.cache_key and (api_base is None or any(host in api_base for host in row.hosts))
 
 
 def refit_on_refusal(
@@ -159,6 +182,6 @@ def _refitted(
             sent = plan_request(info, request, api_base=api_base).max_tokens  # the cap the adapter sent
             fitted = refit_cap(str(message.get("errorMessage") or ""), sent)
             if fitted is not None:
-                yield from send(replace(request, max_tokens=fitted))
+                yield from send(replace(request, max_tokens=fitted, thinking_inside=True))
                 return
         yield event

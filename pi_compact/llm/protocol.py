@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.llm.provider_names import pi_api
+from pi_compact.llm.providers import pi_api
 from pi_compact.messages import Message
 
 ABORTED_MESSAGE = "Request was aborted"
@@ -26,7 +26,7 @@ ABORTED_MESSAGE = "Request was aborted"
 class ModelInfo:
     """What the agent needs to know about a model.
 
-    ``model`` is the litellm model string; ``provider`` is pi's name for its provider (``provider_names``).
+    ``model`` is the litellm model string; ``provider`` is pi's name for its provider (``providers``).
     """
 
     model: str
@@ -37,6 +37,17 @@ class ModelInfo:
     # Where ``context_window`` came from: "flag", "settings", "learned" (a provider's overflow error,
     # ``learned``) or "litellm" (its model data); shown by ``/context``.
     window_source: str = field(default="litellm", compare=False)  # not part of what the model *is*
+    # How requests are worded, for a model of pi's ``models.json`` (``custom_models.py``): its ``api``
+    # (None: pi's api of ``provider``), the role of the system prompt ("developer" where pi sends it),
+    # whether ``reasoning_effort`` may be sent (None: whenever a level is asked; litellm drops it where
+    # unknown), and its prices in dollars per token (None: litellm's table).
+    wire_api: str | None = field(default=None, compare=False)
+    system_role: str = field(default="system", compare=False)
+    reasoning_effort: bool | None = field(default=None, compare=False)
+    costs: Mapping[str, float] | None = field(default=None, compare=False)
+    # The server's own words for an overflow, beside the known ones (``overflow.py``): settings'
+    # ``models.<name>.overflowTexts`` and models.json's ``overflowTexts``.
+    overflow_texts: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def model_id(self) -> str:
@@ -49,8 +60,8 @@ class ModelInfo:
 
     @property
     def api(self) -> str:
-        """pi's name for the wire protocol of this model's replies (``provider_names.pi_api``)."""
-        return pi_api(self.provider)
+        """pi's name for the wire protocol of this model's replies (``providers.pi_api``)."""
+        return self.wire_api or pi_api(self.provider)
 
     def is_same_model(self, provider: object, model: object) -> bool:
         """Does an assistant message's ``provider``/``model`` name this model?"""
@@ -81,8 +92,9 @@ class ChatRequest:
     clamps one to what a model can do and maps it per provider); None sends nothing, so the provider's
     default applies. ``reasoning`` is the older spelling of the same knob, used when ``thinking`` is None.
     ``max_tokens`` None: the adapter sends the output cap of ``llm.output_cap`` (it leaves room in the
-    window). ``cache`` is pi's ``cacheRetention`` (none | short | long): the prompt-cache breakpoints
-    for providers that take them; ``session_id`` keys OpenAI's prompt cache (``prompt_cache_key``).
+    window); a number is the answer's own size (a summary's), the thinking budget comes on top.
+    ``cache`` is pi's ``cacheRetention`` (none | short | long): the prompt-cache breakpoints for
+    providers that take them; ``session_id`` keys OpenAI's prompt cache (``prompt_cache_key``).
     """
 
     system: str
@@ -93,6 +105,9 @@ class ChatRequest:
     thinking: str | None = None
     cache: str = "short"
     session_id: str | None = None
+    # ``max_tokens`` is the whole output, thinking included (a cap refitted from a refusal); else a
+    # caller's ``max_tokens`` is the answer's own and a thinking budget comes on top of it (pi's rule).
+    thinking_inside: bool = False
 
     @property
     def thinking_level(self) -> str | None:

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from pi_compact.errors import ConfigError
-from pi_compact.llm import model_map
+from pi_compact.llm import custom_models, model_map, providers
 from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.protocol import ChatModel, ModelInfo
-from pi_compact.llm.provider_names import pi_provider
 from pi_compact.llm.route import litellm_reason
 from pi_compact.paths import settings_path_hint
 from pi_compact.settings import ModelOverride, Settings
+from pi_compact.settings.pi_models import PiModel
 
 
 def model_string(model: str | None, settings: Settings) -> str:
@@ -70,15 +71,24 @@ def resolve_model(
     window, source = context_window, "flag"
     if not window and override is not None and override.context_window:
         window, source = override.context_window, "settings"
+    custom = custom_models.custom_model(name, settings)
+    if custom is not None:  # pi's models.json declares it: its values, under a flag's and our settings'
+        return custom_models.custom_info(custom, name, window, override.max_tokens if override else None, source,
+                                     override.overflow_texts if override else ())
     if name == "local":  # the embedded model: its window is the one its runtime is started with
         from pi_compact.llm.local.model import local_info
 
         return local_info(window, source)
+    looked_up = _model_facts(name)
+    # The provider the string names (else the one litellm routes a bare name to), spelled as pi does.
+    provider = providers.pi_provider(providers.prefix_of(name) or looked_up.provider or providers.DIRECT_PREFIX)
+    pi_override = settings.pi_models.model_override(provider, name.split("/", 1)[-1])
+    if not window and pi_override is not None and pi_override.context_window:
+        window, source = pi_override.context_window, "models.json"
     if not window:
         from pi_compact.llm.learned import learned_window
 
         window, source = learned_window(name), "learned"
-    looked_up = _model_facts(name)
     if not window:
         window, source = looked_up.context_window, "litellm"
     if not window:
@@ -86,16 +96,21 @@ def resolve_model(
             f"The context window of model {name} is unknown: pass --context-window or set "
             f"models.{name}.contextWindow in {settings_path_hint()}."
         )
-    max_output = (override.max_tokens if override else None) or looked_up.max_output_tokens
-    # The provider the string names (else the one litellm routes a bare name to), spelled as pi does.
-    provider = pi_provider(name.split("/", 1)[0] if "/" in name else (looked_up.provider or "openai"))
+    max_output = ((override.max_tokens if override else None) or (pi_override.max_tokens if pi_override else None)
+                  or looked_up.max_output_tokens)
+    reasoning = looked_up.reasoning if pi_override is None or pi_override.reasoning is None else pi_override.reasoning
     return ModelInfo(
         model=name,
         provider=provider,
         context_window=window,
         max_output_tokens=max_output,
-        reasoning=looked_up.reasoning,
+        reasoning=reasoning,
         window_source=source,
+        overflow_texts=override.overflow_texts if override else (),
+        # OpenAI's reasoning models read the system prompt as a developer message (pi sends that role);
+        # sent as "system", litellm turns it into a user message for the o-series.
+        system_role="developer" if provider == providers.pi_provider(providers.DIRECT_PREFIX) and reasoning
+        else "system",
     )
 
 
@@ -122,6 +137,10 @@ def create_model(
     """
     override = model_override(info.model, settings)
     base = api_base or (override.api_base if override else None)
+    custom = custom_models.custom_model(info.model, settings)
+    if custom is not None:
+        return _custom_model(info, custom, base, api_key, settings)
+    base = base or custom_models.base_url_for(info.provider, settings)
     if info.model == "local":
         return _local_model(info, base, settings, report)
     if base and litellm_reason(info.model, base, os.environ) is None:
@@ -129,6 +148,33 @@ def create_model(
     from pi_compact.llm.litellm_model import LiteLLMModel
 
     return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+
+
+def _custom_model(
+    info: ModelInfo, custom: PiModel, base: str | None, api_key: str | None, settings: Settings
+) -> ChatModel:
+    """A model of pi's ``models.json``: chat completions through the direct client at its ``baseUrl``;
+    Anthropic's and Google's apis through litellm, under their prefix, so the request is theirs."""
+    base = base or custom.base_url
+    key = api_key or custom_models.api_key_for(custom)
+    if custom.api == custom_models.DIRECT_API:
+        if not base:
+            raise ConfigError(f"Model {info.model} in {custom_source(settings)} has no baseUrl: set one for "
+                              f"provider {custom.provider}.")
+        return _direct_client(info, base, key, settings)
+    prefix = providers.prefix_for_api(custom.api)
+    if prefix is None:
+        raise ConfigError(f"Model {info.model} in {custom_source(settings)} uses the api {custom.api}, which "
+                          f"pi-compact does not speak: use openai-completions, anthropic-messages or "
+                          f"google-generative-ai.")
+    from pi_compact.llm.litellm_model import LiteLLMModel
+
+    return LiteLLMModel(replace(info, model=f"{prefix}/{custom.id}"), api_base=base, api_key=key,
+                        retry=settings.retry)
+
+
+def custom_source(settings: Settings) -> str:
+    return settings.pi_models.path or "models.json"
 
 
 def _direct_client(

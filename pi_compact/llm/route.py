@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from pi_compact.llm import model_map
+from pi_compact.llm.providers import DIRECT_PREFIX, direct_key_variable
 
 PATH_VARIABLE = "PI_COMPACT_MODEL_PATH"
 _CONNECTION_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "SSL_VERIFY", "SSL_CERTIFICATE")
@@ -28,7 +29,7 @@ def litellm_reason(model: str, api_base: str | None, environ: Mapping[str, str])
     if environ.get(PATH_VARIABLE, "").strip().lower() == "litellm":
         return f"{PATH_VARIABLE}=litellm"
     provider, _, name = model.partition("/")
-    if provider != "openai" or not name:
+    if provider != DIRECT_PREFIX or not name:
         return "not an openai/<model> string"
     if not api_base:
         return "no api base"
@@ -40,8 +41,8 @@ def litellm_reason(model: str, api_base: str | None, environ: Mapping[str, str])
     for variable in _CONNECTION_VARIABLES:
         if environ.get(variable) or environ.get(variable.lower()):
             return f"{variable} is set"
-    if environ.get("OPENAI_API_KEY") == "":
-        return "OPENAI_API_KEY is set but empty"
+    if environ.get(direct_key_variable()) == "":
+        return f"{direct_key_variable()} is set but empty"
     if model_map.lookup(model) is None:
         return "litellm does not read its bundled model map"
     catalog = model_map.is_openai_catalog_model(name)

@@ -85,7 +85,7 @@ def _is_empty_reply(message: dict[str, Any], info: ModelInfo) -> bool:
     return (
         message["stopReason"] == "stop"
         and not message["content"]
-        and not is_context_overflow(message, info.context_window)
+        and not is_context_overflow(message, info.context_window, info.overflow_texts)
     )
 
 

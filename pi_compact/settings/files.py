@@ -26,9 +26,10 @@ from types import MappingProxyType
 from typing import Any
 
 from pi_compact.errors import UsageError
-from pi_compact.paths import PathLike, global_settings_path, project_settings_path
+from pi_compact.paths import PathLike, agent_dir, global_settings_path, project_settings_path
 from pi_compact.project_files import read_file
 from pi_compact.settings.freshness import Stamp, stamps_of
+from pi_compact.settings.pi_models import read_pi_models
 from pi_compact.settings.report import settings_items
 from pi_compact.settings.schema import (
     KEYS,
@@ -200,6 +201,10 @@ def load_settings(
     settings, leftover = parse_settings(merged)
     warnings.extend(leftover)  # empty in practice: every scope was checked before merging
     settings = replace(settings, project_extensions=extensions)
+    # pi's own models file sits beside its global settings file; a project has none (pi reads none either).
+    pi_models, models_warnings = read_pi_models(agent_dir() / "models.json")
+    warnings.extend(models_warnings)
+    settings = replace(settings, pi_models=pi_models)
     sources = _sources(settings, merged, labels, overrides)
     return LoadedSettings(settings, tuple(warnings), MappingProxyType(sources), accepted, stamps)
 

@@ -21,11 +21,10 @@ def effective_value(settings: Settings, key: SettingKey) -> Any:
 
 
 def _model_json(override: ModelOverride) -> dict[str, Any]:
-    return {
-        json_name: getattr(override, attr)
-        for json_name, attr, _rule in MODEL_FIELDS
-        if getattr(override, attr) is not None
-    }
+    values = {json_name: getattr(override, attr) for json_name, attr, _rule in MODEL_FIELDS}
+    # Lists as JSON has them; an unset field (None, or no texts) is left out.
+    return {name: list(value) if isinstance(value, tuple) else value
+            for name, value in values.items() if value is not None and value != ()}
 
 
 def settings_items(settings: Settings) -> list[tuple[str, Any]]:

@@ -59,6 +59,8 @@ _APPROVE = Rule('"none", "edits" or "all"', lambda v: v in ("none", "edits", "al
 _THINKING = Rule('"off", "minimal", "low", "medium", "high" or "xhigh"',
                  lambda v: v in ("off", "minimal", "low", "medium", "high", "xhigh"))
 _RETENTION = Rule('"none", "short" or "long"', lambda v: v in ("none", "short", "long"))
+_TEXTS = Rule("a list of non-empty strings of at most 200 characters", lambda v: (
+    isinstance(v, list) and 0 < len(v) <= 20 and all(isinstance(t, str) and 0 < len(t.strip()) <= 200 for t in v)))
 _REUSE = Rule('"auto", "always" or "never"', lambda v: v in ("auto", "always", "never"))
 
 
@@ -118,6 +120,7 @@ MODEL_FIELDS: tuple[tuple[str, str, Rule], ...] = (
     ("contextWindow", "context_window", _POSITIVE),
     ("maxTokens", "max_tokens", _POSITIVE),
     ("apiBase", "api_base", _TEXT),
+    ("overflowTexts", "overflow_texts", _TEXTS),
 )
 
 
@@ -307,7 +310,10 @@ def _build(clean: Mapping[str, Any]) -> Settings:
         (sections[section] if section else top)[attr] = value
     models: list[tuple[str, ModelOverride]] = []
     for name, entry in (clean.get("models") or {}).items():
-        values = {attr: entry[json_name] for json_name, attr, _rule in MODEL_FIELDS if json_name in entry}
+        values: dict[str, Any] = {
+            attr: tuple(entry[json_name]) if isinstance(entry[json_name], list) else entry[json_name]
+            for json_name, attr, _rule in MODEL_FIELDS if json_name in entry
+        }
         models.append((name, ModelOverride(**values)))
     defaults = Settings()
     return replace(

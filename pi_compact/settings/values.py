@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pi_compact.settings.pi_models import PiModels
+
 TokenEstimator = Literal["auto", "chars4"]
 
 
@@ -67,6 +69,9 @@ class ModelOverride:
     context_window: int | None = None
     max_tokens: int | None = None
     api_base: str | None = None
+    # Error texts (matched case-insensitively anywhere in the provider's error) that mean "the prompt did
+    # not fit the window", for a server whose wording pi-compact does not know.
+    overflow_texts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,8 @@ class Settings:
     # The working directory's ``.pi/extensions/`` files that may load, as (file name, SHA-256 of the content
     # trusted): only these, with exactly that content (``settings.trust``); not a settings-file key.
     project_extensions: tuple[tuple[str, str], ...] = ()
+    # pi's ``models.json`` of the user's agent directory (``settings.pi_models``); not a settings-file key.
+    pi_models: PiModels = PiModels()
 
     def model_override(self, model: str) -> ModelOverride | None:
         """The ``models`` entry for a model string, if the user configured one."""

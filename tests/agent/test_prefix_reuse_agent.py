@@ -19,8 +19,7 @@ from agent_harness import (
     scripted_summary,
 )
 
-from pi_compact.compaction.prompts import SYSTEM_PROMPT
-from pi_compact.compaction.reuse import history_instruction, turn_instruction
+from pi_compact.compaction.prompts import SYSTEM_PROMPT, history_instruction, turn_instruction
 from pi_compact.llm.scripted import ScriptedReply
 from pi_compact.settings import Settings
 

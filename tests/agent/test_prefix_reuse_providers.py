@@ -15,7 +15,7 @@ from fakes.gemini_reply import call_reply
 from fakes.gemini_reply import text_reply as gemini_text
 from fakes.gemini_server import FakeGeminiServer, signatures_in
 
-from pi_compact.compaction.reuse import history_instruction
+from pi_compact.compaction.prompts import history_instruction
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.settings import RetrySettings
 

@@ -15,7 +15,7 @@ from fakes.anthropic_stream import AnthropicReply, text_reply
 from fakes.cost_session import GrowingSession
 
 from pi_compact.compaction.prompts import SYSTEM_PROMPT as SUMMARIZER_SYSTEM
-from pi_compact.compaction.reuse import turn_instruction
+from pi_compact.compaction.prompts import turn_instruction
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.settings import CompactionSettings, RetrySettings, Settings
 

@@ -53,7 +53,7 @@ def test_the_flag_reaches_the_session_and_is_clamped_with_one_notice(
 
 
 @pytest.mark.parametrize(("levels", "default", "budget"), [
-    (("low", "high"), None, int(0.8 * 16_384) - 1024),  # the latest level, inside the summary's output cap
+    (("low", "high"), None, 16_384),  # the latest level, on top of the summary's own output size (pi's rule)
     (("high", "off"), "high", None),  # off: the summary does not think either
     ((), None, 8192),  # none recorded: pi's default, medium
     ((), "low", 2048),  # else defaultThinkingLevel, as the terminal resumes the file
@@ -78,3 +78,4 @@ def test_the_compact_command_summarizes_at_the_sessions_thinking_level(
     assert record.error is None
     thinking = record.body.get("thinking")
     assert (thinking or {}).get("budget_tokens") == budget
+    assert record.body["max_tokens"] == int(0.8 * 16_384) + (budget or 0)  # the summary keeps all of its own size

@@ -25,8 +25,10 @@ from pi_compact.compaction.prompts import (
     SPLIT_TURN_SEPARATOR,
     SYSTEM_PROMPT,
     TURN_PREFIX_HEADINGS,
+    history_instruction,
+    turn_instruction,
 )
-from pi_compact.compaction.reuse import PrefixShape, history_instruction, reusable_prefix, turn_instruction
+from pi_compact.compaction.reuse import PrefixShape, reusable_prefix
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, summarize
 from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, ToolSpec

@@ -115,8 +115,11 @@ def test_options_per_provider() -> None:
     assert plan_request(GPT, hello).options == {"max_tokens": 32_000, "reasoning_effort": "medium",
                                                 "drop_params": True}  # fmt: skip
     summary = ChatRequest("s", [{"role": "user", "content": "hi"}], max_tokens=5000, thinking="high")
-    assert plan_request(SONNET, summary).options == {
-        "max_tokens": 5000, "thinking": {"type": "enabled", "budget_tokens": 3976}}  # fits inside the caller's cap
+    assert plan_request(SONNET, summary).options == {  # pi's rule: the budget on top of the caller's size
+        "max_tokens": 5000 + 16_384, "thinking": {"type": "enabled", "budget_tokens": 16_384}}
+    refitted = replace(summary, thinking_inside=True)  # a cap refitted from a refusal holds the thinking too
+    assert plan_request(SONNET, refitted).options == {
+        "max_tokens": 5000, "thinking": {"type": "enabled", "budget_tokens": 3976}}
     assert plan_request(LOCAL, ChatRequest("s", [{"role": "user", "content": "x" * 40_000}])).options == {
         "max_tokens": 16_384 - 10_001 - 327}  # a local 16k window: what the prompt leaves, less the margin
 
@@ -274,3 +277,13 @@ def test_a_bytes_repr_becomes_the_providers_sentence() -> None:
     message = f"litellm.BadRequestError: AnthropicError - {body!r}"
     assert provider_text("", message, 400) == "Bad thing."
     assert provider_text("", "litellm.BadRequestError: AnthropicError - b'not json'", 400) == "not json"
+
+
+def test_near_the_window_a_summary_keeps_its_whole_size_and_thinking_shrinks_or_goes() -> None:
+    own = 13_107  # 0.8 × the default reserveTokens: a summary's own output size
+    near = ChatRequest("s", [{"role": "user", "content": "x" * (4 * 175_000)}], max_tokens=own, thinking="high")
+    plan = plan_request(SONNET, near)  # 200k window: 175k of prompt leaves room for the summary and some thinking
+    budget = plan.options["thinking"]["budget_tokens"]
+    assert plan.max_tokens - budget == own and 1024 <= budget < 16_384
+    full = ChatRequest("s", [{"role": "user", "content": "x" * (4 * 184_000)}], max_tokens=own, thinking="high")
+    assert plan_request(SONNET, full).options == {"max_tokens": own}  # no room left to think: thinking is off

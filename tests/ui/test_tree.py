@@ -19,7 +19,8 @@ from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import SessionEvent, TreeEnd, TreeStart
 from pi_compact.agent.extensions import ExtensionHooks, load_extensions
 from pi_compact.cancel import CancelToken
-from pi_compact.compaction.branch_summary import NO_CONTENT, PREAMBLE, prepare_branch
+from pi_compact.compaction.branch_summary import NO_CONTENT, prepare_branch
+from pi_compact.compaction.prompts import BRANCH_PREAMBLE as PREAMBLE
 from pi_compact.compaction.tokens import estimate_tokens_chars4
 from pi_compact.errors import ModelError
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, StreamEvent

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from pi_compact.llm.convert import ConvertedHistory, to_openai_tools
+from pi_compact.llm.convert import ConvertedHistory, Target, to_openai_tools
 from pi_compact.llm.protocol import ChatRequest
 
 
@@ -27,8 +27,9 @@ class RequestEncoder:
     converted message is encoded once, while the same message object is still part of the history.
     """
 
-    def __init__(self, extra: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, extra: Mapping[str, Any] | None = None, target: Target | None = None) -> None:
         self._extra = dict(extra or {})  # keys a particular server takes, after litellm's (``return_progress``)
+        self._target = target  # the system prompt's role ("developer" where the model wants it)
         self._history = ConvertedHistory()
         # id(converted message) -> (that message, its JSON). Holding the message keeps its id from
         # being reused by another object while the entry exists.
@@ -40,7 +41,7 @@ class RequestEncoder:
     ) -> tuple[bytes, list[dict[str, Any]]]:
         """The body bytes, and the converted messages (``without_null_content`` gives them as sent)."""
         with self._lock:
-            messages = self._history.convert(request.system, request.messages)
+            messages = self._history.convert(request.system, request.messages, self._target)
             encoded: dict[int, tuple[Mapping[str, Any], bytes]] = {}
             parts = [b'{"model": ' + json.dumps(model_id).encode("utf-8") + b', "messages": [']
             for message in messages:

@@ -16,6 +16,7 @@ from typing import Any
 from pi_compact import __version__
 from pi_compact.cancel import CancelToken
 from pi_compact.llm import model_map
+from pi_compact.llm.convert import Target
 from pi_compact.llm.failures import Failure, FailureRaised
 from pi_compact.llm.http_sse import EventStream, EventTooLarge, HttpStatusError, open_event_stream
 from pi_compact.llm.openai.body import RequestEncoder
@@ -23,6 +24,7 @@ from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
 from pi_compact.llm.params import plan_request, prefix_by_default, refit_on_refusal
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
+from pi_compact.llm.providers import direct_key_variable
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
@@ -54,7 +56,8 @@ class OpenAICompatModel(ChatModel):
         self._estimate_usage = estimate_usage
         self._ssl: ssl.SSLContext | None = None
         self._prompt_progress = prompt_progress
-        self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None)
+        self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None,
+                                       Target(system_role=info.system_role))
         self._reading: tuple[int, int] | None = None  # (read, total) tokens of the prompt being read
 
     @property
@@ -86,7 +89,7 @@ class OpenAICompatModel(ChatModel):
         return refit_on_refusal(self._info, request, self._api_base, lambda sent: self._stream_once(sent, token))
 
     def _stream_once(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
-        key = self._api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
+        key = self._api_key or os.environ.get(direct_key_variable()) or PLACEHOLDER_KEY
         options = plan_request(self._info, request, api_base=self._api_base).options
         data, messages = self._encoder.encode(request, self._info.model_id, options)
         facts = model_map.lookup(self._info.model)
@@ -98,7 +101,7 @@ class OpenAICompatModel(ChatModel):
             endpoint=self.endpoint,
             open_stream=lambda: self._open(data, messages, headers),
             failure_of=failure_of,
-            costs=facts.costs if facts is not None else {},
+            costs=self._info.costs if self._info.costs is not None else facts.costs if facts is not None else {},
             cancel=cancel,
             secrets=secrets,
         )

@@ -1,0 +1,89 @@
+"""Models and providers declared in pi's ``models.json``, on top of the provider table (``providers.py``).
+
+``custom_model(name, settings)`` finds the ``models.json`` model a model string names ("provider/id",
+split at the first "/": an id may hold more, as OpenRouter's do); ``custom_info`` gives its ``ModelInfo``
+(window, output cap, reasoning, prices, and how requests are worded: pi's rules for the system prompt's
+role and ``reasoning_effort``, ``providers.chat_rules``, under the file's own ``compat``); ``base_url_for`` is a
+built-in provider's ``baseUrl`` override; ``api_key_for`` resolves ``apiKey`` as pi does (a variable's
+name, else the literal, or ``!command``'s output). Pure but for ``api_key_for``, which may read the
+environment and run the user's own command.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+
+from pi_compact.errors import ConfigError
+from pi_compact.llm import providers
+from pi_compact.llm.protocol import ModelInfo
+from pi_compact.settings import Settings
+from pi_compact.settings.pi_models import PiModel
+
+# The apis pi-compact speaks to a ``models.json`` model: chat completions with its own client, and those
+# of a provider litellm speaks (Anthropic's, Google's: ``providers.prefix_for_api``) through litellm.
+DIRECT_API = providers.CHAT_COMPLETIONS
+_COMMAND_TIMEOUT_S = 10  # pi gives an ``apiKey`` command ten seconds
+
+
+def custom_model(name: str, settings: Settings) -> PiModel | None:
+    """The ``models.json`` model ``name`` ("provider/id") stands for, if the file declares one."""
+    provider, slash, model_id = name.partition("/")
+    if not slash or not model_id:
+        return None
+    return settings.pi_models.model(provider, model_id)
+
+
+def custom_info(
+    model: PiModel, name: str, window: int | None, max_tokens: int | None, source: str, overflow_texts: tuple[str, ...]
+) -> ModelInfo:
+    """The ``ModelInfo`` of ``model`` (``window``/``max_tokens``: a flag's or our settings' values, which win;
+    ``overflow_texts``: our settings' own, beside the file's)."""
+    developer, effort = providers.chat_rules(model.provider, model.base_url or "")
+    compat = model.compat
+    developer = developer if compat.supports_developer_role is None else compat.supports_developer_role
+    effort = effort if compat.supports_reasoning_effort is None else compat.supports_reasoning_effort
+    costs = {key: value / 1_000_000 for key, value in model.cost}
+    return ModelInfo(
+        model=name, provider=model.provider, context_window=window or model.context_window,
+        max_output_tokens=max_tokens or model.max_tokens, reasoning=model.reasoning,
+        window_source=source if window else "models.json", wire_api=model.api,
+        system_role="developer" if model.reasoning and developer else "system",
+        reasoning_effort=effort if model.api == DIRECT_API else None, costs=costs,
+        overflow_texts=(*overflow_texts, *model.overflow_texts),
+    )
+
+
+def base_url_for(provider: str, settings: Settings) -> str | None:
+    """A ``models.json`` ``baseUrl`` for ``provider`` (pi's name): its requests go there instead."""
+    entry = settings.pi_models.provider(provider)
+    return entry.base_url if entry is not None else None
+
+
+def api_key_for(model: PiModel, environ: Mapping[str, str] | None = None) -> str | None:
+    """``model``'s ``apiKey`` as pi resolves it: ``!command`` runs (its trimmed output, 10 s at most);
+    else a variable of that name when it is set and not empty; else the text itself."""
+    value = model.api_key
+    if value is None:
+        return None
+    environ = os.environ if environ is None else environ
+    if value.startswith("!"):
+        return _command_output(value[1:], model)
+    return environ.get(value) or value
+
+
+def _command_output(command: str, model: PiModel) -> str:
+    where = f"the apiKey command of provider {model.provider} in models.json"
+    try:
+        done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=_COMMAND_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired:
+        raise ConfigError(f"{where} ran for more than {_COMMAND_TIMEOUT_S} s: make it faster or give a key.") from None
+    except OSError as exc:
+        raise ConfigError(f"{where} could not run ({exc.strerror or exc}): fix it or give a key.") from None
+    key = done.stdout.strip()
+    if done.returncode != 0 or not key:
+        raise ConfigError(f"{where} failed (exit {done.returncode}, {len(key)} characters of output): "
+                          "fix it or give a key.")
+    return key

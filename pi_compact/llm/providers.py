@@ -1,0 +1,137 @@
+"""The provider table: every per-provider fact in one row (pure, no other module of ours imported).
+
+A row is keyed by litellm's prefix (``gemini`` in ``gemini/gemini-2.5-pro``) and says pi's name for the
+provider (``google``, recorded in session files: pi looks models up by it when it resumes a session),
+pi's wire ``api`` for its replies (pi replays signed thinking only to the same provider, api and model),
+whether it serves a repeated prompt prefix from its cache (so summaries are asked on the chat prefix by
+default), whether litellm knows its models from the bundled table alone, whether it authenticates
+without a key variable, and its own endpoint's host. Every other module asks this table; none names a
+provider itself (``tests/project/test_import_layers.py`` checks). Models and providers of pi's
+``models.json`` come on top of it (``custom_models.py``).
+
+Adding an OpenAI-compatible vendor is one row here, or no code at all: an entry in ``models.json``
+(with ``overflowTexts`` for its own overflow wording) or in the ``models`` settings key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CHAT_COMPLETIONS = "openai-completions"  # pi's api name for every provider without a row saying otherwise
+DIRECT_PREFIX = "openai"  # the prefix of OpenAI-compatible servers, which our own client can serve
+
+
+@dataclass(frozen=True)
+class Provider:
+    """What pi-compact knows about one provider."""
+
+    prefix: str  # litellm's name
+    pi_name: str = ""  # pi's name ("" : the same as litellm's)
+    api: str = CHAT_COMPLETIONS
+    caches_prefix: bool = False  # a request starting like the last one is read from its prompt cache
+    simple_map: bool = False  # litellm takes its models' facts from the bundled table alone
+    ambient_auth: bool = False  # authenticates without an API key variable (cloud credentials, local server)
+    hosts: tuple[str, ...] = ()  # parts of its servers' URLs: a base URL holding one is this provider's
+    cache_key: bool = False  # its own endpoint takes ``prompt_cache_key`` (pi sends it only there)
+    key_variable: str | None = None  # the environment variable its key is read from, where we read it ourselves
+    # pi's chat-completions rules (``detectCompat``): a server that takes the ``developer`` role (for a
+    # reasoning model's system prompt) and ``reasoning_effort``.
+    developer_role: bool = True
+    reasoning_effort: bool = True
+    rules_by_name: bool = True  # pi applies those rules to the provider's name too, not only to its hosts
+
+    @property
+    def name(self) -> str:
+        """pi's name for the provider."""
+        return self.pi_name or self.prefix
+
+
+def _simple(*prefixes: str) -> tuple[Provider, ...]:
+    return tuple(Provider(prefix, simple_map=True) for prefix in prefixes)
+
+
+ROWS: tuple[Provider, ...] = (
+    Provider("openai", simple_map=True, hosts=("api.openai.com",), cache_key=True, key_variable="OPENAI_API_KEY"),
+    Provider("anthropic", api="anthropic-messages", caches_prefix=True, simple_map=True),
+    Provider("gemini", "google", api="google-generative-ai", caches_prefix=True, simple_map=True),
+    Provider("vertex_ai", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True),
+    Provider("vertex_ai_beta", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True),
+    Provider("deepseek", caches_prefix=True, simple_map=True, hosts=("deepseek.com",), developer_role=False,
+             rules_by_name=False),
+    Provider("moonshot", "moonshotai", simple_map=True, hosts=("api.moonshot.",), developer_role=False,
+             reasoning_effort=False),
+    Provider("moonshotai-cn", hosts=("api.moonshot.",), developer_role=False, reasoning_effort=False),
+    Provider("xai", simple_map=True, hosts=("api.x.ai",), developer_role=False, reasoning_effort=False),
+    Provider("zai", simple_map=True, hosts=("api.z.ai",), developer_role=False, reasoning_effort=False),
+    Provider("cerebras", simple_map=True, hosts=("cerebras.ai",), developer_role=False),
+    Provider("opencode", hosts=("opencode.ai",), developer_role=False),
+    Provider("chutes", hosts=("chutes.ai",), developer_role=False, rules_by_name=False),
+    Provider("cloudflare-workers-ai", hosts=("api.cloudflare.com",), developer_role=False),
+    Provider("cloudflare-ai-gateway", hosts=("gateway.ai.cloudflare.com",), developer_role=False,
+             reasoning_effort=False),
+    Provider("bedrock", "amazon-bedrock", ambient_auth=True),
+    Provider("sagemaker", ambient_auth=True),
+    Provider("ollama", ambient_auth=True),
+    Provider("ollama_chat", ambient_auth=True),
+    Provider("azure", "azure-openai-responses"),
+    Provider("fireworks_ai", "fireworks"),
+    Provider("github_copilot", "github-copilot"),
+    Provider("vercel_ai_gateway", "vercel-ai-gateway", simple_map=True),
+    *_simple(
+        "openrouter", "groq", "mistral", "together_ai", "deepinfra", "dashscope",
+        "minimax", "novita", "nebius", "sambanova", "hyperbolic", "perplexity", "lambda_ai", "nscale", "ovhcloud",
+        "scaleway", "friendliai", "featherless_ai", "codestral", "nvidia_nim", "xiaomi_mimo",
+    ),
+)
+_BY_PREFIX = {row.prefix: row for row in ROWS}
+_BY_NAME: dict[str, Provider] = {}
+for _row in ROWS:
+    _BY_NAME.setdefault(_row.name, _row)
+
+
+def by_prefix(prefix: str) -> Provider:
+    """The row of litellm's ``prefix`` (an unknown one: an OpenAI-compatible provider of that name)."""
+    return _BY_PREFIX.get(prefix) or Provider(prefix)
+
+
+def by_name(name: str) -> Provider:
+    """The row of pi's provider ``name`` (an unknown one: an OpenAI-compatible provider of that name)."""
+    return _BY_NAME.get(name) or Provider(name)
+
+
+def pi_provider(prefix: str) -> str:
+    """pi's name for litellm's provider ``prefix``."""
+    return by_prefix(prefix).name
+
+
+def pi_api(name: str) -> str:
+    """pi's ``api`` for a reply from provider ``name`` (pi's spelling)."""
+    return by_name(name).api
+
+
+def direct_key_variable() -> str:
+    """The key variable of the OpenAI-compatible servers our own client talks to (``OPENAI_API_KEY``)."""
+    return by_prefix(DIRECT_PREFIX).key_variable or ""
+
+
+def chat_rules(name: str, base_url: str) -> tuple[bool, bool]:
+    """pi's defaults for a chat-completions server of provider ``name`` at ``base_url``: (takes the
+    ``developer`` role, takes ``reasoning_effort``). A known provider's name or one of its hosts in the
+    URL decides; every other server is assumed to speak like OpenAI."""
+    rows = [row for row in ROWS
+            if (row.rules_by_name and row.name == name) or any(host in base_url for host in row.hosts)]
+    return all(row.developer_role for row in rows), all(row.reasoning_effort for row in rows)
+
+
+def prefix_for_api(api: str) -> str | None:
+    """The litellm prefix that speaks pi's ``api`` (``anthropic-messages``: ``anthropic``), if one does."""
+    return next((row.prefix for row in ROWS if row.api == api and row.simple_map), None)
+
+
+def prefix_of(model: str) -> str:
+    """The provider prefix of a model string ("" for a bare name)."""
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
+SIMPLE_MAP_PREFIXES = frozenset(row.prefix for row in ROWS if row.simple_map)
+AMBIENT_AUTH_PREFIXES = frozenset(row.prefix for row in ROWS if row.ambient_auth)

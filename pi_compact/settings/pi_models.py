@@ -1,0 +1,302 @@
+"""pi's ``models.json`` (``$PI_CODING_AGENT_DIR/models.json``, else ``~/.pi/agent/models.json``), read as pi reads it.
+
+``read_pi_models(path)`` returns the file as plain values and its warnings; it never raises. pi's rules:
+JSON with ``//`` and ``/* */`` comments; a file that breaks the schema or the extra checks is ignored
+whole (pi keeps only its built-in models then) and said in one warning naming the file; a custom
+provider (one pi does not ship) with models needs ``baseUrl`` and ``apiKey``, and each model an ``api``
+(its own or its provider's); a model's ``contextWindow`` defaults to 128,000 and ``maxTokens`` to 16,384;
+``compat`` of the model is merged over the provider's. Only the user's own agent directory is read: a
+project cannot declare providers (no project-level models file exists in pi either).
+
+What pi-compact uses of it (``llm/custom_models.py``): providers' ``baseUrl``, ``api``, ``apiKey`` (a variable's
+name, a literal, or ``!command``), ``compat.supportsDeveloperRole`` and ``compat.supportsReasoningEffort``;
+models' ``id``, ``api``, ``baseUrl``, ``reasoning``, ``contextWindow``, ``maxTokens``, ``cost``; and
+``modelOverrides``' ``contextWindow``, ``maxTokens`` and ``reasoning`` for a provider's built-in models;
+and pi-compact's own ``overflowTexts`` (provider or model: the server's words for "the prompt is too long").
+Other keys (``headers``, ``name``, ``input``, ``thinkingLevelMap``...) are accepted and not used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# pi 0.73.1's built-in providers and the api of their first model (what pi gives a custom model of that
+# provider with no ``api`` of its own): with models of their own they need neither ``baseUrl`` nor ``apiKey``.
+BUILT_IN_APIS = {
+    "amazon-bedrock": "bedrock-converse-stream", "anthropic": "anthropic-messages",
+    "azure-openai-responses": "azure-openai-responses", "cerebras": "openai-completions",
+    "cloudflare-ai-gateway": "anthropic-messages", "cloudflare-workers-ai": "openai-completions",
+    "deepseek": "openai-completions", "fireworks": "anthropic-messages", "github-copilot": "anthropic-messages",
+    "google": "google-generative-ai", "google-vertex": "google-vertex", "groq": "openai-completions",
+    "huggingface": "openai-completions", "kimi-coding": "anthropic-messages", "minimax": "anthropic-messages",
+    "minimax-cn": "anthropic-messages", "mistral": "mistral-conversations", "moonshotai": "openai-completions",
+    "moonshotai-cn": "openai-completions", "openai": "openai-responses", "openai-codex": "openai-codex-responses",
+    "opencode": "openai-completions", "opencode-go": "openai-completions", "openrouter": "openai-completions",
+    "vercel-ai-gateway": "anthropic-messages", "xai": "openai-completions", "xiaomi": "anthropic-messages",
+    "xiaomi-token-plan-ams": "anthropic-messages", "xiaomi-token-plan-cn": "anthropic-messages",
+    "xiaomi-token-plan-sgp": "anthropic-messages", "zai": "openai-completions",
+}
+BUILT_IN_PROVIDERS = frozenset(BUILT_IN_APIS)
+DEFAULT_CONTEXT_WINDOW = 128_000
+DEFAULT_MAX_TOKENS = 16_384
+_COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+
+
+@dataclass(frozen=True)
+class PiCompat:
+    """The ``compat`` flags pi-compact acts on; None: pi's detection from the provider and URL decides."""
+
+    supports_developer_role: bool | None = None
+    supports_reasoning_effort: bool | None = None
+
+    def over(self, base: PiCompat) -> PiCompat:
+        """These flags merged over ``base`` (a model's ``compat`` over its provider's)."""
+        return PiCompat(
+            base.supports_developer_role if self.supports_developer_role is None else self.supports_developer_role,
+            base.supports_reasoning_effort if self.supports_reasoning_effort is None
+            else self.supports_reasoning_effort,
+        )
+
+
+@dataclass(frozen=True)
+class PiModel:
+    """One model of a provider in ``models.json``, with the provider's values filled in as pi fills them."""
+
+    provider: str
+    id: str
+    api: str
+    base_url: str | None
+    api_key: str | None  # as written: a variable's name, a literal, or "!command"
+    reasoning: bool = False
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    cost: tuple[tuple[str, float], ...] = ()  # dollars per million tokens, by pi's keys
+    compat: PiCompat = PiCompat()
+    overflow_texts: tuple[str, ...] = ()  # ``overflowTexts`` of the model and its provider (ours, not pi's)
+
+
+@dataclass(frozen=True)
+class PiModelOverride:
+    """``modelOverrides.<id>`` of a provider: corrections to one of its built-in models."""
+
+    context_window: int | None = None
+    max_tokens: int | None = None
+    reasoning: bool | None = None
+
+
+@dataclass(frozen=True)
+class PiProvider:
+    """A provider's own values: a built-in one's ``baseUrl`` override, any provider's key and compat."""
+
+    name: str
+    base_url: str | None = None
+    api: str | None = None
+    api_key: str | None = None
+    compat: PiCompat = PiCompat()
+    overrides: tuple[tuple[str, PiModelOverride], ...] = ()
+    overflow_texts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PiModels:
+    """Everything pi-compact uses of one ``models.json``; empty when there is none (or it was ignored)."""
+
+    path: str | None = None
+    providers: tuple[PiProvider, ...] = ()
+    models: tuple[PiModel, ...] = field(default=())
+
+    def provider(self, name: str) -> PiProvider | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+    def model(self, provider: str, model_id: str) -> PiModel | None:
+        return next((m for m in self.models if m.provider == provider and m.id == model_id), None)
+
+    def model_override(self, provider: str, model_id: str) -> PiModelOverride | None:
+        entry = self.provider(provider)
+        return None if entry is None else dict(entry.overrides).get(model_id)
+
+
+class _Invalid(ValueError):
+    """The file breaks pi's schema or checks: pi then ignores all of it."""
+
+
+def read_pi_models(path: Path) -> tuple[PiModels, list[str]]:
+    """``path`` as values, and the warnings (at most one). A missing file is an empty ``PiModels``."""
+    try:
+        if not path.exists():
+            return PiModels(), []
+        if not path.is_file():
+            return PiModels(), [f"Ignoring {path}: it is not a regular file."]
+        if path.stat().st_size > 1_000_000:  # pi's examples are a few KB: a larger file is not a model list
+            return PiModels(), [f"Ignoring {path}: it is larger than 1 MB."]
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return PiModels(), [f"Ignoring {path}: it cannot be read ({reason})."]
+    return parse_pi_models(text, str(path))
+
+
+def parse_pi_models(text: str, path: str) -> tuple[PiModels, list[str]]:
+    """The text of a models file as values; a file pi would refuse is ignored with one warning."""
+    if not text.strip():
+        return PiModels(path=path), []
+    try:
+        raw = json.loads(strip_json_comments(text))
+    except json.JSONDecodeError as exc:
+        return PiModels(), [f"Ignoring {path}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
+                            "pi ignores it too: fix it or delete it."]
+    except RecursionError:
+        return PiModels(), [f"Ignoring {path}: its JSON is nested too deeply to read."]
+    try:
+        return _parse(raw, path), []
+    except _Invalid as exc:
+        return PiModels(), [f"Ignoring {path}: {exc} (pi ignores the whole file too)."]
+
+
+def strip_json_comments(text: str) -> str:
+    """``text`` without ``//`` and ``/* */`` comments outside strings (as pi's loader strips them)."""
+    return _COMMENT_OR_STRING.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+
+
+_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+
+
+def _parse(raw: Any, path: str) -> PiModels:
+    if not isinstance(raw, dict) or not isinstance(raw.get("providers"), dict):
+        raise _Invalid('it must be an object with a "providers" object')
+    providers: list[PiProvider] = []
+    models: list[PiModel] = []
+    for name, config in raw["providers"].items():
+        if not isinstance(config, dict):
+            raise _Invalid(f"provider {name} must be an object")
+        provider = _provider(name, config)
+        providers.append(provider)
+        models.extend(_models(provider, config))
+    return PiModels(path=path, providers=tuple(providers), models=tuple(models))
+
+
+def _provider(name: str, config: dict[str, Any]) -> PiProvider:
+    base_url = _text(config, "baseUrl", f"provider {name}")
+    api = _text(config, "api", f"provider {name}")
+    api_key = _text(config, "apiKey", f"provider {name}")
+    model_defs = config.get("models") or []
+    if not isinstance(model_defs, list):
+        raise _Invalid(f'provider {name}: "models" must be an array')
+    overrides = config.get("modelOverrides") or {}
+    if not isinstance(overrides, dict):
+        raise _Invalid(f'provider {name}: "modelOverrides" must be an object')
+    if not model_defs and not (base_url or config.get("headers") or config.get("compat") or overrides):
+        raise _Invalid(f'provider {name}: must specify "baseUrl", "headers", "compat", "modelOverrides", or "models"')
+    if model_defs and name not in BUILT_IN_PROVIDERS:
+        if not base_url:
+            raise _Invalid(f'provider {name}: "baseUrl" is required when defining custom models')
+        if not api_key:
+            raise _Invalid(f'provider {name}: "apiKey" is required when defining custom models')
+    return PiProvider(
+        name=name, base_url=base_url, api=api, api_key=api_key, compat=_compat(config, f"provider {name}"),
+        overrides=tuple((model_id, _override(name, model_id, entry)) for model_id, entry in overrides.items()),
+        overflow_texts=_texts(config, f"provider {name}"),
+    )
+
+
+def _models(provider: PiProvider, config: dict[str, Any]) -> list[PiModel]:
+    out: list[PiModel] = []
+    for entry in config.get("models") or []:
+        where = f"provider {provider.name}"
+        if not isinstance(entry, dict):
+            raise _Invalid(f"{where}: every model must be an object")
+        model_id = _text(entry, "id", where)
+        if not model_id:
+            raise _Invalid(f'{where}: model missing "id"')
+        where = f"provider {provider.name}, model {model_id}"
+        api = _text(entry, "api", where) or provider.api or BUILT_IN_APIS.get(provider.name)
+        if not api:
+            raise _Invalid(f'{where}: no "api" specified. Set at provider or model level')
+        window = _positive(entry, "contextWindow", where)
+        max_tokens = _positive(entry, "maxTokens", where)
+        reasoning = entry.get("reasoning", False)
+        if not isinstance(reasoning, bool):
+            raise _Invalid(f'{where}: "reasoning" must be true or false')
+        out.append(PiModel(
+            provider=provider.name, id=model_id, api=api,
+            base_url=_text(entry, "baseUrl", where) or provider.base_url, api_key=provider.api_key,
+            reasoning=reasoning, context_window=window or DEFAULT_CONTEXT_WINDOW,
+            max_tokens=max_tokens or DEFAULT_MAX_TOKENS, cost=_cost(entry, where),
+            compat=_compat(entry, where).over(provider.compat),
+            overflow_texts=(*_texts(entry, where), *provider.overflow_texts),
+        ))
+    return out
+
+
+def _override(provider: str, model_id: str, entry: Any) -> PiModelOverride:
+    where = f"provider {provider}, modelOverrides {model_id}"
+    if not isinstance(entry, dict):
+        raise _Invalid(f"{where} must be an object")
+    reasoning = entry.get("reasoning")
+    if reasoning is not None and not isinstance(reasoning, bool):
+        raise _Invalid(f'{where}: "reasoning" must be true or false')
+    return PiModelOverride(_positive(entry, "contextWindow", where), _positive(entry, "maxTokens", where), reasoning)
+
+
+def _text(config: dict[str, Any], key: str, where: str) -> str | None:
+    value = config.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise _Invalid(f'{where}: "{key}" must be a non-empty string')
+    return value
+
+
+def _positive(config: dict[str, Any], key: str, where: str) -> int | None:
+    value = config.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Invalid(f'{where}: "{key}" must be a number')
+    if value <= 0:
+        raise _Invalid(f"{where}: invalid {key}")
+    return int(value)
+
+
+def _compat(config: dict[str, Any], where: str) -> PiCompat:
+    compat = config.get("compat")
+    if compat is None:
+        return PiCompat()
+    if not isinstance(compat, dict):
+        raise _Invalid(f'{where}: "compat" must be an object')
+    flags: list[bool | None] = []
+    for key in ("supportsDeveloperRole", "supportsReasoningEffort"):
+        value = compat.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise _Invalid(f'{where}: "compat.{key}" must be true or false')
+        flags.append(value)
+    return PiCompat(flags[0], flags[1])
+
+
+def _texts(config: dict[str, Any], where: str) -> tuple[str, ...]:
+    """``overflowTexts``: pi-compact's own key (pi ignores keys it does not know, so the file stays pi's)."""
+    texts = config.get("overflowTexts")
+    if texts is None:
+        return ()
+    if not isinstance(texts, list) or not all(isinstance(t, str) and 0 < len(t.strip()) <= 200 for t in texts):
+        raise _Invalid(f'{where}: "overflowTexts" must be a list of non-empty strings of at most 200 characters')
+    return tuple(texts)
+
+
+def _cost(config: dict[str, Any], where: str) -> tuple[tuple[str, float], ...]:
+    cost = config.get("cost")
+    if cost is None:
+        return ()
+    if not isinstance(cost, dict):
+        raise _Invalid(f'{where}: "cost" must be an object')
+    out: list[tuple[str, float]] = []
+    for key in _COST_KEYS:
+        value = cost.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _Invalid(f'{where}: "cost.{key}" must be a number')
+        out.append((key, float(value)))
+    return tuple(out)
