@@ -88,6 +88,9 @@ class Reply:
     chunked: bool = False
     endless: str = ""
     endless_line: bool = False
+    # Report usage as a tokenizer would count it, not ``prompt_tokens``/``completion_tokens``: the prompt from
+    # what the request carries (``counted_prompt_tokens``), the completion from the reply's text and tool calls.
+    count_tokens: bool = False
 
     @property
     def effective_finish_reason(self) -> str:
@@ -210,7 +213,7 @@ class _Handler(BaseHTTPRequestHandler):
                 for i, call in enumerate(reply.tool_calls)
             ]
         choice = {"index": 0, "message": message, "finish_reason": reply.effective_finish_reason}
-        self._json(200, {**_envelope(body, "chat.completion"), "choices": [choice], "usage": _usage(reply)})
+        self._json(200, {**_envelope(body, "chat.completion"), "choices": [choice], "usage": _usage(reply, body)})
 
     def _stream(self, body: Mapping[str, Any], reply: Reply) -> None:
         self._chunked = reply.chunked
@@ -252,7 +255,7 @@ class _Handler(BaseHTTPRequestHandler):
             {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.effective_finish_reason}]}
         )
         if reply.send_usage and (body.get("stream_options") or {}).get("include_usage"):
-            self._event({**base, "choices": [], "usage": _usage(reply)})
+            self._event({**base, "choices": [], "usage": _usage(reply, body)})
         self._out(b"data: [DONE]\n\n")
         self.wfile.flush()
         self._end_chunks()
@@ -308,11 +311,24 @@ def _envelope(body: Mapping[str, Any], kind: str) -> dict[str, Any]:
     }
 
 
-def _usage(reply: Reply) -> dict[str, Any]:
+def counted_prompt_tokens(body: Mapping[str, Any]) -> int:
+    """A tokenizer stand-in: everything the model reads (system prompt and messages as JSON, the tool
+    definitions), a token per four characters."""
+    read = json.dumps(body.get("messages", []), ensure_ascii=False) + json.dumps(body.get("tools", []),
+                                                                                   ensure_ascii=False)
+    return len(read) // 4
+
+
+def _usage(reply: Reply, body: Mapping[str, Any]) -> dict[str, Any]:
+    prompt = counted_prompt_tokens(body) if reply.count_tokens else reply.prompt_tokens
+    completion = reply.completion_tokens
+    if reply.count_tokens:
+        calls = [{"name": call.name, "arguments": dict(call.arguments)} for call in reply.tool_calls]
+        completion = (len(reply.thinking) + len(reply.text) + len(json.dumps(calls) if calls else "")) // 4
     return {
-        "prompt_tokens": reply.prompt_tokens,
-        "completion_tokens": reply.completion_tokens,
-        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
         "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
     }
 

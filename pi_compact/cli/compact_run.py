@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.compaction.reasons import SKIP_TEXT, model_answered, too_small_text
 from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import CompactionEnd, Retry, SessionEvent
 from pi_compact.agent.opening import recorded_level
+from pi_compact.agent.request import Requests
 from pi_compact.cancel import CancelToken
 from pi_compact.cli.choices import CompactOptions, fitted_settings
 from pi_compact.cli.exits import EXIT_CANCELLED, EXIT_FAILED, EXIT_FALLBACK
+from pi_compact.cli.wiring import session_tools, system_prompt_for
+from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import prepare_compaction, skip_reason
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS
@@ -73,8 +78,17 @@ def compact_file(
             err.print(Text(f"Compacting {options.session} with {writer}… (Ctrl-C to cancel)"), soft_wrap=True)
 
     token = CancelToken()
+    # Before and after counted as the terminal counts them: the system prompt and tools every request
+    # carries, and the session's own calibration, so the block's figures are the next request's.
+    context = LiveContext(store, settings.compaction.token_estimator)
+    context.overhead = Requests(store, system_prompt_for(Path.cwd(), tools := session_tools(store, settings),
+                                                         lambda text: err.print(Text(text, style="yellow"))),
+                                tools, now_ms).overhead
     compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback, summarizer=summarizer,
-                          thinking=session_level(store, settings))
+                          thinking=session_level(store, settings),
+                          measure=lambda messages: context.size_of(messages, model),
+                          size_now=lambda: context.usage_for(model, settings.compaction.reserve_tokens).tokens,
+                          estimator=context.estimator_of(model))
     # The plan above is used unless fitting the settings to the model's window changed them.
     planned = (branch, plan) if settings.compaction == planned_with else None
     with cancel_on_sigint(token):

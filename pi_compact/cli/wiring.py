@@ -7,7 +7,7 @@ what it builds is handed to the agent, the terminal and print mode as parameters
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -24,6 +24,7 @@ from pi_compact.settings import Settings
 if TYPE_CHECKING:  # the agent stack is imported where it is used: the interactive prompt must not wait for it
     from pi_compact.agent.events import SessionEvent
     from pi_compact.agent.session import AgentSession
+    from pi_compact.agent.tools import Tool
     from pi_compact.session.store import SessionStore
 
 
@@ -212,6 +213,21 @@ class Runtime:
     model: ChatModel
 
 
+def session_tools(store: SessionStore, settings: Settings) -> list[Tool]:
+    """The tools a session in the terminal offers the model (their definitions go in every request)."""
+    from pi_compact.agent.tools import default_tools
+    from pi_compact.agent.tools.recall import RecallTool
+
+    return [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
+
+
+def system_prompt_for(cwd: Path, tools: Sequence[Tool], report: Callable[[str], None]) -> str:
+    """The system prompt a session in ``cwd`` sends: who the agent is, its tools, the project's AGENTS.md."""
+    from pi_compact.agent.system_prompt import build_system_prompt
+
+    return build_system_prompt(str(cwd), date.today(), [t.name for t in tools], project_instructions(cwd, report))
+
+
 def build_runtime(
     options: AppOptions, settings: Settings, emit: Callable[[SessionEvent], None], model: ChatModel | None = None,
     store: SessionStore | None = None,
@@ -221,9 +237,6 @@ def build_runtime(
     from pi_compact.agent.events import Notice
     from pi_compact.agent.extensions import ExtensionHooks, discover, load_extensions
     from pi_compact.agent.session import AgentSession
-    from pi_compact.agent.system_prompt import build_system_prompt
-    from pi_compact.agent.tools import default_tools
-    from pi_compact.agent.tools.recall import RecallTool
     from pi_compact.settings.trust import extension_files
 
     def report(text: str) -> None:
@@ -233,7 +246,7 @@ def build_runtime(
         store = open_store(options, settings, lambda text: emit(Notice(text, "info")))
     chat_model: ChatModel = model or LazyModel(
         model_factory(options, settings, report=lambda text: emit(Notice(text, "info"))))
-    tools = [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
+    tools = session_tools(store, settings)
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)
     # A project's .pi/extensions/ file loads only as trusted (settings.trust): its name and the SHA-256 of
     # its content; one added since the question stays out, one changed is refused by load_extensions.
@@ -249,8 +262,7 @@ def build_runtime(
         if not Path(path).is_file():
             raise UsageError(f"Extension file {path} does not exist.")
     hooks = ExtensionHooks(load_extensions(extension_paths, report, expected), report) if extension_paths else None
-    prompt = build_system_prompt(str(options.cwd), date.today(), [t.name for t in tools],
-                                 project_instructions(options.cwd, report))
+    prompt = system_prompt_for(options.cwd, tools, report)
     session = AgentSession(store=store, model=chat_model, settings=settings, tools=tools, system_prompt=prompt,
                            cwd=options.cwd, emit=emit, hooks=hooks, auto_compact=options.auto_compact,
                            make_summarizer=summarizer_factory(options, lambda text: emit(Notice(text, "info"))),
