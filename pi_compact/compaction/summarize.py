@@ -85,9 +85,7 @@ class SummaryBudget:
     context_window: int
     history_max_tokens: int
     prefix_max_tokens: int
-    # A compaction summary replaces history, so it must be smaller than it (the quality gate's "no
-    # inflation"); a branch summary is added beside the branch it leaves, so there it does not apply.
-    must_shrink: bool = True
+    must_shrink: bool = True  # a compaction summary replaces history (no inflation); a branch summary does not
 
     @classmethod
     def for_model(cls, context_window: int, max_output_tokens: int | None, reserve_tokens: int) -> SummaryBudget:

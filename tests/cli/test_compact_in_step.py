@@ -86,8 +86,9 @@ def test_the_dry_run_with_nothing_to_summarize_says_so_instead_of_summarizing_0_
                            keep_recent_tokens=2500) == 0
     out = _out(capsys)
     assert "Auto-compaction yes (threshold 3,000 tokens), but it would find nothing to summarize" in out
-    assert "Plan Nothing to compact: the whole conversation" in out
-    assert "To compact now, keep less: --keep-recent-tokens 1000." in out
+    # One message larger than the keep, and nothing after it to cut at: a smaller keep would not help either.
+    assert "Plan Nothing to compact: the conversation" in out
+    assert "holds more than keepRecentTokens (2,500)" in out and "keep less" not in out
     assert "Summarized" not in out and "Cut at" not in out
 
 

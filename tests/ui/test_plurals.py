@@ -25,7 +25,7 @@ def test_a_limit_of_one_turn_says_one_model_turn(tmp_path: Path) -> None:
     h = make_model_harness(tmp_path, *replies, settings=replace(SETTINGS, max_turns=1))
     h.session.prompt("Count.")
     [notice] = [e for e in h.events if isinstance(e, Notice)]
-    assert notice.text.startswith("Stopped after 1 model turn (the limit, --max-turns or maxTurns, is 1)")
+    assert notice.text.startswith("Stopped after 1 model turn (the limit is 1;")
 
 
 def test_a_move_that_leaves_one_entry_behind_says_one_entry() -> None:
