@@ -17,7 +17,7 @@ from pi_compact.compaction.asking import Ask, NotReusable, SummarizerOverflow, a
 from pi_compact.compaction.chunks import split_block, take_chunk
 from pi_compact.compaction.fallback import derived_sections, fallback_summary
 from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
-from pi_compact.compaction.kept import file_lists_with_shell_writes
+from pi_compact.compaction.kept import add_kept_facts, file_lists_with_shell_writes
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
     SPLIT_TURN_SEPARATOR,
@@ -326,6 +326,7 @@ def summarize(
         body, errors = add_missing_errors(body, tool_errors(plan.messages_to_summarize))
         if errors:  # the exact errors of failed tool calls, word for word, as the rules are
             gate.append({"action": "errorsAdded", "errors": errors})
+        body = add_kept_facts(body, plan, gate)  # ids the user typed, names the edits added
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:
