@@ -267,3 +267,24 @@ def test_fixture_written_paths_are_named_in_their_command() -> None:
 def test_fixture_commands_of_each_read_only_kind_write_nothing(command: str) -> None:
     found = [c for c in _fixture_bash_commands() if _read_only(c) and re.search(rf"(?:^|&& ){command}\b", c)]
     assert all(written_paths(c) == [] for c in found)
+
+
+@needs_fixtures
+def test_fixture_compactions_add_only_files_that_a_writing_command_names() -> None:
+    from pi_compact.compaction.kept import file_lists_with_shell_writes
+    from pi_compact.compaction.plan import prepare_compaction
+    from pi_compact.session.store import SessionStore
+
+    writers = [c for c in _fixture_bash_commands() if not _read_only(c)]
+    added_total = 0
+    for session in parity_sessions():
+        store = SessionStore.open(session, str(session.parent), 0)
+        plan = prepare_compaction(store.branch(), compaction_settings(keep=2000).compaction)
+        if plan is None:
+            continue
+        read, modified, gate = file_lists_with_shell_writes(plan)
+        added = gate[0]["files"] if gate else []
+        added_total += len(added)
+        assert set(plan.modified_files) <= set(modified) and set(read) <= set(plan.read_files)
+        assert [f for f in added if not any(f.rsplit("/", 1)[-1] in c for c in writers)] == []
+    assert added_total > 0
