@@ -23,6 +23,9 @@ IDS_ADDED = 10  # the newest distinct ids, at most
 
 _ENV = r"(?:dev|development|test|testing|qa|uat|stage|staging|preprod|pre-prod|prod|production|sandbox|canary|live)" \
        r"(?:[-_][a-z0-9]+)*"
+# In backticks ``dev``/``test`` are as often a script or a command: those only with a suffix (``dev-eu``).
+_BACKTICKED_ENV = r"(?:(?:staging|prod|production|preprod|pre-prod|uat|qa|sandbox|canary)(?:[-_][a-z0-9]+)*" \
+                  r"|(?:dev|development|test|testing|stage|live)(?:[-_][a-z0-9]+)+)"
 _PATTERNS = (
     # Ticket-like: ``ABC-123``, ``GH-77``, ``CVE-2021-44228``.
     r"(?<![\w-])[A-Z][A-Z0-9]{1,9}(?:-\d+)+(?![\w-])",
@@ -35,7 +38,7 @@ _PATTERNS = (
     r"(?<![\w.@-])(?<![\w.]/)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
     r"(?:com|net|org|io|dev|internal|local|lan|corp|cloud|svc|example|intra)(?![\w-]|\.[a-z0-9])",
     # Environment names, only where they are written as an id.
-    rf"`({_ENV})`",
+    rf"`({_BACKTICKED_ENV})`",
     rf"(?i:\b(?:env|environment|stage|[A-Z_]*_ENV)\s*[=:]\s*['\"]?)({_ENV})\b",
     rf"--(?:env|environment|stage)[= ]({_ENV})\b",
 )

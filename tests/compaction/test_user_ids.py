@@ -63,6 +63,10 @@ def test_environment_names_count_only_when_written_as_an_id() -> None:
     assert ids_in(text) == ["staging", "prod-eu", "qa"]
 
 
+def test_a_backticked_script_name_is_no_environment() -> None:
+    assert ids_in("Run `test` and `dev`, then deploy to `dev-eu`.") == ["dev-eu"]
+
+
 def test_only_the_users_typed_text_counts() -> None:
     assert typed_text(assistant("Ticket ABC-1")) == ""
     assert typed_text(tool_result("host db-1.internal")) == ""
