@@ -105,6 +105,8 @@ def _tee(args: Sequence[str], heredocs: Sequence[str]) -> list[str]:
 
 def _moved(args: Sequence[str], keep_sources: bool) -> list[str]:
     """What ``mv``/``cp`` change: the destination(s), and for ``mv`` the sources too."""
+    if any(a.startswith("-") and not a.startswith("--") and "t" in a[2:] for a in args):
+        return []  # ``cp -rt DIR a``: a target directory inside a cluster of flags is not worth guessing
     directory = _option_value(args, "t", "target-directory")
     names = _positional(args, "tS", ("target-directory", "suffix"))
     if directory is not None:

@@ -109,6 +109,14 @@ def test_git_checkout_of_named_files_lists_them() -> None:
     assert written_paths("git checkout -- src/a.py") == ["src/a.py"]
 
 
+def test_a_target_directory_option_puts_the_files_inside_it() -> None:
+    assert written_paths("cp -t dist/ a.js b.js") == ["dist/a.js", "dist/b.js"]
+
+
+def test_a_target_directory_inside_a_flag_cluster_lists_nothing() -> None:
+    assert written_paths("cp -rt dist a.js") == []
+
+
 def test_rm_lists_each_file() -> None:
     assert written_paths("rm -f a.log b.log") == ["a.log", "b.log"]
 
