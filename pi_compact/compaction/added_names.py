@@ -5,8 +5,9 @@ left out (pure).
 "added a retry helper". The new text of each edit and write call that succeeded is read for
 definitions (``def``/``class`` in Python, ``function``/``class``/``interface``/``type``/``enum`` and
 top-level ``const``/``let`` in JavaScript and TypeScript, ``func`` in Go, ``fn``/``struct``/``enum``/
-``trait`` in Rust, and UPPER_CASE settings such as ``MAX_RETRIES = 3``); a name the edit's old text
-already held is no addition. Those the summary does not name go under "Critical Context" as written.
+``trait`` in Rust, UPPER_CASE settings such as ``MAX_RETRIES = 3``, and the keys an edit of a config file
+(YAML, TOML, INI, JSON, ``.env``) added); a name the edit's old text already held is no addition. Those the
+summary does not name go under "Critical Context" as written.
 """
 
 from __future__ import annotations
@@ -40,10 +41,16 @@ _DEFINITION = re.compile(
 _DUNDER = re.compile(r"^__\w+__$")
 
 
-def defined_names(text: str) -> list[str]:
-    """The names ``text`` defines, in order, each once."""
+# In a config file every key is a setting: ``retry_limit: 5``, ``pool_size = 8``, ``"shardCount": 606``.
+_CONFIG_FILE = re.compile(r"\.(?:ya?ml|toml|ini|cfg|conf|properties|env|json)$|(?:^|/)\.env(?:\.\w+)?$")
+_CONFIG_KEY = re.compile(r"""^[ \t]*(?:export[ \t]+)?["']?([A-Za-z_][\w.-]*\w)["']?[ \t]*[:=](?!=)""", re.MULTILINE)
+
+
+def defined_names(text: str, path: str = "") -> list[str]:
+    """The names ``text`` (the new text of the file at ``path``) defines, in order, each once."""
     found: dict[str, None] = {}
-    for match in _DEFINITION.finditer(text):
+    config = bool(_CONFIG_FILE.search(path))
+    for match in (_CONFIG_KEY if config else _DEFINITION).finditer(text):
         name = next(g for g in match.groups() if g)
         if not _DUNDER.match(name):
             found.setdefault(name, None)
@@ -64,7 +71,10 @@ def added_names(messages: Iterable[Message], previous_summary: str | None = None
     found: dict[str, None] = dict.fromkeys(listed_names(previous_summary or ""))
     for name, arguments in succeeded_calls(messages, _EDIT_TOOLS):
         new, old = _new_text(name, arguments)
-        for defined in defined_names(new):
+        # A whole config file written holds every key anew (a package.json: "name", "version"...): only an
+        # edit's keys are settings it added.
+        path = str(arguments.get("path") or "") if name == "edit" else ""
+        for defined in defined_names(new, path):
             if not re.search(rf"(?<![\w$]){re.escape(defined)}(?![\w$])", old):
                 found.pop(defined, None)
                 found[defined] = None

@@ -57,6 +57,30 @@ def test_go_and_rust_definitions_are_found() -> None:
     assert defined_names(text) == ["Quux", "Serve", "Config", "shard_of"]
 
 
+def test_keys_added_to_a_config_file_are_settings() -> None:
+    text = 'pool:\n  max_idle: 4\n  "shardCount": 606\nretry.limit = 5\n# note: x\n'
+    assert defined_names(text, "deploy/app.yaml") == ["pool", "max_idle", "shardCount", "retry.limit"]
+
+
+def test_an_env_file_key_is_a_setting() -> None:
+    assert defined_names("export BILLING_REGION=eu\nDEBUG=1\n", "config/.env.staging") == ["BILLING_REGION", "DEBUG"]
+
+
+def test_a_changed_config_value_adds_no_name() -> None:
+    messages = [
+        assistant(tool_calls=[tool_call("edit", {"path": "conf/limits.yml", "oldText": "burst: 5",
+                                                 "newText": "burst: 8\nwindow_ms: 250"})]),
+        tool_result("ok", tool_name="edit"),
+    ]
+    assert added_names(messages) == ["window_ms"]
+
+
+def test_a_whole_config_file_written_adds_no_keys() -> None:
+    messages = [assistant(tool_calls=[tool_call("write", {"path": "package.json", "content": '{\n  "name": "x"\n}'})]),
+                tool_result("ok", tool_name="write")]
+    assert added_names(messages) == []
+
+
 def test_a_name_already_in_the_old_text_was_not_added() -> None:
     messages = [
         assistant(tool_calls=[tool_call("edit", {"path": "a.py", "oldText": "def keep():\n    pass",
