@@ -227,18 +227,19 @@ def _command_paths(simple: Simple) -> tuple[list[str], str | None]:
         option = args.pop(0)
         if option in ("-C", "-c") and args:
             value = args.pop(0)
-            directory = posixpath.join(directory, value) if option == "-C" and directory else (
-                value if option == "-C" else directory)
+            if option == "-C":  # ``git -C a -C b`` works in a/b
+                directory = value if directory is None else posixpath.join(directory, value)
     if not args or args[0] not in _GIT:
         return [], None
     return _GIT[args[0]](args[1:], simple.heredocs), directory
 
 
-def _resolved(path: str, directory: str | None) -> str | None:
-    """``path`` as the shell meant it in ``directory`` (None: the shell's own), or None when unknown."""
+def _resolved(path: str, directory: str | None, file: bool = True) -> str | None:
+    """``path`` as the shell meant it in ``directory`` (None: the shell's own), or None when unknown
+    (for a ``file``, also when it names a whole directory: ``git checkout -- .`` names no file)."""
     if not path or path.startswith(("-", "/dev/")) or _NOT_A_PATH.search(path):
         return None
-    if path.rstrip("/") in (".", "..", ""):  # a whole directory (``git checkout -- .``): no file named
+    if file and path.rstrip("/") in (".", "..", ""):
         return None
     if path.startswith(("/", "~")) or directory is None:
         return path
@@ -259,7 +260,7 @@ def written_paths(command: str) -> list[str]:
         words = [w for w in simple.words if not _ASSIGNMENT.match(w)] if simple.words else []
         if words and words[0] == "cd":
             # ``cd`` alone, ``cd -`` or ``cd $DIR``: where the shell is is no longer known.
-            resolved = _resolved(words[1], directory) if len(words) == 2 else None
+            resolved = _resolved(words[1], directory, file=False) if len(words) == 2 else None
             directory = _UNKNOWN if resolved is None else resolved
             continue
         if "||" in (simple.before, simple.after):

@@ -158,6 +158,14 @@ def test_cd_makes_later_paths_relative_to_its_directory() -> None:
     assert written_paths("cd packages/tui && sed -i 's/a/b/' src/x.ts") == ["packages/tui/src/x.ts"]
 
 
+def test_cd_up_makes_later_paths_relative_to_the_parent() -> None:
+    assert written_paths("cd web && cd .. && rm a.txt; cd .. && rm b.txt") == ["a.txt", "../b.txt"]
+
+
+def test_git_dash_c_makes_its_paths_relative_to_that_directory() -> None:
+    assert written_paths("cd repo && git -C sub -C deep rm a.py") == ["repo/sub/deep/a.py"]
+
+
 def test_cd_to_an_unknown_place_drops_relative_paths_but_keeps_absolute_ones() -> None:
     assert written_paths("cd $WORK && rm notes.txt; rm /tmp/scratch.txt") == ["/tmp/scratch.txt"]
 
