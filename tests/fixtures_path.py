@@ -1,12 +1,15 @@
-"""Where the shared reference fixtures live (``../shared/fixtures``), and the skip used without them."""
+"""Where the shared reference fixtures live (``../shared/fixtures``, or ``$PI_COMPACT_FIXTURES``), and the skip
+used without them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+# A git worktree lives one level deeper than the project: PI_COMPACT_FIXTURES points there instead.
+FIXTURES = Path(os.environ.get("PI_COMPACT_FIXTURES") or Path(__file__).resolve().parents[2] / "shared" / "fixtures")
 PARITY = FIXTURES / "parity"
 
 needs_fixtures = pytest.mark.skipif(

@@ -66,6 +66,18 @@ def file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
     return sorted(read_only, key=_utf16_key), sorted(modified, key=_utf16_key)
 
 
+def with_modified(
+    read_files: Iterable[str], modified_files: Iterable[str], more: Iterable[str]
+) -> tuple[list[str], list[str], list[str]]:
+    """The lists with ``more`` modified files added (out of the read-only list), sorted as ``file_lists``
+    sorts; also those of ``more`` that were not listed as modified yet."""
+    modified = set(modified_files)
+    added = sorted(set(more) - modified, key=_utf16_key)
+    modified.update(added)
+    read_only = sorted(set(read_files) - modified, key=_utf16_key)
+    return read_only, sorted(modified, key=_utf16_key), added
+
+
 def format_file_lists(read_files: Iterable[str], modified_files: Iterable[str]) -> str:
     """The ``<read-files>`` / ``<modified-files>`` block appended to a summary ('' when both empty)."""
     sections = []

@@ -17,6 +17,7 @@ from pi_compact.compaction.asking import Ask, NotReusable, SummarizerOverflow, a
 from pi_compact.compaction.chunks import split_block, take_chunk
 from pi_compact.compaction.fallback import derived_sections, fallback_summary
 from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
+from pi_compact.compaction.kept import add_kept_facts, file_lists_with_shell_writes
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
     SPLIT_TURN_SEPARATOR,
@@ -316,16 +317,17 @@ def summarize(
     """Summarize a plan; falls back to a model-free summary on failure (unless ``allow_fallback`` is
     False: then the failure is raised), raises Cancelled on cancel. ``shape``: ask on the last chat
     request's prefix first (``compaction.reuse``); ``details.summaryRequest`` then says which way served."""
-    details: dict[str, Any] = {"readFiles": list(plan.read_files), "modifiedFiles": list(plan.modified_files)}
+    read, modified, gate = file_lists_with_shell_writes(plan)  # beyond pi: files shell commands wrote
+    details: dict[str, Any] = {"readFiles": read, "modifiedFiles": modified}
     source: Source = "model"
     error: str | None = None
-    gate: list[dict[str, Any]] = []
     try:
         body = clear_placeholders(_model_summary(plan, model, budget, instructions, cancel, reasoning,
                                                  run_parallel or _parallel, gate, shape, details))
         body, errors = add_missing_errors(body, tool_errors([*plan.messages_to_summarize, *plan.turn_prefix_messages]))
         if errors:  # the exact errors of failed tool calls (a split turn's start too), word for word, as the rules are
             gate.append({"action": "errorsAdded", "errors": errors})
+        body = add_kept_facts(body, plan, gate)  # ids the user typed, names the edits added
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:
@@ -338,12 +340,11 @@ def summarize(
         details.update({"fallback": True, "error": error})
         body = fallback_summary(
             [*plan.messages_to_summarize, *plan.turn_prefix_messages],
-            previous_summary=plan.previous_summary, read_files=plan.read_files,
-            modified_files=plan.modified_files, error=error,
+            previous_summary=plan.previous_summary, read_files=read, modified_files=modified, error=error,
         )
     if gate:
         details["qualityGate"] = gate
-    summary = body + format_file_lists(plan.read_files, plan.modified_files)
+    summary = body + format_file_lists(read, modified)
     return CompactionResult(
         summary=summary, first_kept_entry_id=plan.first_kept_entry_id, tokens_before=plan.tokens_before,
         details=details, source=source, estimated_tokens_after=estimated_tokens_after(summary, plan.kept_messages),

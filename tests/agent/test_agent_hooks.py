@@ -135,12 +135,13 @@ def test_raising_extension_is_reported_and_default_compaction_runs(
     _history(scripted_server, runtime)
     scripted_server.enqueue(summary_reply())
     result = runtime.session.compact(cancel=CancelToken())
-    assert result is not None and result.summary == SUMMARY
+    # The model's summary, plus the ticket-like markers the user typed that it left out (``user_ids``).
+    assert result is not None and result.summary == SUMMARY + "\n- Ids named by the user: QUESTION-0, QUESTION-1"
     notices = [e for e in events if isinstance(e, Notice)]
     assert len(notices) == 1
     assert "my extension.py" in notices[0].text and "RuntimeError: extension bug" in notices[0].text
     entry = [e for e in _entries(runtime.store.path or Path()) if e["type"] == "compaction"][0]
-    assert (entry["summary"], entry["fromHook"]) == (SUMMARY, False)
+    assert (entry["summary"], entry["fromHook"]) == (result.summary, False)
     assert [(s.reason, e.result is not None) for s, e in assert_compactions_paired(events)] == [("manual", True)]
 
 

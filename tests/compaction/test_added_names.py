@@ -1,0 +1,173 @@
+"""Names of functions, classes and settings the edits added, put back into a summary that left them out
+(``compaction.added_names``), and through a whole compaction with the other additions (``compaction.kept``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from builders import (
+    assistant,
+    chain,
+    compaction_settings,
+    sized,
+    structured_summary,
+    tool_call,
+    tool_result,
+    user,
+    write_session,
+)
+
+from pi_compact.agent.compaction.pipeline import Compactor
+from pi_compact.compaction.added_names import add_missing_names, added_names, defined_names, listed_names
+from pi_compact.llm.protocol import ModelInfo
+from pi_compact.llm.scripted import ScriptedModel
+from pi_compact.session.store import SessionStore
+
+
+def test_python_functions_and_classes_are_definitions() -> None:
+    assert defined_names("class Bucket:\n    async def refill(self):\n        pass\n") == ["Bucket", "refill"]
+
+
+def test_a_keyword_at_a_line_end_does_not_name_the_next_line() -> None:
+    assert defined_names("over refactor import module\nclass\nmodule\n") == []
+
+
+def test_a_keyword_in_prose_is_no_definition() -> None:
+    assert defined_names("function provider for the session\nclass of problems we saw") == []
+
+
+def test_dunder_methods_are_not_reported() -> None:
+    assert defined_names("    def __init__(self):\n") == []
+
+
+def test_upper_case_settings_are_definitions_but_comparisons_are_not() -> None:
+    text = "MAX_RETRIES = 3\nTIMEOUT_S: float = 2.0\nif MAX_SIZE == 4:\n"
+    assert defined_names(text) == ["MAX_RETRIES", "TIMEOUT_S"]
+
+
+def test_typescript_definitions_are_found_but_indented_locals_are_not() -> None:
+    text = ("export function baz() {\n  const local = 3;\n}\nexport const QUX = 1;\nexport interface Props {}\n"
+            "export type Mode = 'a' | 'b';\nexport default class Panel {}\n")
+    assert defined_names(text) == ["baz", "QUX", "Props", "Mode", "Panel"]
+
+
+def test_go_and_rust_definitions_are_found() -> None:
+    text = "func Quux(a int) error {\nfunc (s *Server) Serve() {\ntype Config struct {\npub fn shard_of(x: u8) {}\n"
+    assert defined_names(text) == ["Quux", "Serve", "Config", "shard_of"]
+
+
+def test_keys_added_to_a_config_file_are_settings() -> None:
+    text = 'pool:\n  max_idle: 4\n  "shardCount": 606\nretry.limit = 5\n# note: x\n'
+    assert defined_names(text, "deploy/app.yaml") == ["pool", "max_idle", "shardCount", "retry.limit"]
+
+
+def test_an_env_file_key_is_a_setting() -> None:
+    assert defined_names("export BILLING_REGION=eu\nDEBUG=1\n", "config/.env.staging") == ["BILLING_REGION", "DEBUG"]
+
+
+def test_a_changed_config_value_adds_no_name() -> None:
+    messages = [
+        assistant(tool_calls=[tool_call("edit", {"path": "conf/limits.yml", "oldText": "burst: 5",
+                                                 "newText": "burst: 8\nwindow_ms: 250"})]),
+        tool_result("ok", tool_name="edit"),
+    ]
+    assert added_names(messages) == ["window_ms"]
+
+
+def test_a_whole_config_file_written_adds_no_keys() -> None:
+    messages = [assistant(tool_calls=[tool_call("write", {"path": "package.json", "content": '{\n  "name": "x"\n}'})]),
+                tool_result("ok", tool_name="write")]
+    assert added_names(messages) == []
+
+
+def test_a_name_already_in_the_old_text_was_not_added() -> None:
+    messages = [
+        assistant(tool_calls=[tool_call("edit", {"path": "a.py", "oldText": "def keep():\n    pass",
+                                                 "newText": "def keep():\n    return 1\n\ndef fresh():\n    pass"})]),
+        tool_result("ok", tool_name="edit"),
+    ]
+    assert added_names(messages) == ["fresh"]
+
+
+def test_a_written_files_definitions_are_added() -> None:
+    messages = [assistant(tool_calls=[tool_call("write", {"path": "b.py", "content": "class Store:\n    pass\n"})]),
+                tool_result("ok", tool_name="write")]
+    assert added_names(messages) == ["Store"]
+
+
+def test_a_failed_edit_adds_no_name() -> None:
+    edit = tool_call("edit", {"path": "a.py", "oldText": "x", "newText": "def nope(): pass"})
+    messages = [assistant(tool_calls=[edit]),
+                tool_result("Could not find the exact text", tool_name="edit", is_error=True)]
+    assert added_names(messages) == []
+
+
+def test_added_names_keeps_the_newest_distinct_ones() -> None:
+    messages: list[Any] = []
+    for n in range(12):
+        messages += [assistant(tool_calls=[tool_call("write", {"path": f"m{n}.py", "content": f"def f{n}(): pass"},
+                                                     f"c{n}")]),
+                     tool_result("ok", tool_call_id=f"c{n}", tool_name="write")]
+    assert added_names(messages, limit=3) == ["f9", "f10", "f11"]
+
+
+def test_names_an_earlier_summary_listed_carry_on() -> None:
+    previous = structured_summary("x") + "\n- Names added by the edits: refill, Store"
+    assert listed_names(previous) == ["refill", "Store"]
+    assert added_names([], previous) == ["refill", "Store"]
+
+
+def test_a_name_the_summary_mentions_is_not_added_again() -> None:
+    summary = structured_summary("x").replace("## Critical Context\n", "## Critical Context\n- added `refill()`\n")
+    assert add_missing_names(summary, ["refill"]) == (summary, [])
+
+
+def test_a_name_inside_a_longer_word_does_not_count_as_mentioned() -> None:
+    summary = structured_summary("x").replace("## Critical Context\n", "## Critical Context\n- refill_all\n")
+    assert add_missing_names(summary, ["refill"])[1] == ["refill"]
+
+
+def test_missing_names_go_on_one_line_under_critical_context() -> None:
+    added, names = add_missing_names(structured_summary("x"), ["refill_tokens_locked", "MAX_BURST"])
+    assert names == ["refill_tokens_locked", "MAX_BURST"]
+    assert added.endswith("## Critical Context\n- Names added by the edits: refill_tokens_locked, MAX_BURST")
+
+
+# ---- through a compaction whose scripted summary omits all of them ---------------------------------
+
+
+def compact_session(tmp_path: Path) -> dict[str, Any]:
+    """Compact a session where the user names a ticket and a version, an edit adds a function and a shell
+    command rewrites a config, with a scripted summary that names none of them; the compaction entry."""
+    path = tmp_path / "session.jsonl"
+    write_session(path, chain(
+        user("PAY-4521: the refill is too slow. Release it as v2.3.1."),
+        assistant(tool_calls=[tool_call("edit", {"path": "src/bucket.py", "oldText": "def refill(self):",
+                                                 "newText": "def refill_locked(self):"}, "call-1")]),
+        tool_result("Successfully replaced text in src/bucket.py.", tool_call_id="call-1", tool_name="edit"),
+        assistant(tool_calls=[tool_call("bash", {"command": "sed -i 's/burst: 5/burst: 8/' conf/limits.yml"},
+                                        "call-2")]),
+        tool_result("", tool_call_id="call-2"),
+        assistant("Done. " + sized(600)),
+        user("Good. " + sized(300)),
+        assistant("Next. " + sized(300)),
+    ))
+    store = SessionStore.open(path, str(tmp_path), 0)
+    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("refill"))
+    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
+    assert len(model.history) == 1  # none of the additions asked the model
+    entry: dict[str, Any] = [e for e in store.branch() if e.get("type") == "compaction"][-1]
+    return entry
+
+
+def test_a_compaction_adds_the_names_its_summary_left_out_and_records_them(tmp_path: Path) -> None:
+    entry = compact_session(tmp_path)
+    assert "- Names added by the edits: refill_locked" in str(entry["summary"])
+    assert {"action": "namesAdded", "names": ["refill_locked"]} in entry["details"]["qualityGate"]
+
+
+def test_a_compaction_lists_the_shell_written_config_beside_the_edited_file(tmp_path: Path) -> None:
+    entry = compact_session(tmp_path)
+    assert str(entry["summary"]).endswith("<modified-files>\nconf/limits.yml\nsrc/bucket.py\n</modified-files>")
+    assert {"action": "shellFilesAdded", "files": ["conf/limits.yml"]} in entry["details"]["qualityGate"]
