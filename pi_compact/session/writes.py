@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,7 +131,7 @@ def replace_contents(path: Path, data: bytes) -> FileState:
         fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     except OSError as exc:
         raise WriteFailed(exc, True) from exc  # nothing was written
-    try:
+    with _removed_on_failure(Path(temporary)):
         try:
             os.fchmod(fd, mode)
             _write_all(fd, data)
@@ -138,16 +140,24 @@ def replace_contents(path: Path, data: bytes) -> FileState:
         finally:
             os.close(fd)
         os.replace(temporary, real)
+    sync_directory(real.parent)
+    return state
+
+
+@contextmanager
+def _removed_on_failure(path: Path) -> Iterator[None]:
+    """Remove ``path`` (a file being written) when the block fails; an ``OSError`` becomes ``WriteFailed``
+    saying that nothing was written, anything else (a Ctrl-C) goes on as it is."""
+    try:
+        yield
     except BaseException as exc:
         try:
-            os.unlink(temporary)
+            os.unlink(path)
         except OSError:
             pass
         if isinstance(exc, OSError):
             raise WriteFailed(exc, True) from exc
         raise
-    sync_directory(real.parent)
-    return state
 
 
 # A migrated file is rewritten in place of the original, so the original is first copied beside it, byte for
@@ -177,7 +187,7 @@ def write_backup(path: Path, tag: str) -> Path:
             number += 1
         except OSError as exc:
             raise WriteFailed(exc, True) from exc
-    try:
+    with _removed_on_failure(backup):
         try:
             with open(path, "rb") as source:
                 while chunk := source.read(1 << 20):
@@ -185,14 +195,6 @@ def write_backup(path: Path, tag: str) -> Path:
             os.fsync(fd)
         finally:
             os.close(fd)
-    except BaseException as exc:
-        try:
-            os.unlink(backup)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise WriteFailed(exc, True) from exc
-        raise
     sync_directory(backup.parent)
     return backup
 
