@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_compact.llm.protocol import ModelInfo, ToolSpec
+from pi_compact.llm.providers import ANTHROPIC, CHAT_COMPLETIONS, GOOGLE
 from pi_compact.messages import Message, to_llm_message
 
 NO_RESULT_TEXT = "No result provided"
@@ -27,8 +28,6 @@ TOOL_IMAGES_INTRO = "Images returned by the tool calls above:"
 
 _SKIPPED_STOP_REASONS = frozenset({"error", "aborted"})
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-ANTHROPIC = "anthropic-messages"
-GOOGLE = "google-generative-ai"
 # Our own key on a chat-format tool message: "this result is a failure". Named so that no provider and no
 # other litellm caller uses it; only the Anthropic request hook reads it (``flag_failed_results``).
 ERROR_FLAG = "pi_is_error"
@@ -40,7 +39,7 @@ class Target:
 
     provider: str = ""
     model_id: str = ""
-    api: str = "openai-completions"
+    api: str = CHAT_COMPLETIONS
     system_role: str = "system"  # "developer" for a reasoning model whose server takes that role (pi's rule)
 
     @classmethod

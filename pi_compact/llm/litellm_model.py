@@ -26,7 +26,6 @@ from typing import Any
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
 from pi_compact.llm.convert import (
-    ANTHROPIC,
     ConvertedHistory,
     Target,
     failed_result_ids,
@@ -38,7 +37,7 @@ from pi_compact.llm.failures import Failure, chain, provider_text, root_text, we
 from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.params import cache_retention, plan_request, prefix_by_default, refit_on_refusal
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
-from pi_compact.llm.providers import AMBIENT_AUTH_PREFIXES
+from pi_compact.llm.providers import AMBIENT_AUTH_PREFIXES, ANTHROPIC
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings

@@ -70,7 +70,7 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     api = info.api
     # Budgets only for a model that can think: Anthropic and Gemini refuse thinking from the others.
     budget = thinking_budget(info, level) if info.reasoning else 0
-    min_budget = _GEMINI_MIN_BUDGET if api == "google-generative-ai" else MIN_BUDGET
+    min_budget = _GEMINI_MIN_BUDGET if api == providers.GOOGLE else MIN_BUDGET
     cap: OutputCap | None = None
     if request.max_tokens is not None and request.thinking_inside:  # a refitted cap: thinking fits inside it
         max_tokens = request.max_tokens
@@ -115,11 +115,11 @@ def _on_top(info: ModelInfo, request: ChatRequest, budget: int, min_budget: int)
 
 def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any]:
     api = info.api
-    if api == "anthropic-messages":
+    if api == providers.ANTHROPIC:
         if level == "off" or budget <= 0:
             return {}
         return {"thinking": {"type": "enabled", "budget_tokens": budget}}
-    if api == "google-generative-ai":
+    if api == providers.GOOGLE:
         if not info.reasoning:
             return {}
         if level == "off":  # budget 0; a model that cannot stop thinking refuses it, so it gets nothing
@@ -150,7 +150,7 @@ def prefix_by_default(info: ModelInfo, api_base: str | None) -> bool:
 
 def interleaves_with_beta(info: ModelInfo) -> bool:
     """Is ``info`` a Claude 4 model on Anthropic's API (whose budgeted thinking interleaves with the beta)?"""
-    return info.api == "anthropic-messages" and _CLAUDE_4.search(info.model_id.lower()) is not None
+    return info.api == providers.ANTHROPIC and _CLAUDE_4.search(info.model_id.lower()) is not None
 
 
 def _openai_endpoint(info: ModelInfo, api_base: str | None) -> bool:

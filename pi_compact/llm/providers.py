@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 CHAT_COMPLETIONS = "openai-completions"  # pi's api name for every provider without a row saying otherwise
+ANTHROPIC = "anthropic-messages"
+GOOGLE = "google-generative-ai"
 DIRECT_PREFIX = "openai"  # the prefix of OpenAI-compatible servers, which our own client can serve
 
 
@@ -39,6 +41,9 @@ class Provider:
     developer_role: bool = True
     reasoning_effort: bool = True
     rules_by_name: bool = True  # pi applies those rules to the provider's name too, not only to its hosts
+    # The api pi 0.73.1 ships for this provider (that of its first model), where pi has it built in: a custom
+    # model of the provider in ``models.json`` takes it, and needs neither ``baseUrl`` nor ``apiKey``.
+    pi_builtin_api: str | None = None
 
     @property
     def name(self) -> str:
@@ -51,36 +56,54 @@ def _simple(*prefixes: str) -> tuple[Provider, ...]:
 
 
 ROWS: tuple[Provider, ...] = (
-    Provider("openai", simple_map=True, hosts=("api.openai.com",), cache_key=True, key_variable="OPENAI_API_KEY"),
-    Provider("anthropic", api="anthropic-messages", caches_prefix=True, simple_map=True),
-    Provider("gemini", "google", api="google-generative-ai", caches_prefix=True, simple_map=True),
-    Provider("vertex_ai", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True),
+    Provider("openai", simple_map=True, hosts=("api.openai.com",), cache_key=True, key_variable="OPENAI_API_KEY",
+             pi_builtin_api="openai-responses"),
+    Provider("anthropic", api=ANTHROPIC, caches_prefix=True, simple_map=True, pi_builtin_api=ANTHROPIC),
+    Provider("gemini", "google", api=GOOGLE, caches_prefix=True, simple_map=True, pi_builtin_api=GOOGLE),
+    Provider("vertex_ai", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True,
+             pi_builtin_api="google-vertex"),
     Provider("vertex_ai_beta", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True),
     Provider("deepseek", caches_prefix=True, simple_map=True, hosts=("deepseek.com",), developer_role=False,
-             rules_by_name=False),
+             rules_by_name=False, pi_builtin_api=CHAT_COMPLETIONS),
     Provider("moonshot", "moonshotai", simple_map=True, hosts=("api.moonshot.",), developer_role=False,
-             reasoning_effort=False),
-    Provider("moonshotai-cn", hosts=("api.moonshot.",), developer_role=False, reasoning_effort=False),
-    Provider("xai", simple_map=True, hosts=("api.x.ai",), developer_role=False, reasoning_effort=False),
-    Provider("zai", simple_map=True, hosts=("api.z.ai",), developer_role=False, reasoning_effort=False),
-    Provider("cerebras", simple_map=True, hosts=("cerebras.ai",), developer_role=False),
-    Provider("opencode", hosts=("opencode.ai",), developer_role=False),
+             reasoning_effort=False, pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("moonshotai-cn", hosts=("api.moonshot.",), developer_role=False, reasoning_effort=False,
+             pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("xai", simple_map=True, hosts=("api.x.ai",), developer_role=False, reasoning_effort=False,
+             pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("zai", simple_map=True, hosts=("api.z.ai",), developer_role=False, reasoning_effort=False,
+             pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("cerebras", simple_map=True, hosts=("cerebras.ai",), developer_role=False,
+             pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("opencode", hosts=("opencode.ai",), developer_role=False, pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("opencode-go", pi_builtin_api=CHAT_COMPLETIONS),
     Provider("chutes", hosts=("chutes.ai",), developer_role=False, rules_by_name=False),
-    Provider("cloudflare-workers-ai", hosts=("api.cloudflare.com",), developer_role=False),
+    Provider("cloudflare-workers-ai", hosts=("api.cloudflare.com",), developer_role=False,
+             pi_builtin_api=CHAT_COMPLETIONS),
     Provider("cloudflare-ai-gateway", hosts=("gateway.ai.cloudflare.com",), developer_role=False,
-             reasoning_effort=False),
-    Provider("bedrock", "amazon-bedrock", ambient_auth=True),
+             reasoning_effort=False, pi_builtin_api=ANTHROPIC),
+    Provider("bedrock", "amazon-bedrock", ambient_auth=True, pi_builtin_api="bedrock-converse-stream"),
     Provider("sagemaker", ambient_auth=True),
     Provider("ollama", ambient_auth=True),
     Provider("ollama_chat", ambient_auth=True),
-    Provider("azure", "azure-openai-responses"),
-    Provider("fireworks_ai", "fireworks"),
-    Provider("github_copilot", "github-copilot"),
-    Provider("vercel_ai_gateway", "vercel-ai-gateway", simple_map=True),
+    Provider("azure", "azure-openai-responses", pi_builtin_api="azure-openai-responses"),
+    Provider("fireworks_ai", "fireworks", pi_builtin_api=ANTHROPIC),
+    Provider("github_copilot", "github-copilot", pi_builtin_api=ANTHROPIC),
+    Provider("vercel_ai_gateway", "vercel-ai-gateway", simple_map=True, pi_builtin_api=ANTHROPIC),
+    Provider("openrouter", simple_map=True, pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("groq", simple_map=True, pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("mistral", simple_map=True, pi_builtin_api="mistral-conversations"),
+    Provider("minimax", simple_map=True, pi_builtin_api=ANTHROPIC),
+    Provider("minimax-cn", pi_builtin_api=ANTHROPIC),
+    Provider("huggingface", pi_builtin_api=CHAT_COMPLETIONS),
+    Provider("kimi-coding", pi_builtin_api=ANTHROPIC),
+    Provider("openai-codex", pi_builtin_api="openai-codex-responses"),
+    *(Provider(name, pi_builtin_api=ANTHROPIC)
+      for name in ("xiaomi", "xiaomi-token-plan-ams", "xiaomi-token-plan-cn", "xiaomi-token-plan-sgp")),
     *_simple(
-        "openrouter", "groq", "mistral", "together_ai", "deepinfra", "dashscope",
-        "minimax", "novita", "nebius", "sambanova", "hyperbolic", "perplexity", "lambda_ai", "nscale", "ovhcloud",
-        "scaleway", "friendliai", "featherless_ai", "codestral", "nvidia_nim", "xiaomi_mimo",
+        "together_ai", "deepinfra", "dashscope", "novita", "nebius", "sambanova", "hyperbolic", "perplexity",
+        "lambda_ai", "nscale", "ovhcloud", "scaleway", "friendliai", "featherless_ai", "codestral", "nvidia_nim",
+        "xiaomi_mimo",
     ),
 )
 _BY_PREFIX = {row.prefix: row for row in ROWS}
@@ -131,6 +154,12 @@ def prefix_for_api(api: str) -> str | None:
 def prefix_of(model: str) -> str:
     """The provider prefix of a model string ("" for a bare name)."""
     return model.split("/", 1)[0] if "/" in model else ""
+
+
+def pi_builtin_api(name: str) -> str | None:
+    """The api pi ships for its built-in provider ``name`` (pi's name); None when pi has no such provider."""
+    row = _BY_NAME.get(name)
+    return row.pi_builtin_api if row is not None else None
 
 
 SIMPLE_MAP_PREFIXES = frozenset(row.prefix for row in ROWS if row.simple_map)

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from pi_compact.llm.protocol import ModelInfo
+from pi_compact.llm.providers import ANTHROPIC, GOOGLE
 
 LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 DEFAULT_LEVEL = "medium"  # pi's default for a reasoning model
@@ -68,9 +69,9 @@ def thinking_budget(info: ModelInfo, level: str | None) -> int:
     if level is None or level == "off" or level not in LEVELS:
         return 0
     family = info.api
-    if family == "anthropic-messages":
+    if family == ANTHROPIC:
         return ANTHROPIC_BUDGETS[level]
-    if family == "google-generative-ai":
+    if family == GOOGLE:
         return gemini_budget(info.model_id, level)
     return 0
 

@@ -24,23 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# pi 0.73.1's built-in providers and the api of their first model (what pi gives a custom model of that
-# provider with no ``api`` of its own): with models of their own they need neither ``baseUrl`` nor ``apiKey``.
-BUILT_IN_APIS = {
-    "amazon-bedrock": "bedrock-converse-stream", "anthropic": "anthropic-messages",
-    "azure-openai-responses": "azure-openai-responses", "cerebras": "openai-completions",
-    "cloudflare-ai-gateway": "anthropic-messages", "cloudflare-workers-ai": "openai-completions",
-    "deepseek": "openai-completions", "fireworks": "anthropic-messages", "github-copilot": "anthropic-messages",
-    "google": "google-generative-ai", "google-vertex": "google-vertex", "groq": "openai-completions",
-    "huggingface": "openai-completions", "kimi-coding": "anthropic-messages", "minimax": "anthropic-messages",
-    "minimax-cn": "anthropic-messages", "mistral": "mistral-conversations", "moonshotai": "openai-completions",
-    "moonshotai-cn": "openai-completions", "openai": "openai-responses", "openai-codex": "openai-codex-responses",
-    "opencode": "openai-completions", "opencode-go": "openai-completions", "openrouter": "openai-completions",
-    "vercel-ai-gateway": "anthropic-messages", "xai": "openai-completions", "xiaomi": "anthropic-messages",
-    "xiaomi-token-plan-ams": "anthropic-messages", "xiaomi-token-plan-cn": "anthropic-messages",
-    "xiaomi-token-plan-sgp": "anthropic-messages", "zai": "openai-completions",
-}
-BUILT_IN_PROVIDERS = frozenset(BUILT_IN_APIS)
+from pi_compact.llm.providers import pi_builtin_api
+
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_TOKENS = 16_384
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
@@ -191,7 +176,7 @@ def _provider(name: str, config: dict[str, Any]) -> PiProvider:
         raise _Invalid(f'provider {name}: "modelOverrides" must be an object')
     if not model_defs and not (base_url or config.get("headers") or config.get("compat") or overrides):
         raise _Invalid(f'provider {name}: must specify "baseUrl", "headers", "compat", "modelOverrides", or "models"')
-    if model_defs and name not in BUILT_IN_PROVIDERS:
+    if model_defs and pi_builtin_api(name) is None:  # a provider pi does not ship
         if not base_url:
             raise _Invalid(f'provider {name}: "baseUrl" is required when defining custom models')
         if not api_key:
@@ -213,7 +198,7 @@ def _models(provider: PiProvider, config: dict[str, Any]) -> list[PiModel]:
         if not model_id:
             raise _Invalid(f'{where}: model missing "id"')
         where = f"provider {provider.name}, model {model_id}"
-        api = _text(entry, "api", where) or provider.api or BUILT_IN_APIS.get(provider.name)
+        api = _text(entry, "api", where) or provider.api or pi_builtin_api(provider.name)
         if not api:
             raise _Invalid(f'{where}: no "api" specified. Set at provider or model level')
         window = _positive(entry, "contextWindow", where)

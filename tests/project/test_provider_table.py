@@ -1,9 +1,9 @@
 """Per-provider facts live in one table (``llm/providers.py``): no other module names a provider.
 
 Read from the source with ``ast``: a string constant that is exactly a provider's name (litellm's prefix or
-pi's name, from the table's own rows) may appear only in the table, and in ``settings/pi_models.py``, which
-holds pi's list of its built-in providers to read pi's ``models.json`` as pi does. Docstrings and comments
-may name providers (they explain); code may not.
+pi's name, from the table's own rows) may appear only in the table; pi's built-in providers, which reading
+pi's ``models.json`` needs, are rows of it too. Docstrings and comments may name providers (they explain);
+code may not.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pi_compact
 from pi_compact.llm.providers import ROWS
 
 PACKAGE = Path(pi_compact.__file__).resolve().parent
-ALLOWED = {PACKAGE / "llm" / "providers.py", PACKAGE / "settings" / "pi_models.py"}
+ALLOWED = {PACKAGE / "llm" / "providers.py"}
 NAMES = {row.prefix for row in ROWS} | {row.name for row in ROWS}
 
 
