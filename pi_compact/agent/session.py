@@ -143,7 +143,7 @@ class AgentSession:
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
-        return self._context.usage_for(self._model, self.fitted_settings().compaction.reserve_tokens)
+        return self._context.usage_for(self._model, self.fitted_settings().compaction)
 
     def reload_context(self) -> None:
         """Rebuild the live context from the session file (after anything that changed the branch)."""

@@ -17,6 +17,7 @@ from pi_compact.agent.compaction.reasons import SKIP_TEXT, too_small_text
 from pi_compact.cli.choices import CompactOptions, choose_model, command_window, fitted_settings, load_settings, warn
 from pi_compact.cli.exits import report
 from pi_compact.clock import now_ms
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.digest import digest_entry, digest_estimator
 from pi_compact.compaction.plan import skip_reason
 from pi_compact.compaction.preview import dry_run
@@ -133,7 +134,7 @@ def _dry_run(
     shown = {**preview.report(), "context_tokens": preview.current_tokens, "should_compact": preview.current_due}
     render_dry_run(
         Console(), shown, session=str(options.session), window=window,
-        reserve=settings.compaction.reserve_tokens, nothing=nothing,
+        threshold=Budgets.of(settings.compaction, window).threshold, nothing=nothing,
     )
     return 0
 

@@ -87,7 +87,7 @@ def compact_file(
     compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback, summarizer=summarizer,
                           thinking=session_level(store, settings),
                           measure=lambda messages: context.size_of(messages, model),
-                          size_now=lambda: context.usage_for(model, settings.compaction.reserve_tokens).tokens,
+                          size_now=lambda: context.usage_for(model, settings.compaction).tokens,
                           estimator=context.estimator_of(model))
     # The plan above is used unless fitting the settings to the model's window changed them.
     planned = (branch, plan) if settings.compaction == planned_with else None

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
 from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for
 from pi_compact.messages import Message
@@ -26,7 +27,7 @@ from pi_compact.settings import CompactionSettings
 
 def soft_threshold(context_window: int, settings: CompactionSettings) -> int:
     """Context tokens past which a background summary starts: the share of ``window - reserveTokens``."""
-    return (context_window - settings.reserve_tokens) * settings.soft_threshold_percent // 100
+    return Budgets.of(settings, context_window).soft_threshold
 
 
 def past_soft_threshold(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.cut import find_cut_point
 from pi_compact.compaction.fileops import FileOps, file_lists
 from pi_compact.compaction.threshold import fit_to_window
@@ -155,8 +156,12 @@ class WindowPlan:
     warnings: tuple[str, ...] = ()
 
     @property
+    def budgets(self) -> Budgets:
+        return Budgets.of(self.settings.compaction, self.window)
+
+    @property
     def threshold(self) -> int:
-        return self.window - self.settings.compaction.reserve_tokens
+        return self.budgets.threshold
 
     def plan(self, branch: Sequence[Mapping[str, Any]]) -> CompactionPlan | None:
         """What a compaction of ``branch`` would summarize and keep with these budgets."""

@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.settings import CompactionSettings, Settings
 
 
 def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
     """True when auto-compaction is on and the context is strictly past ``window - reserveTokens``."""
-    if not settings.enabled:
-        return False
-    return context_tokens > context_window - settings.reserve_tokens
+    return Budgets.of(settings, context_window).past(context_tokens)
 
 
 def _named(key: str, value: int, sources: Mapping[str, str] | None) -> str:
@@ -69,17 +68,18 @@ def fit_to_window(
              f"{_named('compaction.reserveTokens', reserve, sources)} is not smaller than the {window}, so "
              f"auto-compaction would run before every turn; using {fitted} instead.")
         reserve = fitted
-    elif context_window - reserve < fixed_tokens + context_window // MIN_CONVERSATION_SHARE:
+    elif (threshold := Budgets(context_window, reserve, keep).threshold) < \
+            fixed_tokens + context_window // MIN_CONVERSATION_SHARE:
         fitted = min(CompactionSettings().reserve_tokens, context_window // 4)
-        if context_window - fitted > context_window - reserve:
+        if fitted < reserve:  # a smaller reserve: a higher threshold
             carried = f", less than the ~{fixed_tokens:,} tokens every request carries (system prompt and tools) " \
                 f"plus room for the conversation" if fixed_tokens else ", too little room for the conversation"
             warn("compaction.reserveTokens",
                  f"{_named('compaction.reserveTokens', reserve, sources)} leaves an auto-compaction threshold of "
-                 f"{context_window - reserve} tokens on the {window}{carried}, so auto-compaction would run before "
+                 f"{threshold} tokens on the {window}{carried}, so auto-compaction would run before "
                  f"every turn; using {fitted} instead.")
             reserve = fitted
-    usable = context_window - reserve
+    usable = Budgets(context_window, reserve, keep).threshold
     if keep >= usable:
         fitted = max(1, usable // 2)
         warn("compaction.keepRecentTokens",

@@ -12,13 +12,12 @@ from pi_compact.compaction.tokens import Calibration
 
 
 def render_dry_run(
-    console: Console, report: dict[str, Any], *, session: str, window: int, reserve: int, nothing: str | None = None
+    console: Console, report: dict[str, Any], *, session: str, window: int, threshold: int, nothing: str | None = None
 ) -> None:
     """Print what compacting would do: tokens now / window, verdict, the cut and the file lists; with
     ``nothing`` (the sentence ``compact`` would answer: nothing to summarize) that sentence instead of a plan."""
     tokens = int(report["context_tokens"])
     percent = tokens / window * 100 if window else 0.0
-    threshold = window - reserve
     verdict = "yes" if report["should_compact"] else "no"
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")

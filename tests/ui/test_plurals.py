@@ -42,6 +42,6 @@ def test_the_dry_run_says_one_entry_summarized_and_in_the_turn_prefix() -> None:
     plan = {"first_kept_entry_id": "k", "summarize_entry_ids": ["a"], "is_split_turn": True,
             "turn_prefix_entry_ids": ["b"], "previous_summary": None, "read_files": [], "modified_files": []}
     report = {"context_tokens": 100, "should_compact": False, "plan": plan, "context_roles": ["user"]}
-    render_dry_run(console, report, session="s.jsonl", window=1000, reserve=100)
+    render_dry_run(console, report, session="s.jsonl", window=1000, threshold=900)
     shown = " ".join(console.export_text().split())
     assert "Summarized 1 entry" in shown and "yes, 1 entry in the turn prefix" in shown

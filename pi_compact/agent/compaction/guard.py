@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.threshold import should_compact
 from pi_compact.compaction.tokens import ContextUsage, Estimator, estimate_text_tokens
 from pi_compact.llm.protocol import ModelInfo
@@ -217,7 +218,7 @@ def top_consumers(
         else:
             found.append((size, f"{message.get('role')} message, {where}, {size:,} tokens"))
     keep = settings.keep_recent_tokens
-    if window > 0 and keep * 2 >= window - settings.reserve_tokens:
+    if Budgets.of(settings, window).keep_crowds_threshold:
         found.append((keep, f"keepRecentTokens {keep:,} of a {window:,} window"))
     return sorted(found, key=lambda item: -item[0])[:TOP]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.calibration import (
     MAX_FACTOR,
     MIN_FACTOR,
@@ -37,7 +38,7 @@ from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.context import fresh_start, project_path
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import TokenEstimator
+from pi_compact.settings import CompactionSettings, TokenEstimator
 
 
 def reply_key(model: ChatModel) -> tuple[str, str] | None:
@@ -77,10 +78,10 @@ class LiveContext:
         """The estimator for requests to ``model``: ``base``, calibrated by its replies when ``calibrate``."""
         return self.estimator(self.base, reply_key(model))
 
-    def usage_for(self, model: ChatModel, reserve_tokens: int) -> ContextUsage:
-        """How full the context is for ``model``: its window, and the threshold ``reserve_tokens`` below it."""
-        window = model.info.context_window
-        return self.usage(self.base, window, window - reserve_tokens, reply_key(model))
+    def usage_for(self, model: ChatModel, settings: CompactionSettings) -> ContextUsage:
+        """How full the context is for ``model``: its window, and the threshold the budgets set on it."""
+        budgets = Budgets.of(settings, model.info.context_window)
+        return self.usage(self.base, budgets.window, budgets.threshold, reply_key(model))
 
     def size_of(self, messages: Sequence[Message], model: ChatModel) -> int:
         """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one

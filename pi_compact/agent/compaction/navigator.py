@@ -24,6 +24,7 @@ from pi_compact.agent.compaction.summarizer import Summarizer, choose
 from pi_compact.agent.events import SessionEvent, TreeEnd, TreeOutcome, TreeStart, UncompactOutcome
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.branch_summary import BranchSummary, summarize_branch
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.summarize import SummaryBudget
 from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for
 from pi_compact.errors import Cancelled, CompactionError, PiCompactError
@@ -172,7 +173,7 @@ class Navigator:
         budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, compaction.reserve_tokens)
         summary = chosen.run(lambda: summarize_branch(
             event.entries_to_summarize, chosen.meter, budget,
-            token_budget=max(0, info.context_window - compaction.reserve_tokens),
+            token_budget=max(0, Budgets.of(compaction, info.context_window).threshold),
             estimate=estimator_for(compaction.token_estimator), instructions=event.instructions,
             replace_instructions=event.replace_instructions, cancel=cancel,
         ))
@@ -199,7 +200,7 @@ class Navigator:
         restored = project_path(plan.restored_path).messages
         tokens = estimate_context_tokens(restored, estimator_for(compaction.token_estimator)).tokens
         window = context_window if context_window is not None else _window_of(self.model)
-        threshold = window - compaction.reserve_tokens if window else None
+        threshold = Budgets.of(compaction, window).threshold if window else None
         if not force and plan.left_behind:
             raise CompactionError(
                 f"{plan.left_behind} message{'s' if plan.left_behind != 1 else ''} came after compaction "

@@ -108,8 +108,7 @@ class Compactions:
         ``keep`` (``/compact --keep N``) keeps about N recent tokens instead of ``keepRecentTokens``, this once."""
         if keep is not None:
             settings = replace(settings, compaction=replace(settings.compaction, keep_recent_tokens=keep))
-        reserve = settings.compaction.reserve_tokens
-        percent = self._context.usage_for(model, reserve).percent if words(reason).shows_percent else None
+        percent = self._context.usage_for(model, settings.compaction).percent if words(reason).shows_percent else None
         result = self.background.run(self._compactor(model, settings), self._context.estimator_of(model), reason,
                                      instructions=instructions, cancel=cancel, will_retry=will_retry,
                                      context_percent=percent)
@@ -117,7 +116,7 @@ class Compactions:
             self.count += 1
             self._context.reload(self._store)
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
-            for warning in after_compaction(self._context.usage_for(model, reserve), self._context.messages,
+            for warning in after_compaction(self._context.usage_for(model, settings.compaction), self._context.messages,
                                             self._context.estimator_of(model), settings.compaction, pins, self.guard,
                                             automatic=words(reason).automatic, tokens_before=result.tokens_before,
                                             kept_over_budget=bool(result.details.get("keptOverBudget"))):
@@ -166,7 +165,7 @@ class Compactions:
         """Measure at an automatic site and ask ``decide``; the guard and the background watch the
         threshold, not overflows."""
         overflowed = reply is not None and is_overflow_of(reply, model.info)
-        usage, ready = self._context.usage_for(model, settings.compaction.reserve_tokens), False
+        usage, ready = self._context.usage_for(model, settings.compaction), False
         cancelled = cancel is not None and cancel.cancelled
         if not overflowed and point != "reply" and not cancelled:
             self.guard.observe(len(self._context.messages), usage.tokens, usage.threshold)
@@ -194,7 +193,7 @@ class Compactions:
                          summarizer=self.summarizers.for_settings(settings),
                          thinking=self.thinking.current(model) if self.thinking is not None else None,
                          measure=lambda messages: self._context.size_of(messages, model),
-                         size_now=lambda: self._context.usage_for(model, settings.compaction.reserve_tokens).tokens,
+                         size_now=lambda: self._context.usage_for(model, settings.compaction).tokens,
                          estimator=self._context.estimator_of(model),
                          last_request=lambda: self._requests.last)
 
