@@ -13,14 +13,13 @@ summary does not name go under "Critical Context" as written.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from pi_compact.compaction.quality import append_items
+from pi_compact.compaction.listed import add_line, listed, newest_distinct
 from pi_compact.compaction.succeeded import succeeded_calls
 from pi_compact.messages import Message
 
-CRITICAL = "## Critical Context"
 NAMES_PREFIX = "- Names added by the edits: "
 NAMES_ADDED = 10  # the newest distinct names, at most
 _EDIT_TOOLS = frozenset({"edit", "write"})
@@ -68,33 +67,34 @@ def added_names(messages: Iterable[Message], previous_summary: str | None = None
                 limit: int = NAMES_ADDED) -> list[str]:
     """The newest ``limit`` distinct names the successful edit and write calls added (in the order
     added); those an earlier summary listed as added come first, as older."""
-    found: dict[str, None] = dict.fromkeys(listed_names(previous_summary or ""))
+    return newest_distinct(listed_names(previous_summary or ""), _added(messages), limit)
+
+
+def _added(messages: Iterable[Message]) -> Iterator[str]:
+    """Each name a successful edit or write call defined that its old text did not, oldest first."""
     for name, arguments in succeeded_calls(messages, _EDIT_TOOLS):
         new, old = _new_text(name, arguments)
         # A whole config file written holds every key anew (a package.json: "name", "version"...): only an
         # edit's keys are settings it added.
         path = str(arguments.get("path") or "") if name == "edit" else ""
-        for defined in defined_names(new, path):
-            if not re.search(rf"(?<![\w$]){re.escape(defined)}(?![\w$])", old):
-                found.pop(defined, None)
-                found[defined] = None
-    return list(found)[-limit:]
+        yield from (defined for defined in defined_names(new, path) if not _names(defined, old))
+
+
+def _names(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
 
 
 def listed_names(summary: str) -> list[str]:
     """The names a summary's own "Names added by the edits" line lists (how they carry to the next one)."""
-    for line in summary.splitlines():
-        if line.startswith(NAMES_PREFIX):
-            return [v.strip() for v in line[len(NAMES_PREFIX):].split(",") if v.strip()]
-    return []
+    return listed(summary, NAMES_PREFIX)
 
 
 def add_missing_names(summary: str, names: Sequence[str]) -> tuple[str, list[str]]:
     """``summary`` with the ``names`` it does not mention on one line under Critical Context, and those."""
-    missing = [n for n in names if not re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", summary)]
+    missing = [n for n in names if not _names(n, summary)]
     if not missing:
         return summary, []
-    return append_items(summary, {CRITICAL: [NAMES_PREFIX + ", ".join(missing)]}), missing
+    return add_line(summary, NAMES_PREFIX, missing), missing
 
 
 __all__ = ["add_missing_names", "added_names", "defined_names", "listed_names"]

@@ -14,10 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from pi_compact.compaction.quality import append_items
+from pi_compact.compaction.listed import add_line, listed, newest_distinct
 from pi_compact.messages import Message, text_of
 
-CRITICAL = "## Critical Context"
 IDS_PREFIX = "- Ids named by the user: "
 IDS_ADDED = 10  # the newest distinct ids, at most
 
@@ -69,20 +68,13 @@ def user_ids(messages: Iterable[Message], previous_summary: str | None = None,
              limit: int = IDS_ADDED) -> list[str]:
     """The newest ``limit`` distinct ids the user typed (in the order typed); the ids an earlier summary
     listed as the user's come first, as older."""
-    found: dict[str, None] = dict.fromkeys(listed_ids(previous_summary or ""))
-    for message in messages:
-        for value in ids_in(typed_text(message)):
-            found.pop(value, None)
-            found[value] = None
-    return list(found)[-limit:]
+    typed = (value for message in messages for value in ids_in(typed_text(message)))
+    return newest_distinct(listed_ids(previous_summary or ""), typed, limit)
 
 
 def listed_ids(summary: str) -> list[str]:
     """The ids a summary's own "Ids named by the user" line lists (how they carry to the next one)."""
-    for line in summary.splitlines():
-        if line.startswith(IDS_PREFIX):
-            return [v.strip() for v in line[len(IDS_PREFIX):].split(",") if v.strip()]
-    return []
+    return listed(summary, IDS_PREFIX)
 
 
 def _holds(summary: str, value: str) -> bool:
@@ -96,7 +88,7 @@ def add_missing_ids(summary: str, ids: Sequence[str]) -> tuple[str, list[str]]:
     missing = [value for value in ids if not _holds(summary, value)]
     if not missing:
         return summary, []
-    return append_items(summary, {CRITICAL: [IDS_PREFIX + ", ".join(missing)]}), missing
+    return add_line(summary, IDS_PREFIX, missing), missing
 
 
 __all__ = ["add_missing_ids", "ids_in", "listed_ids", "typed_text", "user_ids"]
