@@ -379,6 +379,20 @@ def scripted_model(base_url: str, window: int = 128000, max_output: int | None =
     return LiteLLMModel(info, api_base=base_url, api_key="test", retry=RetrySettings(**FAST_RETRY_SETTINGS))
 
 
+def compact_in_process(path: Any, cwd: Any, *answers: str, keep: int = 400) -> tuple[Entry, Any]:
+    """Compact the session file at ``path`` by hand with an in-process ``ScriptedModel`` answering
+    ``answers`` in order; the compaction entry written, and the model (its ``history`` is what it was asked)."""
+    from pi_compact.agent.compaction.pipeline import Compactor
+    from pi_compact.llm.protocol import ModelInfo
+    from pi_compact.llm.scripted import ScriptedModel
+    from pi_compact.session.store import SessionStore
+
+    store = SessionStore.open(path, str(cwd), 0)
+    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), *answers)
+    Compactor(store, model, compaction_settings(keep=keep), lambda event: None).run("manual")
+    return [e for e in store.branch() if e.get("type") == "compaction"][-1], model
+
+
 def run_compaction(
     path: Any,
     base_url: str,

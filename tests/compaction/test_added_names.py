@@ -9,7 +9,7 @@ from typing import Any
 from builders import (
     assistant,
     chain,
-    compaction_settings,
+    compact_in_process,
     sized,
     structured_summary,
     tool_call,
@@ -18,11 +18,7 @@ from builders import (
     write_session,
 )
 
-from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.compaction.added_names import add_missing_names, added_names, defined_names, listed_names
-from pi_compact.llm.protocol import ModelInfo
-from pi_compact.llm.scripted import ScriptedModel
-from pi_compact.session.store import SessionStore
 
 
 def test_python_functions_and_classes_are_definitions() -> None:
@@ -153,12 +149,9 @@ def compact_session(tmp_path: Path) -> dict[str, Any]:
         user("Good. " + sized(300)),
         assistant("Next. " + sized(300)),
     ))
-    store = SessionStore.open(path, str(tmp_path), 0)
-    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("refill"))
-    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
+    entry, model = compact_in_process(path, tmp_path, structured_summary("refill"))
     assert len(model.history) == 1  # none of the additions asked the model
-    entry: dict[str, Any] = [e for e in store.branch() if e.get("type") == "compaction"][-1]
-    return entry
+    return dict(entry)
 
 
 def test_a_compaction_adds_the_names_its_summary_left_out_and_records_them(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from builders import (
     assistant,
     chain,
+    compact_in_process,
     compaction_settings,
     sized,
     structured_summary,
@@ -22,11 +23,8 @@ from builders import (
 )
 from fixtures_path import FIXTURES, needs_fixtures, parity_sessions
 
-from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.compaction.fileops import with_modified
 from pi_compact.compaction.shell_writes import shell_written_files, written_paths
-from pi_compact.llm.protocol import ModelInfo
-from pi_compact.llm.scripted import ScriptedModel
 from pi_compact.session.store import SessionStore
 
 # ---- the writing forms -----------------------------------------------------------------------------
@@ -228,10 +226,7 @@ def test_a_compaction_lists_shell_written_files_and_records_them(tmp_path: Path)
         user("Good. " + sized(300)),
         assistant("Done. " + sized(300)),
     ))
-    store = SessionStore.open(path, str(tmp_path), 0)
-    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("pool"))
-    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
-    entry = [e for e in store.branch() if e.get("type") == "compaction"][-1]
+    entry, _model = compact_in_process(path, tmp_path, structured_summary("pool"))
     assert str(entry["summary"]).endswith("<modified-files>\ndeploy/staging.yml\n</modified-files>")
     assert entry["details"]["modifiedFiles"] == ["deploy/staging.yml"]
     assert {"action": "shellFilesAdded", "files": ["deploy/staging.yml"]} in entry["details"]["qualityGate"]
@@ -289,7 +284,6 @@ def test_fixture_commands_of_each_read_only_kind_write_nothing(command: str) -> 
 def test_fixture_compactions_add_only_files_that_a_writing_command_names() -> None:
     from pi_compact.compaction.kept import file_lists_with_shell_writes
     from pi_compact.compaction.plan import prepare_compaction
-    from pi_compact.session.store import SessionStore
 
     writers = [c for c in _fixture_bash_commands() if not _read_only(c)]
     added_total = 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from builders import (
     assistant,
     chain,
-    compaction_settings,
+    compact_in_process,
     sized,
     structured_summary,
     tool_call,
@@ -16,11 +16,7 @@ from builders import (
     write_session,
 )
 
-from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.compaction.tool_errors import add_missing_errors, error_excerpt, tool_errors
-from pi_compact.llm.protocol import ModelInfo
-from pi_compact.llm.scripted import ScriptedModel
-from pi_compact.session.store import SessionStore
 
 PYTEST = (
     "____ test_load_shard ____\n\n    def test_load_shard():\n>       run_case()\n\nE   KeyError: 'shard_weight'\n"
@@ -90,10 +86,7 @@ def test_a_compaction_adds_the_error_its_summary_left_out_and_records_it(tmp_pat
         user("Good. " + sized(300)),
         assistant("Done. " + sized(300)),
     ))
-    store = SessionStore.open(path, str(tmp_path), 0)
-    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("shard map"))
-    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
-    entry = [e for e in store.branch() if e.get("type") == "compaction"][-1]
+    entry, model = compact_in_process(path, tmp_path, structured_summary("shard map"))
     assert f"- Error from bash: {GO_ERROR}" in str(entry["summary"])
     assert {"action": "errorsAdded", "errors": [GO_ERROR]} in entry["details"]["qualityGate"]
     assert len(model.history) == 1  # no model request for it
@@ -155,14 +148,12 @@ def test_a_compaction_carries_the_failed_edit_and_the_missing_pytest_the_summary
         user("Good. " + sized(300)),
         assistant("Done. " + sized(300)),
     ))
-    store = SessionStore.open(path, str(tmp_path), 0)
     # The summarizer calls the edit done and forgets both errors, as the embedded model did.
-    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("edit applied"))
-    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
+    entry, model = compact_in_process(path, tmp_path, structured_summary("edit applied"))
     asked = str(model.history[0].messages)
     assert f"[Tool result (failed)]: {EDIT_MISSING}" in asked
     assert "[Tool result (failed)]: /usr/bin/python: No module named pytest" in asked
-    summary = str([e for e in store.branch() if e.get("type") == "compaction"][-1]["summary"])
+    summary = str(entry["summary"])
     assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in summary
     assert "- Error from bash: /usr/bin/python: No module named pytest" in summary
 
@@ -180,12 +171,9 @@ def test_a_failed_edit_in_the_start_of_a_split_turn_is_carried_too(tmp_path: Pat
         assistant(tool_calls=[tool_call("read", {"path": "notes.md"}, "c2")]),
         tool_result(sized(2_000), tool_call_id="c2", tool_name="read"),
     ))
-    store = SessionStore.open(path, str(tmp_path), 0)
-    model = ScriptedModel(ModelInfo("test/model", "test", 100_000, None), structured_summary("history"),
-                          "## Original Request\n- fix app.py\n\n## Early Progress\n- edited app.py\n\n"
-                          "## Context for Suffix\n- (none)")
-    Compactor(store, model, compaction_settings(keep=400), lambda event: None).run("manual")
-    entry = [e for e in store.branch() if e.get("type") == "compaction"][-1]
+    entry, model = compact_in_process(path, tmp_path, structured_summary("history"),
+                                      "## Original Request\n- fix app.py\n\n## Early Progress\n- edited app.py\n\n"
+                                      "## Context for Suffix\n- (none)")
     assert entry["details"]["splitTurn"] is True and entry["details"]["keptOverBudget"] is True
     assert len(model.history) == 2  # the history and the start of the turn, each summarized
     assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in str(entry["summary"])
