@@ -80,10 +80,14 @@ class MessageAssembler:
         self._open: list[str] = []  # the pieces of the last block's text or thinking, not yet joined
         self._usage: dict[str, Any] | None = None
         self._finish_reason: str | None = None
+        self._response_id: str | None = None  # an OpenAI Responses reply's id, which pi records as ``responseId``
         self.started = False
         self.size = 0
 
     def feed(self, chunk: Any) -> Iterator[StreamEvent]:
+        response_id = _get(chunk, "response_id")
+        if isinstance(response_id, str) and response_id:
+            self._response_id = response_id
         usage = _get(chunk, "usage")
         if usage is not None:
             self._usage = self._pi_usage(usage)
@@ -132,7 +136,7 @@ class MessageAssembler:
         content = self.content()
         stop_reason, reason_error = self._stop_reason()
         error = error or reason_error
-        return assistant_message(
+        message = assistant_message(
             self._info,
             content,
             stop_reason="error" if error else stop_reason,
@@ -140,6 +144,9 @@ class MessageAssembler:
             error=error,
             timestamp=self._timestamp,
         )
+        if self._response_id is not None:
+            message["responseId"] = self._response_id
+        return message
 
     def _stop_reason(self) -> tuple[str, str | None]:
         reason = self._finish_reason

@@ -24,6 +24,7 @@ PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / 
 PROVIDERS = {  # pi's provider name, its key variable, a model
     "anthropic": ("anthropic", "ANTHROPIC_API_KEY", "claude-sonnet-4-5"),
     "gemini": ("google", "GEMINI_API_KEY", "gemini-2.5-pro"),
+    "openai": ("openai", "OPENAI_API_KEY", "o4-mini"),  # through the Responses API
 }
 
 
@@ -48,9 +49,11 @@ def run_pi(
     settings: Mapping[str, Any] | None = None,
     extra_args: Sequence[str] = ("--no-session",),
     timeout: float = 120,
+    model: str | None = None,
 ) -> PiRun:
     """pi in print mode against ``base_url``; its HOME and agent directory live under ``workdir``."""
-    name, key_variable, model = PROVIDERS[provider]
+    name, key_variable, default_model = PROVIDERS[provider]
+    model = model or default_model
     agent = workdir / ".pi-home" / "agent"
     agent.mkdir(parents=True, exist_ok=True)
     merged = {"quietStartup": True, "retry": {"enabled": False}, **(settings or {})}

@@ -8,7 +8,8 @@ assembler reads, and records what pi records:
   JSON, pi's ``thinkingSignature`` (sent back whole on the next request);
 - message text and refusals as ``content``; when the message is done, ``text_signature`` carries pi's
   ``{"v":1,"id":…}`` for it;
-- function calls as ``tool_calls`` with the id ``<call_id>|<item id>``, as pi writes it;
+- function calls as ``tool_calls`` with the id ``<call_id>|<item id>``, as pi writes it; the response's id
+  as ``response_id`` (pi's ``responseId``);
 - ``response.completed`` ends the reply ("stop"; the assembler makes it "toolUse" when calls were made),
   ``response.incomplete`` with "length"; usage is passed as chat usage (``input_tokens`` as the prompt,
   ``cached_tokens`` as cache reads);
@@ -46,6 +47,9 @@ class ResponsesReader:
             if not isinstance(data, dict):
                 continue
             kind = data.get("type") or event.event
+            response = data.get("response")
+            if kind == "response.created" and isinstance(response, Mapping) and response.get("id"):
+                yield {"choices": [], "response_id": str(response["id"])}  # pi records it as ``responseId``
             if kind in _ENDINGS:
                 yield self._ending(data, _ENDINGS[str(kind)])
                 return
