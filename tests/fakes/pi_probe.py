@@ -104,10 +104,16 @@ def summarise(records: Sequence[Any]) -> list[dict[str, Any]]:
 def probe(provider: str, thinking: str) -> dict[str, Any]:
     """A two-turn tool loop (read a file, then answer) against a fresh fake server."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from fakes import anthropic_server, anthropic_stream, gemini_reply, gemini_server
+    from fakes import anthropic_server, anthropic_stream, gemini_reply, gemini_server, responses_reply, responses_server
 
-    server: anthropic_server.FakeAnthropicServer | gemini_server.FakeGeminiServer
-    if provider == "anthropic":
+    server: anthropic_server.FakeAnthropicServer | gemini_server.FakeGeminiServer | responses_server.FakeResponsesServer
+    if provider == "openai":
+        server = responses_server.FakeResponsesServer().start()
+        server.enqueue(
+            responses_reply.call_reply("read", {"path": "hello.txt"}, reasoning="Read it first.", text="Reading."),
+            responses_reply.text_reply("It says hello."),
+        )
+    elif provider == "anthropic":
         server = anthropic_server.FakeAnthropicServer().start()
         server.enqueue(
             anthropic_stream.tool_reply("read", {"path": "hello.txt"}, thinking="Read it first.", text="Reading."),
