@@ -48,6 +48,7 @@ class ResponsesReply:
     error_message: str = ""
     error_code: str | None = None
     incomplete: bool = False  # ends with status "incomplete" (max_output_tokens reached)
+    failure: tuple[str, str] | None = None  # (code, message): the stream ends with ``response.failed``
     output_tokens: int | None = None
     repeat: bool = False
 
@@ -113,8 +114,8 @@ def stream_events(
     yield event("response.in_progress", response=started)
     for index, item in enumerate(items):
         yield from _item_events(event, index, item)
-    kind = "response.completed" if response["status"] == "completed" else "response.incomplete"
-    yield event(kind, response=dict(response))
+    kinds = {"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}
+    yield event(kinds[response["status"]], response=dict(response))
 
 
 def _item_events(event: Callable[..., tuple[str, dict[str, Any]]], index: int,

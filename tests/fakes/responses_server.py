@@ -124,11 +124,12 @@ class FakeResponsesServer(ScriptedFake[ResponsesReply, RecordedRequest]):
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": tokens + output_tokens,
         }
+        status = "failed" if reply.failure else "incomplete" if reply.incomplete else "completed"
         response = {
-            "id": "resp_" + secrets.token_hex(24), "object": "response", "status":
-            "incomplete" if reply.incomplete else "completed", "model": body.get("model"), "output": items,
-            "store": body.get("store", True), "usage": usage,
+            "id": "resp_" + secrets.token_hex(24), "object": "response", "status": status,
+            "model": body.get("model"), "output": items, "store": body.get("store", True), "usage": usage,
             "incomplete_details": {"reason": "max_output_tokens"} if reply.incomplete else None,
+            "error": {"code": reply.failure[0], "message": reply.failure[1]} if reply.failure else None,
         }
         self._keep(RecordedRequest(exchange.path, exchange.headers, body, None, usage, items))
         if not body.get("stream"):

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from fakes.responses_reply import call_reply, error_reply, text_reply
+from fakes.responses_reply import Message, ResponsesReply, call_reply, error_reply, text_reply
 from fakes.responses_server import FakeResponsesServer
 from responses_harness import ask, calls_of, openai_model, openai_settings, tool_result, user
 
@@ -16,6 +16,7 @@ from pi_compact.errors import AuthError
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.openai.responses import ResponsesModel
+from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import ChatRequest, ModelInfo
 from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.llm.thinking import clamp_level, supported_levels
@@ -170,3 +171,23 @@ def test_settings_move_provider_openai_to_the_models_json_base_url(server: FakeR
     settings = openai_settings(server)
     model = create_model(resolve_model("openai/o3", settings=settings), settings=settings)
     assert isinstance(model, ResponsesModel) and model.endpoint == server.base_url
+
+
+def test_an_overflow_refusal_is_recognised_as_an_overflow(server: FakeResponsesServer) -> None:
+    server.enqueue(error_reply(400, "Your input exceeds the context window of this model. Please adjust your input "
+                                    "and try again.", "context_length_exceeded"))
+    model = openai_model(server, "openai/o4-mini")
+    reply = ask(model, [user("hi")])
+    assert reply["stopReason"] == "error" and is_context_overflow(reply, model.info.context_window)
+
+
+def test_a_failed_response_keeps_what_streamed_and_says_why(server: FakeResponsesServer) -> None:
+    server.enqueue(ResponsesReply((Message("Partial answer"),), failure=("server_error", "The model crashed.")))
+    reply = ask(openai_model(server, "openai/gpt-4o"), [user("hi")])
+    assert reply["stopReason"] == "error" and "server_error: The model crashed." in reply["errorMessage"]
+    assert reply["content"][0]["text"] == "Partial answer"
+
+
+def test_a_reply_cut_at_max_output_tokens_stops_for_length(server: FakeResponsesServer) -> None:
+    server.enqueue(ResponsesReply((Message("cut"),), incomplete=True))
+    assert ask(openai_model(server, "openai/gpt-4o"), [user("hi")])["stopReason"] == "length"
