@@ -18,6 +18,7 @@ from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.openai.responses import ResponsesModel
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import ChatRequest, ModelInfo
+from pi_compact.llm.providers import responses_url
 from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.llm.thinking import clamp_level, supported_levels
 from pi_compact.settings import Settings
@@ -191,3 +192,10 @@ def test_a_failed_response_keeps_what_streamed_and_says_why(server: FakeResponse
 def test_a_reply_cut_at_max_output_tokens_stops_for_length(server: FakeResponsesServer) -> None:
     server.enqueue(ResponsesReply((Message("cut"),), incomplete=True))
     assert ask(openai_model(server, "openai/gpt-4o"), [user("hi")])["stopReason"] == "length"
+
+
+def test_the_provider_table_says_where_responses_requests_go() -> None:
+    assert responses_url("openai", None) == "https://api.openai.com/v1"
+    assert responses_url("openai", "https://api.openai.com/v1") == "https://api.openai.com/v1"
+    assert responses_url("openai", "http://127.0.0.1:8080/v1") is None  # the user's own server: chat completions
+    assert responses_url("anthropic", None) is None and responses_url("deepseek", None) is None
