@@ -48,12 +48,18 @@ class ModelFacts:
 
 O_SERIES = ModelFacts(200_000, 100_000, ("low", "medium", "high"))
 GPT_5 = ModelFacts(400_000, 128_000, ("minimal", "low", "medium", "high"))
+GPT_5_1 = ModelFacts(400_000, 128_000, ("none", "low", "medium", "high"))  # 5.1 dropped "minimal" for "none"
+GPT_5_2 = ModelFacts(400_000, 128_000, ("none", "low", "medium", "high", "xhigh"))
 CHAT = ModelFacts(128_000, 16_384)
 
 
 def facts_for(model: str) -> ModelFacts:
     if model.startswith(("o1", "o3", "o4")):
         return O_SERIES
+    if model.startswith("gpt-5.1"):
+        return GPT_5_1
+    if model.startswith("gpt-5."):
+        return GPT_5_2
     if model.startswith("gpt-5"):
         return GPT_5
     return CHAT
@@ -77,7 +83,7 @@ def check_request(
     if not isinstance(model, str) or not model:
         return OpenAIError(400, "Missing required parameter: 'model'.", "model", "missing_required_parameter")
     facts = facts_for(model)
-    error = _check_options(body, facts)
+    error = _check_options(body, facts, model)
     if error is not None:
         return error
     items = body.get("input")
@@ -96,7 +102,7 @@ def check_request(
     return None
 
 
-def _check_options(body: Mapping[str, Any], facts: ModelFacts) -> OpenAIError | None:
+def _check_options(body: Mapping[str, Any], facts: ModelFacts, model: str) -> OpenAIError | None:
     cap = body.get("max_output_tokens")
     if cap is not None and (not isinstance(cap, int) or cap < 16):
         return OpenAIError(400, f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, "
@@ -111,8 +117,8 @@ def _check_options(body: Mapping[str, Any], facts: ModelFacts) -> OpenAIError | 
             return OpenAIError(400, "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
                                "reasoning.effort", "unsupported_parameter")
         if effort is not None and effort not in facts.efforts:
-            return OpenAIError(400, f"Unsupported value: 'reasoning.effort' does not support {effort!r} with this "
-                                    f"model. Supported values are: {_listed(facts.efforts)}.", "reasoning.effort",
+            return OpenAIError(400, f"Unsupported value: {effort!r} is not supported with the {model!r} model. "
+                                    f"Supported values are: {_listed(facts.efforts)}.", "reasoning.effort",
                                "unsupported_value")
     include = body.get("include") or []
     if "reasoning.encrypted_content" in include and not facts.reasoning:

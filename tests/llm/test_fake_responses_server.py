@@ -129,8 +129,15 @@ def test_every_call_needs_its_output_and_every_output_its_call(server: FakeRespo
 
 def test_an_o_series_model_refuses_minimal_effort(server: FakeResponsesServer) -> None:
     status, message = error_of(send(server, [USER], reasoning={"effort": "minimal"}))
-    assert (status, message) == (400, "Unsupported value: 'reasoning.effort' does not support 'minimal' with this "
-                                      "model. Supported values are: 'low', 'medium', and 'high'.")
+    assert (status, message) == (400, "Unsupported value: 'minimal' is not supported with the 'o4-mini' model. "
+                                      "Supported values are: 'low', 'medium', and 'high'.")
+
+
+def test_gpt_5_1_refuses_minimal_and_takes_none(server: FakeResponsesServer) -> None:
+    status, message = error_of(send(server, [USER], model="gpt-5.1", reasoning={"effort": "minimal"}))
+    assert (status, message) == (400, "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. "
+                                      "Supported values are: 'none', 'low', 'medium', and 'high'.")
+    assert send(server, [USER], model="gpt-5.1", reasoning={"effort": "none"}).status == 200
 
 
 def test_an_assistant_message_takes_output_text_only(server: FakeResponsesServer) -> None:

@@ -123,17 +123,24 @@ def test_a_chat_model_keeps_the_system_role_and_sends_no_reasoning(server: FakeR
     assert server.rejections == []
 
 
-@pytest.mark.parametrize("name", ["openai/o3-mini", "openai/o3", "openai/o4-mini"])
-def test_the_o_series_is_not_offered_minimal(name: str) -> None:
+@pytest.mark.parametrize("name", ["openai/o3-mini", "openai/o3", "openai/o4-mini", "openai/gpt-5.1"])
+def test_models_that_refuse_minimal_are_not_offered_it(name: str) -> None:
     info = resolve_model(name, settings=Settings())
     assert "minimal" not in supported_levels(info)
     assert clamp_level(info, "minimal").level == "low"
 
 
-def test_minimal_asked_of_an_o_series_model_is_sent_as_low(server: FakeResponsesServer) -> None:
+@pytest.mark.parametrize("name", ["openai/o4-mini", "openai/gpt-5.1"])
+def test_minimal_asked_of_a_model_that_refuses_it_is_sent_as_low(server: FakeResponsesServer, name: str) -> None:
     server.enqueue(text_reply("ok"))
-    ask(openai_model(server, "openai/o4-mini"), [user("hi")], thinking="minimal")
+    ask(openai_model(server, name), [user("hi")], thinking="minimal")
     assert server.requests[0]["reasoning"]["effort"] == "low" and server.rejections == []
+
+
+def test_gpt_5_2_takes_xhigh(server: FakeResponsesServer) -> None:
+    server.enqueue(text_reply("ok"))
+    ask(openai_model(server, "openai/gpt-5.2"), [user("hi")], thinking="xhigh")
+    assert server.requests[0]["reasoning"]["effort"] == "xhigh" and server.rejections == []
 
 
 def test_gpt_5_keeps_minimal(server: FakeResponsesServer) -> None:
