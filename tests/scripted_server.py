@@ -1,8 +1,9 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1 for tests (stdlib only).
 
 It speaks ``POST /v1/chat/completions`` (streaming SSE and plain JSON), replays a queue of scripted
-``Reply`` values in order and records every request body, so a test can drive the real litellm HTTP path
-and then assert both on what came back and on what was sent.
+``Reply`` values in order and records every request body (a ``tool_calls[].id`` over 40 characters is
+refused with OpenAI's 400, ``tool_id_refusal``, and keeps its reply for the next request), so a test can
+drive the real litellm HTTP path and then assert both on what came back and on what was sent.
 
     server = ScriptedServer().start()
     server.enqueue(Reply(text="hi", prompt_tokens=120))
@@ -157,6 +158,11 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         body: dict[str, Any] = json.loads(raw or b"{}")
         headers = {key.lower(): value for key, value in self.headers.items()}
+        refusal = tool_id_refusal(body)
+        if refusal is not None:  # refused as OpenAI refuses it; the scripted reply stays for the next request
+            self.server.owner._record_only(body, headers)
+            self._json(400, refusal)
+            return
         reply = self.server.owner._record_and_next(body, headers)
         if reply.delay_s and self.server.owner._stopping.wait(reply.delay_s):
             return  # server is stopping: drop the connection
@@ -319,6 +325,23 @@ def counted_prompt_tokens(body: Mapping[str, Any]) -> int:
     return len(read) // 4
 
 
+MAX_TOOL_CALL_ID = 40  # OpenAI's limit on ``tool_calls[].id`` in chat completions
+
+
+def tool_id_refusal(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """OpenAI's 400 body for a tool call id over 40 characters (its wording, seen in public reports), or None."""
+    for i, message in enumerate(body.get("messages") or []):
+        for j, call in enumerate(message.get("tool_calls") or [] if isinstance(message, dict) else []):
+            call_id = call.get("id") if isinstance(call, dict) else None
+            if isinstance(call_id, str) and len(call_id) > MAX_TOOL_CALL_ID:
+                param = f"messages[{i}].tool_calls[{j}].id"
+                message_text = (f"Invalid '{param}': string too long. Expected a string with maximum length "
+                                f"{MAX_TOOL_CALL_ID}, but got a string with length {len(call_id)} instead.")
+                return {"error": {"message": message_text, "type": "invalid_request_error", "param": param,
+                                  "code": "string_above_max_length"}}
+    return None
+
+
 def _usage(reply: Reply, body: Mapping[str, Any]) -> dict[str, Any]:
     prompt = counted_prompt_tokens(body) if reply.count_tokens else reply.prompt_tokens
     completion = reply.completion_tokens
@@ -430,6 +453,11 @@ class ScriptedServer:
         """How many queued replies have not been used yet."""
         with self._lock:
             return len(self._queue)
+
+    def _record_only(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+        with self._lock:
+            self._requests.append(body)
+            self._headers.append(headers)
 
     def _record_and_next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:

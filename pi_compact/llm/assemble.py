@@ -55,8 +55,10 @@ class MessageAssembler:
       calls are assembled per ``index`` and their JSON arguments parsed at the end (text that is not a
       JSON object is kept as ``{"_raw": text}`` so nothing the model wrote is lost);
     - signatures as pi keeps them: a thinking block's signature (litellm's ``thinking_blocks``) as
-      ``thinkingSignature``, redacted thinking as a thinking block with ``redacted: true`` and its
-      opaque data in ``thinkingSignature``, a Gemini tool call's signature as ``thoughtSignature``;
+      ``thinkingSignature`` (an OpenAI Responses reasoning item, ``reasoning_item``, as its JSON; a
+      Responses message's id, ``text_signature``, as the text block's ``textSignature``), redacted
+      thinking as a thinking block with ``redacted: true`` and its opaque data in ``thinkingSignature``,
+      a Gemini tool call's signature as ``thoughtSignature``;
     - usage in pi's shape: ``input`` excludes cache reads and writes (litellm folds both into
       ``prompt_tokens``), cost from per-token prices when known, else zeros;
     - stopReason: stop -> "stop" ("toolUse" when tool calls were made), length -> "length",
@@ -78,10 +80,14 @@ class MessageAssembler:
         self._open: list[str] = []  # the pieces of the last block's text or thinking, not yet joined
         self._usage: dict[str, Any] | None = None
         self._finish_reason: str | None = None
+        self._response_id: str | None = None  # an OpenAI Responses reply's id, which pi records as ``responseId``
         self.started = False
         self.size = 0
 
     def feed(self, chunk: Any) -> Iterator[StreamEvent]:
+        response_id = _get(chunk, "response_id")
+        if isinstance(response_id, str) and response_id:
+            self._response_id = response_id
         usage = _get(chunk, "usage")
         if usage is not None:
             self._usage = self._pi_usage(usage)
@@ -96,11 +102,17 @@ class MessageAssembler:
                 yield ThinkingDelta(thinking)
             for block in _get(delta, "thinking_blocks") or ():
                 self._signed_block(block)
+            item = _get(delta, "reasoning_item")
+            if item is not None:
+                yield from self._reasoning_item(item)
             text = _get(delta, "content")
             text = valid_text(text) if isinstance(text, str) else text
             if isinstance(text, str) and text:
                 self._append("text", text)
                 yield TextDelta(text)
+            text_signature = _get(delta, "text_signature")
+            if isinstance(text_signature, str) and self._blocks and self._blocks[-1]["type"] == "text":
+                self._blocks[-1]["textSignature"] = text_signature
             for position, call in enumerate(_get(delta, "tool_calls") or ()):
                 yield self._tool_delta(position, call)
             reason = _get(choice, "finish_reason")
@@ -124,7 +136,7 @@ class MessageAssembler:
         content = self.content()
         stop_reason, reason_error = self._stop_reason()
         error = error or reason_error
-        return assistant_message(
+        message = assistant_message(
             self._info,
             content,
             stop_reason="error" if error else stop_reason,
@@ -132,6 +144,9 @@ class MessageAssembler:
             error=error,
             timestamp=self._timestamp,
         )
+        if self._response_id is not None:
+            message["responseId"] = self._response_id
+        return message
 
     def _stop_reason(self) -> tuple[str, str | None]:
         reason = self._finish_reason
@@ -149,8 +164,10 @@ class MessageAssembler:
         self.started = True
         self.size += _utf8_size(text)
         last = self._blocks[-1] if self._blocks else None
-        # A signed (or redacted) thinking block is complete: later thinking starts a new one.
-        if last is not None and last["type"] == kind and "thinkingSignature" not in last:
+        # A signed (or redacted) thinking block is complete: later thinking starts a new one; so is a text
+        # block with its message's id (the next Responses message is a block of its own, as in pi).
+        if last is not None and last["type"] == kind and "thinkingSignature" not in last and (
+                "textSignature" not in last):
             if not self._open:
                 self._open.append(last["thinking" if kind == "thinking" else "text"])
             self._open.append(text)
@@ -185,6 +202,23 @@ class MessageAssembler:
                 last = {"type": "thinking", "thinking": ""}  # a signature for thinking that sent no text
                 self._blocks.append(last)
             last["thinkingSignature"] = last.get("thinkingSignature", "") + signature
+
+    def _reasoning_item(self, item: Any) -> Iterator[StreamEvent]:
+        """A finished OpenAI Responses reasoning item: its text and the item itself as the signature (pi's
+        ``thinkingSignature``), on the thinking block its summary streamed into, else on a new one."""
+        self._join_open()
+        text = valid_text(str(_get(item, "thinking") or ""))
+        signature = str(_get(item, "signature") or "")
+        self.started = True
+        self.size += _utf8_size(signature)
+        last = self._blocks[-1] if self._blocks else None
+        if last is not None and last["type"] == "thinking" and "thinkingSignature" not in last:
+            last.update(thinking=text, thinkingSignature=signature)
+            return
+        self._blocks.append({"type": "thinking", "thinking": text, "thinkingSignature": signature})
+        if text:
+            self.size += _utf8_size(text)
+            yield ThinkingDelta(text)
 
     def _tool_delta(self, position: int, call: Any) -> ToolCallDelta:
         self.started = True

@@ -28,6 +28,7 @@ TOOL_IMAGES_INTRO = "Images returned by the tool calls above:"
 
 _SKIPPED_STOP_REASONS = frozenset({"error", "aborted"})
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+CHAT_ID_LIMIT = 40  # OpenAI refuses a longer ``tool_calls[].id`` on chat completions ("string too long")
 # Our own key on a chat-format tool message: "this result is a failure". Named so that no provider and no
 # other litellm caller uses it; only the Anthropic request hook reads it (``flag_failed_results``).
 ERROR_FLAG = "pi_is_error"
@@ -56,9 +57,13 @@ class Target:
 
     def tool_id(self, call_id: str) -> str:
         """The id as this provider takes it: Gemini's ids travel unchanged (litellm reads a signature
-        an older session kept in one); everyone else gets Anthropic's rule, the strictest."""
+        an older session kept in one); everyone else gets Anthropic's characters. On chat completions an
+        OpenAI Responses id (``call_…|fc_…``, 81 characters) keeps its ``call_…`` part and every id at most
+        40 characters, OpenAI's limit there (pi's rule); elsewhere at most 64."""
         if self.api == GOOGLE:
             return call_id or "call"
+        if self.api == CHAT_COMPLETIONS:
+            return safe_tool_call_id(call_id.split("|", 1)[0], CHAT_ID_LIMIT)
         return safe_tool_call_id(call_id)
 
 
@@ -141,7 +146,8 @@ class _Conversion:
       For Anthropic a failed result (``isError``, and every synthetic one, as pi marks them) carries
       ``ERROR_FLAG``.
     - Tool call ids are reduced to ``[A-Za-z0-9_-]{1,64}`` (Anthropic's rule; other pi providers may
-      write ``|``), alike for calls and results so the pairing survives; not for Gemini (``Target.tool_id``).
+      write ``|``), on chat completions to the part before a ``|`` and 40 characters, alike for calls and
+      results so the pairing survives; not for Gemini (``Target.tool_id``).
     """
 
     def __init__(self, system: str, target: Target) -> None:
@@ -201,9 +207,9 @@ class _Conversion:
                 self.images = []
 
 
-def safe_tool_call_id(call_id: str) -> str:
-    """A tool call id every provider accepts (same input -> same output)."""
-    cleaned = _ID_UNSAFE.sub("_", call_id)[:64]
+def safe_tool_call_id(call_id: str, limit: int = 64) -> str:
+    """A tool call id of at most ``limit`` characters that every provider accepts (same input -> same output)."""
+    cleaned = _ID_UNSAFE.sub("_", call_id)[:limit]
     return cleaned or "call"
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 CHAT_COMPLETIONS = "openai-completions"  # pi's api name for every provider without a row saying otherwise
 ANTHROPIC = "anthropic-messages"
 GOOGLE = "google-generative-ai"
+RESPONSES = "openai-responses"  # OpenAI's Responses API, which pi uses for OpenAI's own models
 DIRECT_PREFIX = "openai"  # the prefix of OpenAI-compatible servers, which our own client can serve
 
 
@@ -44,6 +45,10 @@ class Provider:
     # The api pi 0.73.1 ships for this provider (that of its first model), where pi has it built in: a custom
     # model of the provider in ``models.json`` takes it, and needs neither ``baseUrl`` nor ``apiKey``.
     pi_builtin_api: str | None = None
+    # Its own endpoint speaks OpenAI's Responses API there (pi sends its models that way): requests with no
+    # base URL of the user's, or one of its ``hosts``, or its ``models.json`` ``baseUrl``, go to this URL's
+    # ``/responses``; a base URL of the user's elsewhere (a local server) keeps chat completions.
+    responses_url: str | None = None
 
     @property
     def name(self) -> str:
@@ -57,7 +62,7 @@ def _simple(*prefixes: str) -> tuple[Provider, ...]:
 
 ROWS: tuple[Provider, ...] = (
     Provider("openai", simple_map=True, hosts=("api.openai.com",), cache_key=True, key_variable="OPENAI_API_KEY",
-             pi_builtin_api="openai-responses"),
+             pi_builtin_api=RESPONSES, responses_url="https://api.openai.com/v1"),
     Provider("anthropic", api=ANTHROPIC, caches_prefix=True, simple_map=True, pi_builtin_api=ANTHROPIC),
     Provider("gemini", "google", api=GOOGLE, caches_prefix=True, simple_map=True, pi_builtin_api=GOOGLE),
     Provider("vertex_ai", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True,
@@ -144,6 +149,18 @@ def chat_rules(name: str, base_url: str) -> tuple[bool, bool]:
     rows = [row for row in ROWS
             if (row.rules_by_name and row.name == name) or any(host in base_url for host in row.hosts)]
     return all(row.developer_role for row in rows), all(row.reasoning_effort for row in rows)
+
+
+def responses_url(name: str, base_url: str | None) -> str | None:
+    """Where provider ``name`` (pi's name) takes Responses API requests when the user gave ``base_url``
+    (None: none of theirs): its own endpoint, or ``base_url`` when that is one of its hosts; None keeps the
+    request on chat completions."""
+    row = by_name(name)
+    if row.responses_url is None:
+        return None
+    if base_url is None:
+        return row.responses_url
+    return base_url if any(host in base_url for host in row.hosts) else None
 
 
 def prefix_for_api(api: str) -> str | None:

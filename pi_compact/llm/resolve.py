@@ -15,7 +15,7 @@ from pi_compact.errors import ConfigError
 from pi_compact.llm import custom_models, model_map, providers
 from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.protocol import ChatModel, ModelInfo
-from pi_compact.llm.route import litellm_reason
+from pi_compact.llm.route import environment_reason, litellm_reason
 from pi_compact.paths import settings_path_hint
 from pi_compact.settings import ModelOverride, Settings
 from pi_compact.settings.pi_models import PiModel
@@ -140,9 +140,14 @@ def create_model(
     custom = custom_models.custom_model(info.model, settings)
     if custom is not None:
         return _custom_model(info, custom, base, api_key, settings)
+    given = base  # the user's own base URL: elsewhere than the provider's hosts, it keeps chat completions
     base = base or custom_models.base_url_for(info.provider, settings)
     if info.model == "local":
         return _local_model(info, base, settings, report)
+    responses = providers.responses_url(info.provider, given)
+    if responses is not None and environment_reason(os.environ) is None:
+        # OpenAI's endpoint, or its models.json baseUrl (pi sends its Responses requests there too).
+        return _responses_model(info, base if given is None and base else responses, api_key, settings)
     if base and litellm_reason(info.model, base, os.environ) is None:
         return _direct_client(info, base, api_key, settings)
     from pi_compact.llm.litellm_model import LiteLLMModel
@@ -157,6 +162,12 @@ def _custom_model(
     Anthropic's and Google's apis through litellm, under their prefix, so the request is theirs."""
     base = base or custom.base_url
     key = api_key or custom_models.api_key_for(custom)
+    if custom.api == providers.RESPONSES:
+        base = base or providers.responses_url(custom.provider, None)
+        if not base:
+            raise ConfigError(f"Model {info.model} in {custom_source(settings)} has no baseUrl: set one for "
+                              f"provider {custom.provider}.")
+        return _responses_model(info, base, key, settings)
     if custom.api == custom_models.DIRECT_API:
         if not base:
             raise ConfigError(f"Model {info.model} in {custom_source(settings)} has no baseUrl: set one for "
@@ -165,8 +176,8 @@ def _custom_model(
     prefix = providers.prefix_for_api(custom.api)
     if prefix is None:
         raise ConfigError(f"Model {info.model} in {custom_source(settings)} uses the api {custom.api}, which "
-                          f"pi-compact does not speak: use openai-completions, anthropic-messages or "
-                          f"google-generative-ai.")
+                          f"pi-compact does not speak: use openai-completions, openai-responses, "
+                          f"anthropic-messages or google-generative-ai.")
     from pi_compact.llm.litellm_model import LiteLLMModel
 
     return LiteLLMModel(replace(info, model=f"{prefix}/{custom.id}"), api_base=base, api_key=key,
@@ -175,6 +186,12 @@ def _custom_model(
 
 def custom_source(settings: Settings) -> str:
     return settings.pi_models.path or "models.json"
+
+
+def _responses_model(info: ModelInfo, base: str, api_key: str | None, settings: Settings) -> ChatModel:
+    from pi_compact.llm.openai.responses import ResponsesModel
+
+    return ResponsesModel(info, api_base=base, api_key=api_key, retry=settings.retry)
 
 
 def _direct_client(

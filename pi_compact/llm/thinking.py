@@ -2,11 +2,11 @@
 
 Levels are pi's: off, minimal, low, medium, high, xhigh. A model litellm does not call a reasoning
 model can only do "off"; a reasoning model does minimal..high, "off" unless it always thinks (Gemini
-2.5 Pro and 3, OpenAI's gpt-5 family), and "xhigh" only where pi's registry maps it (Claude Opus 4.6+,
-gpt-5.2+). ``clamp_level`` moves a level the model cannot do to the next one up, else down (pi's
-``clampThinkingLevel``) and says whether it changed, so a caller can show one notice.
-``thinking_budget`` is the token budget a level buys on budget-based providers (Anthropic: pi's
-1024/2048/8192/16384, xhigh as high; Gemini 2.5: pi's per-model table).
+2.5 Pro and 3, OpenAI's gpt-5 family), "xhigh" only where pi's registry maps it (Claude Opus 4.6+,
+gpt-5.2+), and "minimal" not on OpenAI's o-series or gpt-5.1+ (their API refuses it). ``clamp_level``
+moves a level the model cannot do to the next one up, else down (pi's ``clampThinkingLevel``) and says
+whether it changed, so a caller can show one notice. ``thinking_budget`` is the token budget a level buys
+on budget-based providers (Anthropic: pi's 1024/2048/8192/16384, xhigh as high; Gemini 2.5: pi's table).
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ _GEMINI_BUDGETS: tuple[tuple[str, dict[str, int]], ...] = (
 )
 _XHIGH = re.compile(r"opus-4[-.][67]|gpt-5\.[2-9]")
 _ALWAYS_THINKS = re.compile(r"gemini-2\.5-pro|gemini-3|gpt-5")
+# OpenAI's o-series (o1, o3, o3-mini, o4-mini...) takes the efforts low, medium and high, and gpt-5.1 and later
+# replaced "minimal" with "none": the API refuses "minimal" for both.
+_NO_MINIMAL = re.compile(r"^o[1-9]|gpt-5\.[1-9]")
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ def supported_levels(info: ModelInfo) -> tuple[str, ...]:
     return tuple(
         level for level in LEVELS
         if not (level == "off" and _ALWAYS_THINKS.search(name)) and (level != "xhigh" or _XHIGH.search(name))
+        and not (level == "minimal" and _NO_MINIMAL.search(name))
     )
 
 

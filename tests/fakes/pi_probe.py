@@ -24,6 +24,7 @@ PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / 
 PROVIDERS = {  # pi's provider name, its key variable, a model
     "anthropic": ("anthropic", "ANTHROPIC_API_KEY", "claude-sonnet-4-5"),
     "gemini": ("google", "GEMINI_API_KEY", "gemini-2.5-pro"),
+    "openai": ("openai", "OPENAI_API_KEY", "o4-mini"),  # through the Responses API
 }
 
 
@@ -48,9 +49,11 @@ def run_pi(
     settings: Mapping[str, Any] | None = None,
     extra_args: Sequence[str] = ("--no-session",),
     timeout: float = 120,
+    model: str | None = None,
 ) -> PiRun:
     """pi in print mode against ``base_url``; its HOME and agent directory live under ``workdir``."""
-    name, key_variable, model = PROVIDERS[provider]
+    name, key_variable, default_model = PROVIDERS[provider]
+    model = model or default_model
     agent = workdir / ".pi-home" / "agent"
     agent.mkdir(parents=True, exist_ok=True)
     merged = {"quietStartup": True, "retry": {"enabled": False}, **(settings or {})}
@@ -101,10 +104,16 @@ def summarise(records: Sequence[Any]) -> list[dict[str, Any]]:
 def probe(provider: str, thinking: str) -> dict[str, Any]:
     """A two-turn tool loop (read a file, then answer) against a fresh fake server."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from fakes import anthropic_server, anthropic_stream, gemini_reply, gemini_server
+    from fakes import anthropic_server, anthropic_stream, gemini_reply, gemini_server, responses_reply, responses_server
 
-    server: anthropic_server.FakeAnthropicServer | gemini_server.FakeGeminiServer
-    if provider == "anthropic":
+    server: anthropic_server.FakeAnthropicServer | gemini_server.FakeGeminiServer | responses_server.FakeResponsesServer
+    if provider == "openai":
+        server = responses_server.FakeResponsesServer().start()
+        server.enqueue(
+            responses_reply.call_reply("read", {"path": "hello.txt"}, reasoning="Read it first.", text="Reading."),
+            responses_reply.text_reply("It says hello."),
+        )
+    elif provider == "anthropic":
         server = anthropic_server.FakeAnthropicServer().start()
         server.enqueue(
             anthropic_stream.tool_reply("read", {"path": "hello.txt"}, thinking="Read it first.", text="Reading."),

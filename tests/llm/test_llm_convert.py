@@ -7,11 +7,13 @@ from typing import Any
 from pi_compact.llm.convert import (
     NO_RESULT_TEXT,
     TOOL_IMAGES_INTRO,
+    Target,
     safe_tool_call_id,
     to_openai_messages,
     to_openai_tools,
 )
 from pi_compact.llm.protocol import ToolSpec
+from pi_compact.llm.providers import ANTHROPIC
 
 
 def user(content: Any) -> dict[str, Any]:
@@ -152,9 +154,19 @@ def test_tool_result_images_follow_the_tool_messages_as_one_user_message() -> No
 
 def test_tool_call_ids_are_made_safe_for_calls_and_results_alike() -> None:
     odd = "call_abc|fc_123"
-    out = to_openai_messages("", [assistant(call(odd), stop_reason="toolUse"), result(odd, text("ok"))])
+    history = [assistant(call(odd), stop_reason="toolUse"), result(odd, text("ok"))]
+    out = to_openai_messages("", history, Target(api=ANTHROPIC))
     assert out[0]["tool_calls"][0]["id"] == "call_abc_fc_123"
     assert out[1]["tool_call_id"] == "call_abc_fc_123"
+
+
+def test_chat_completions_keep_the_call_part_of_a_responses_id_within_40_characters() -> None:
+    responses_id = "call_" + "a" * 24 + "|fc_" + "b" * 48  # 81 characters, as pi records OpenAI's ids
+    out = to_openai_messages("", [assistant(call(responses_id), stop_reason="toolUse"), result(responses_id,
+                                                                                           text("ok"))])
+    assert out[0]["tool_calls"][0]["id"] == out[1]["tool_call_id"] == "call_" + "a" * 24
+    assert to_openai_messages("", [assistant(call("x" * 70), stop_reason="toolUse")])[0]["tool_calls"][0]["id"] == (
+        "x" * 40)
 
 
 def test_safe_tool_call_id_is_at_most_64_chars() -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.openai.client import OpenAICompatModel
+from pi_compact.llm.openai.responses import ResponsesModel
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.llm.resolve import create_model
 from pi_compact.llm.route import litellm_reason
@@ -47,8 +48,9 @@ def test_create_model_builds_the_direct_client_for_an_api_base_from_the_settings
     settings = Settings(models=(("openai/local", ModelOverride(api_base=BASE)),))
     info = ModelInfo("openai/local", "openai", 8000, None)
     assert isinstance(create_model(info, settings=settings), OpenAICompatModel)
-    assert isinstance(create_model(ModelInfo("openai/local", "openai", 8000, None), settings=Settings()),
-                      LiteLLMModel)
+    # Without a base URL of the user's, an OpenAI model goes to OpenAI's endpoint, through the Responses API.
+    served = create_model(ModelInfo("openai/local", "openai", 8000, None), settings=Settings())
+    assert isinstance(served, ResponsesModel) and served.endpoint == "https://api.openai.com/v1"
 
 
 def test_create_model_honours_the_model_path_variable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import os
 import ssl
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
 
 from pi_compact import __version__
 from pi_compact.cancel import CancelToken
 from pi_compact.llm import model_map
 from pi_compact.llm.convert import Target
 from pi_compact.llm.failures import Failure, FailureRaised
-from pi_compact.llm.http_sse import EventStream, EventTooLarge, HttpStatusError, open_event_stream
+from pi_compact.llm.http_sse import EventStream, EventTooLarge, HttpStatusError, SseEvent, open_event_stream
 from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
 from pi_compact.llm.openai.failures import failure_of, status_failure
@@ -126,7 +126,7 @@ class OpenAICompatModel(ChatModel):
         # A backstop for the worker thread's socket; the timeouts users see are enforced in stream_loop.
         return max(self._retry.timeout_ms, self._retry.idle_timeout_ms) / 1000 + 1
 
-    def _open(self, data: bytes, messages: list[dict[str, Any]], headers: Mapping[str, str]) -> _Chunks:
+    def _open(self, data: bytes, messages: list[dict[str, Any]], headers: Mapping[str, str]) -> Chunks:
         """Send the request; the chunks of the answer (a refused request raises its ``Failure``)."""
         url = self._url()
         try:
@@ -136,9 +136,9 @@ class OpenAICompatModel(ChatModel):
         except HttpStatusError as error:
             raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
         if not self._prompt_progress:
-            return _Chunks(stream, ChunkReader(self._info.model_id, messages, self._estimate_usage))
+            return Chunks(stream, ChunkReader(self._info.model_id, messages, self._estimate_usage))
         reader = ChunkReader(self._info.model_id, messages, self._estimate_usage, on_progress=self._read)
-        return _Chunks(stream, reader, lambda: setattr(self, "_reading", None))
+        return Chunks(stream, reader, lambda: setattr(self, "_reading", None))
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self._api_base.startswith("https:"):
@@ -148,10 +148,16 @@ class OpenAICompatModel(ChatModel):
         return self._ssl
 
 
-class _Chunks:
+class Reader(Protocol):
+    """Reads the events of one answer into assembler-ready chunks (``ChunkReader``, the Responses reader)."""
+
+    def chunks(self, events: Iterable[SseEvent]) -> Iterator[dict[str, Any]]: ...
+
+
+class Chunks:
     """An open answer: iterating yields assembler-ready chunks; ``close()`` drops the connection."""
 
-    def __init__(self, stream: EventStream, reader: ChunkReader, ended: Callable[[], None] | None = None) -> None:
+    def __init__(self, stream: EventStream, reader: Reader, ended: Callable[[], None] | None = None) -> None:
         self._stream = stream
         self._reader = reader
         self._ended = ended  # however the answer ends, the prompt is no longer being read

@@ -1,0 +1,156 @@
+"""A fake OpenAI Responses API on 127.0.0.1: ``POST /v1/responses`` (SSE when ``"stream": true``, else JSON).
+
+Every request is validated as the real API validates it (``responses_checks``) and recorded; a rejected
+request gets the API's error body and does not use up a scripted reply. An accepted one is answered with
+the next queued ``ResponsesReply`` (or ``route(body)``'s). Reasoning items carry ``encrypted_content``
+(an HMAC of the item id under the server's secret) only when the request included
+``reasoning.encrypted_content``, and a summary only when it asked for one; with ``store: false`` a reasoning
+item can only come back with that content, unchanged. Usage counts a token per four characters of the
+input and reports as cached the part of the input that repeats the previous accepted request's, in
+128-token steps from 1,024 (OpenAI's prompt caching):
+
+    server = FakeResponsesServer().start()
+    server.enqueue(call_reply("read", {"path": "a.py"}, reasoning="Look first."), text_reply("done"))
+    ... pi-compact with api_base=server.base_url ...
+    assert server.rejections == []
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from .http_fake import Exchange, ScriptedFake
+from .responses_checks import OpenAIError, check_request, estimate_tokens
+from .responses_reply import ResponsesReply, output_items, stream_events, text_reply
+
+NO_SCRIPTED_REPLY = "(no scripted reply)"
+DEFAULT_SECRET = b"pi-compact fake responses secret"
+_CACHE_MIN, _CACHE_STEP = 1024, 128
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: dict[str, Any]
+    error: OpenAIError | None
+    usage: dict[str, Any] | None
+    output: list[dict[str, Any]] | None  # the items answered
+
+
+class FakeResponsesServer(ScriptedFake[ResponsesReply, RecordedRequest]):
+    thread_name = "fake-openai-responses"
+
+    def __init__(self, *, secret: bytes = DEFAULT_SECRET) -> None:
+        super().__init__()
+        self._secret = secret
+        self._last_input: list[Any] = []
+
+    def start(self) -> FakeResponsesServer:
+        super().start()
+        return self
+
+    @property
+    def base_url(self) -> str:
+        """What pi takes as ``baseUrl`` and pi-compact as ``--api-base``: both append ``/responses``."""
+        return self.root_url + "/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return [record.body for record in self.records]
+
+    @property
+    def rejections(self) -> list[OpenAIError]:
+        return [record.error for record in self.records if record.error is not None]
+
+    def encrypt(self, item_id: str) -> str:
+        mac = hmac.new(self._secret, item_id.encode(), hashlib.sha256).digest()
+        return base64.b64encode(b"gAAAA" + mac + secrets.token_bytes(64)).decode()
+
+    def verify_reasoning(self, item_id: str, encrypted: object) -> bool:
+        if not isinstance(encrypted, str):
+            return False
+        try:
+            raw = base64.b64decode(encrypted, validate=True)
+        except ValueError:
+            return False
+        mac = hmac.new(self._secret, item_id.encode(), hashlib.sha256).digest()
+        return raw.startswith(b"gAAAA") and hmac.compare_digest(raw[5:37], mac)
+
+    def fallback(self) -> ResponsesReply:
+        return text_reply(NO_SCRIPTED_REPLY)
+
+    def handle(self, exchange: Exchange) -> None:
+        if exchange.method != "POST" or exchange.path != "/v1/responses":
+            exchange.send_json(404, OpenAIError(404, f"Invalid URL ({exchange.method} {exchange.path})").body())
+            return
+        try:
+            body = exchange.json_body()
+        except ValueError:
+            body = None
+        tokens = estimate_tokens(body) if isinstance(body, dict) else 0
+        error = check_request(exchange.headers, body, self, prompt_tokens=tokens)
+        if error is not None or not isinstance(body, dict):
+            self._reject(exchange, body if isinstance(body, dict) else {}, error or OpenAIError(400, "bad body"))
+            return
+        reply = self._next_reply(body)
+        if reply.status != 200:
+            self._reject(exchange, body, OpenAIError(reply.status, reply.error_message, code=reply.error_code,
+                                                     type="server_error" if reply.status >= 500 else
+                                                     "invalid_request_error"))
+            return
+        self._answer(exchange, body, reply, tokens)
+
+    def _reject(self, exchange: Exchange, body: dict[str, Any], error: OpenAIError) -> None:
+        self._keep(RecordedRequest(exchange.path, exchange.headers, body, error, None, None))
+        exchange.send_json(error.status, error.body())
+
+    def _answer(self, exchange: Exchange, body: dict[str, Any], reply: ResponsesReply, tokens: int) -> None:
+        asked = body.get("reasoning")
+        reasoning: dict[str, Any] = asked if isinstance(asked, dict) else {}
+        encrypted = "reasoning.encrypted_content" in (body.get("include") or [])
+        items = output_items(reply, summary=bool(reasoning.get("summary")), encrypt=self.encrypt if encrypted else None)
+        output_tokens = reply.output_tokens or max(1, len(json.dumps(items)) // 4)
+        usage = {
+            "input_tokens": tokens,
+            "input_tokens_details": {"cached_tokens": self._cached(body.get("input"), tokens)},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": tokens + output_tokens,
+        }
+        status = "failed" if reply.failure else "incomplete" if reply.incomplete else "completed"
+        response = {
+            "id": "resp_" + secrets.token_hex(24), "object": "response", "status": status,
+            "model": body.get("model"), "output": items, "store": body.get("store", True), "usage": usage,
+            "incomplete_details": {"reason": "max_output_tokens"} if reply.incomplete else None,
+            "error": {"code": reply.failure[0], "message": reply.failure[1]} if reply.failure else None,
+        }
+        self._keep(RecordedRequest(exchange.path, exchange.headers, body, None, usage, items))
+        if not body.get("stream"):
+            exchange.send_json(200, response)
+            return
+        exchange.start_events({"x-request-id": "req_fake"})
+        for name, data in stream_events(response, items):
+            exchange.send_event(data, event=name)
+
+    def _cached(self, items: Any, tokens: int) -> int:
+        """Tokens of the input that repeat the previous accepted request's (whole items, in order)."""
+        items = items if isinstance(items, list) else []
+        with self.lock:
+            previous, self._last_input = self._last_input, list(items)
+        same = 0
+        for old, new in zip(previous, items, strict=False):
+            if old != new:
+                break
+            same += 1
+        if same == 0:
+            return 0
+        shared = -(-len(json.dumps(items[:same], ensure_ascii=False)) // 4)
+        shared = min(shared, tokens)
+        return 0 if shared < _CACHE_MIN else shared - (shared - _CACHE_MIN) % _CACHE_STEP
