@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_harness import SETTINGS, SUMMARY, Harness, make_harness
+from pi_session import pi_view
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
 from pi_compact.agent.events import CompactionStart, Notice
@@ -152,3 +153,39 @@ def test_a_pinned_result_is_never_cleared(scripted_server: ScriptedServer, tmp_p
     read_loop(h)
     assert cleared_ids(h) and pinned not in cleared_ids(h)
     assert "FILE-100-START" in sent_messages(h.agent_requests()[-1])
+
+
+def test_a_cleared_result_comes_back_whole_through_uncompact(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path, settings=with_clearing(True))
+    read_loop(h)
+    stubs_before = h.session._context.sent()
+    assert h.session.compact() is not None
+    assert not any("FILE-0-START" in json.dumps(m) for m in h.session.messages)
+    h.session.uncompact(force=True)
+    restored = [m for m in h.session.messages if m.get("role") == "toolResult" and m["toolCallId"] == "call-0"]
+    assert [m["content"][0]["text"] for m in restored] == [results_in_file(h)["call-0"]]
+    assert h.session._context.sent() == stubs_before  # and the request carries the same stub as before
+
+
+def _conversation(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Role and content of each message (usage and times differ between two runs; the words may not)."""
+    return [(m["role"], json.dumps(m.get("content"), sort_keys=True)) for m in messages]
+
+
+def test_pi_builds_the_same_context_from_a_session_written_with_clearing_as_without(tmp_path: Path) -> None:
+    views = {}
+    for enabled in (True, False):
+        server = ScriptedServer().start()
+        try:
+            # Automatic compaction off, so the run without clearing does not compact either: the files
+            # then differ only by what clearing wrote.
+            h = make_harness(server, tmp_path / str(enabled), settings=with_clearing(enabled), auto_compact=False)
+            read_loop(h)
+        finally:
+            server.stop()
+        assert bool(cleared_ids(h)) is enabled
+        views[enabled] = pi_view(h.path, tmp_path / f"home-{enabled}")
+        ours = [dict(m) for m in SessionStore.open(h.path, str(h.cwd), 0).context().messages]
+        assert _conversation(ours) == _conversation(views[enabled]["messages"])
+    assert _conversation(views[True]["messages"]) == _conversation(views[False]["messages"])
+    assert "custom" in views[True]["types"] and "custom" not in views[False]["types"]
