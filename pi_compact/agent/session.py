@@ -101,6 +101,15 @@ class AgentSession:
         return self._context.messages
 
     @property
+    def sent_messages(self) -> Sequence[Message]:
+        """The live context as the next request carries it: old tool results as stubs (``clearToolResults``)."""
+        return self._context.sent()
+
+    def cleared_tool_output(self) -> tuple[int, int]:
+        """How many tool results of the live context the request leaves out, and their tokens (less the stubs)."""
+        return self._context.clearing.cleared_in(self._context.messages, self.estimator)
+
+    @property
     def compactions(self) -> int:
         return self._compactions.count
 
@@ -195,7 +204,8 @@ class AgentSession:
 
         return LoopHooks(
             request=lambda: self._requests.next(self._context.sent(), self.fitted_settings(),
-                                                self._thinking.sync(self._model.info)),
+                                                self._thinking.sync(self._model.info),
+                                                self._context.clearing.cleared.keys()),
             record=record,
             after_reply=lambda reply, retried: self._compactions.after_reply(
                 self._model, self.fitted_settings(), reply, cancel, retried),

@@ -7,6 +7,7 @@ clearing's defaults scale to it (2,000 tokens of tool output protected, steps of
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from agent_harness import SETTINGS, SUMMARY, Harness, make_harness
 from pi_session import pi_view
+from rich.console import Console
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
 from pi_compact.agent.events import CompactionStart, Notice
@@ -23,13 +25,16 @@ from pi_compact.compaction.clearing import CLEARED_TYPE
 from pi_compact.session.pins import pin_fields
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
+from pi_compact.ui.status import context_report, gather_status
 
 FILES = 6
 FILE_TOKENS = 1500
 
 
 def file_text(i: int) -> str:
-    return f"FILE-{i}-START\n" + "\n".join(f"line {n} of file {i}: alpha beta gamma" for n in range(150))
+    lines = [f"line {n} of file {i}: alpha beta gamma" for n in range(150)]
+    lines[77] = f"deploy port of file {i}: {54300 + i}"
+    return f"FILE-{i}-START\n" + "\n".join(lines)
 
 
 def with_clearing(enabled: bool) -> Settings:
@@ -189,3 +194,28 @@ def test_pi_builds_the_same_context_from_a_session_written_with_clearing_as_with
         assert _conversation(ours) == _conversation(views[enabled]["messages"])
     assert _conversation(views[True]["messages"]) == _conversation(views[False]["messages"])
     assert "custom" in views[True]["types"] and "custom" not in views[False]["types"]
+
+
+def test_the_status_line_and_context_show_the_cleared_tool_output(
+        scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path, settings=with_clearing(True))
+    read_loop(h)
+    count, tokens = h.session.cleared_tool_output()
+    assert count == len(cleared_ids(h)) and tokens > 3000
+    assert gather_status(h.session, "m").cleared == tokens
+    console = Console(file=io.StringIO(), width=400)
+    console.print(context_report(h.session, "m"))
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert f"{count} old tool results sent as stubs · ~{tokens:,} tokens of tool output left out" in shown
+
+
+def test_automatic_recall_brings_back_a_cleared_result_a_new_prompt_names(
+        scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path, settings=with_clearing(True))
+    read_loop(h)
+    assert "54300" not in sent_messages(h.agent_requests()[-1])  # file 0 was cleared
+    scripted_server.enqueue(Reply(text="54300.", count_tokens=True))
+    h.session.prompt('What is the "deploy port of file 0"?')
+    last = h.agent_requests()[-1]["messages"][-1]
+    assert last["role"] == "user" and "Recalled automatically" in str(last["content"])
+    assert "deploy port of file 0: 54300" in str(last["content"])

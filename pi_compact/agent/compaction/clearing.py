@@ -27,6 +27,8 @@ from pi_compact.compaction.clearing import (
     result_entry_ids,
     rules_for,
     savings,
+    stubbed,
+    tool_calls_by_id,
 )
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
@@ -59,9 +61,22 @@ class ToolClearing:
         """``messages`` as the next request carries them."""
         return project(messages, self.ids, self.cleared)
 
-    def cleared_tokens(self, messages: Sequence[Message], estimate: Estimator) -> int:
-        """Tokens of tool output in ``messages`` that the request leaves out (originals less stubs)."""
-        return sum(savings(messages, self.ids, self.cleared, estimate).values()) if self.cleared else 0
+    def cleared_in(self, messages: Sequence[Message], estimate: Estimator) -> tuple[int, int]:
+        """How many tool results of ``messages`` the request carries as stubs, and the tokens of tool output
+        that leaves out (originals less stubs)."""
+        if not self.cleared:
+            return 0, 0
+        # The sizes recorded when each was cleared: the status line asks often, and re-estimating every
+        # cleared original each time would cost more than all the rest of it.
+        calls = tool_calls_by_id(messages)
+        count = tokens = 0
+        for message in messages:
+            entry_id = self.ids.get(str(message.get("toolCallId"))) if message.get("role") == "toolResult" else None
+            item = self.cleared.get(entry_id) if entry_id is not None else None
+            if item is not None:
+                count += 1
+                tokens += max(0, item.tokens - estimate(stubbed(message, calls, item)))
+        return count, tokens
 
     def unsent_saving(self, messages: Sequence[Message], estimate: Estimator, anchor: int | None) -> int:
         """What a context size anchored on the usage of ``messages[anchor]`` (None: all estimated) counts for
