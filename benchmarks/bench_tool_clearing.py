@@ -9,6 +9,7 @@ with a structured summary and billed like any other request.
 
     .venv/bin/python benchmarks/bench_tool_clearing.py              # N = 20, 40, 80
     .venv/bin/python benchmarks/bench_tool_clearing.py --files 40
+    .venv/bin/python benchmarks/bench_tool_clearing.py --files 30 --window 16384 --lines 60   # a 16k window
 
 Printed per N and setting: agent requests, compactions, clearing steps, the largest prompt, total dollars
 (every request, summaries included) and whether every tool result in the session file is whole (the text
@@ -58,11 +59,11 @@ def file_name(number: int) -> str:
 class ReadLoop:
     """The reply policy: read the next file until ``files`` are read, then answer; summaries on request."""
 
-    def __init__(self, workdir: Path, files: int) -> None:
+    def __init__(self, workdir: Path, files: int, lines: int = LINES_PER_FILE) -> None:
         self.files = files
         self.summaries = 0
         for number in range(files):
-            text = "".join(LINE.format(index=number * LINES_PER_FILE + i) for i in range(LINES_PER_FILE))
+            text = "".join(LINE.format(index=number * lines + i) for i in range(lines))
             (workdir / file_name(number)).write_text(text, encoding="utf-8")
 
     def route(self, body: dict[str, Any]) -> AnthropicReply:
@@ -95,14 +96,14 @@ def results_whole(path: Path, workdir: Path) -> bool:
     return found > 0
 
 
-def run(files: int, clearing: bool) -> dict[str, Any]:
+def run(files: int, clearing: bool, window: int | None = None, lines: int = LINES_PER_FILE) -> dict[str, Any]:
     base = Settings()
     settings = replace(base, compaction=replace(base.compaction, clear_tool_results=clearing))
     with tempfile.TemporaryDirectory() as scratch, FakeAnthropicServer().start() as server:
         workdir = Path(scratch)
-        loop = ReadLoop(workdir, files)
+        loop = ReadLoop(workdir, files, lines)
         server.route = loop.route
-        info = resolve_model(MODEL, settings=settings)
+        info = resolve_model(MODEL, settings=settings, context_window=window)
         model = create_model(info, api_base=server.base_url, api_key="sk-fake", settings=settings)
         tools = default_tools()
         events: list[SessionEvent] = []
@@ -130,11 +131,13 @@ def run(files: int, clearing: bool) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, action="append", help="files to read (repeatable; default 20 40 80)")
+    parser.add_argument("--window", type=int, help="the context window (default: the model's, 200k)")
+    parser.add_argument("--lines", type=int, default=LINES_PER_FILE, help="lines per file (88 characters each)")
     args = parser.parse_args()
     rows = []
     for files in args.files or [20, 40, 80]:
         for clearing in (False, True):
-            row = run(files, clearing)
+            row = run(files, clearing, args.window, args.lines)
             rows.append(row)
             print(f"N={files:<3} clearing {'on ' if clearing else 'off'}: {row['requests']} requests, "
                   f"{row['compactions']} compactions, {row['clearing_steps']} clearing steps, largest prompt "

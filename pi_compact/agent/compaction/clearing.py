@@ -113,9 +113,9 @@ def pinned_results(pins: Iterable[Any]) -> set[str]:
 
 def cleared_notice(count: int, freed: int, now: int) -> str:
     """The one line the user reads when a step cleared ``count`` results, freeing ``freed`` tokens."""
-    results = "result" if count == 1 else "results"
+    results, them = ("result", "it") if count == 1 else ("results", "them")
     return (f"Cleared {count} old tool {results} from the context (~{freed:,} tokens; now ~{now:,}). The session "
-            "file keeps them word for word; the model can read them back with recall.")
+            f"file keeps {them} word for word; the model can read {them} back with recall.")
 
 
 __all__ = ["ToolClearing", "cleared_notice", "pinned_results"]
