@@ -138,11 +138,11 @@ def test_a_resumed_session_clears_the_same_results_in_the_same_words(
         scripted_server: ScriptedServer, tmp_path: Path) -> None:
     h = make_harness(scripted_server, tmp_path, settings=with_clearing(True))
     read_loop(h)
-    before = h.session._context.sent()
+    before = h.session.sent_messages
     h.session.close()
     store = SessionStore.open(h.path, str(h.cwd), 1_700_000_100_000)
     again = make_harness(scripted_server, tmp_path / "again", settings=with_clearing(True), store=store)
-    assert again.session._context.sent() == before
+    assert again.session.sent_messages == before
 
 
 def test_a_pinned_result_is_never_cleared(scripted_server: ScriptedServer, tmp_path: Path) -> None:
@@ -163,13 +163,13 @@ def test_a_pinned_result_is_never_cleared(scripted_server: ScriptedServer, tmp_p
 def test_a_cleared_result_comes_back_whole_through_uncompact(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     h = make_harness(scripted_server, tmp_path, settings=with_clearing(True))
     read_loop(h)
-    stubs_before = h.session._context.sent()
+    stubs_before = h.session.sent_messages
     assert h.session.compact() is not None
     assert not any("FILE-0-START" in json.dumps(m) for m in h.session.messages)
     h.session.uncompact(force=True)
     restored = [m for m in h.session.messages if m.get("role") == "toolResult" and m["toolCallId"] == "call-0"]
     assert [m["content"][0]["text"] for m in restored] == [results_in_file(h)["call-0"]]
-    assert h.session._context.sent() == stubs_before  # and the request carries the same stub as before
+    assert h.session.sent_messages == stubs_before  # and the request carries the same stub as before
 
 
 def _conversation(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -219,3 +219,13 @@ def test_automatic_recall_brings_back_a_cleared_result_a_new_prompt_names(
     last = h.agent_requests()[-1]["messages"][-1]
     assert last["role"] == "user" and "Recalled automatically" in str(last["content"])
     assert "deploy port of file 0: 54300" in str(last["content"])
+
+
+def test_a_compaction_after_clearing_summarizes_the_original_results(
+        scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path, settings=with_clearing(True))
+    read_loop(h)
+    assert "FILE-0-START" not in sent_messages(h.agent_requests()[-1])
+    assert h.session.compact() is not None
+    asked = json.dumps(h.summarizer_requests()[-1]["messages"])
+    assert "FILE-0-START" in asked and "Tool result cleared" not in asked

@@ -14,7 +14,7 @@ current branch and writes a step's record. ``ToolClearing``:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pi_compact.compaction.budgets import Budgets
@@ -88,7 +88,7 @@ class ToolClearing:
 
     def step(
         self, store: SessionStore, messages: Sequence[Message], estimate: Estimator, settings: CompactionSettings,
-        window: int, tokens: int, pinned: Iterable[str], now_ms: int,
+        window: int, tokens: int, pinned: Callable[[], Iterable[str]], now_ms: int,
     ) -> tuple[Cleared, ...]:
         """Clear more when the context as sent (``tokens``) is past the point where a compaction would start
         and the rules find a large enough step; the step (recorded first), else ()."""
@@ -97,7 +97,7 @@ class ToolClearing:
         start = budgets.soft_threshold if settings.background else budgets.threshold
         if rules is None or window <= 0 or tokens <= start:
             return ()
-        new = plan_step(messages, self.ids, self.cleared, pinned, estimate, rules)
+        new = plan_step(messages, self.ids, self.cleared, pinned(), estimate, rules)
         if new:
             store.append(record_fields(new), now_ms)
             for item in new:

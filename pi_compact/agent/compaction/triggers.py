@@ -183,10 +183,12 @@ class Compactions:
         """Clear old tool results from the requests when the context as sent is past the threshold and a
         large enough step is possible (``ToolClearing.step``); says so in one line. True when it cleared."""
         before = self._context.usage_for(model, settings.compaction).tokens
-        pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
+        def pinned() -> set[str]:  # asked only past the threshold: pins are read from the file
+            return pinned_results(self._pins.current(self._store.customs_on_path, self._store.leaf_id))
+
         step = self._context.clearing.step(self._store, self._context.messages, self._context.estimator_of(model),
-                                           settings.compaction, model.info.context_window, before,
-                                           pinned_results(pins), self._now())
+                                           settings.compaction, model.info.context_window, before, pinned,
+                                           self._now())
         if step:
             after = self._context.usage_for(model, settings.compaction).tokens
             self._emit(Notice(cleared_notice(len(step), before - after, after), "info"))
