@@ -229,3 +229,12 @@ def test_a_compaction_after_clearing_summarizes_the_original_results(
     assert h.session.compact() is not None
     asked = json.dumps(h.summarizer_requests()[-1]["messages"])
     assert "FILE-0-START" in asked and "Tool result cleared" not in asked
+
+
+def test_recall_searches_the_cleared_results_as_it_searches_the_compacted_part(
+        scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    h = make_harness(scripted_server, tmp_path, settings=with_clearing(True))
+    read_loop(h)
+    out = run_tool(RecallTool(h.session.store, 10_000), {"query": '"deploy port of file 0"'}, ToolContext(h.cwd))
+    assert not out.is_error and out.details is not None
+    assert out.details["entryIds"] == [cleared_ids(h)[0]] and "54300" in out.text

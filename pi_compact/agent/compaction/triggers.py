@@ -183,6 +183,7 @@ class Compactions:
         """Clear old tool results from the requests when the context as sent is past the threshold and a
         large enough step is possible (``ToolClearing.step``); says so in one line. True when it cleared."""
         before = self._context.usage_for(model, settings.compaction).tokens
+
         def pinned() -> set[str]:  # asked only past the threshold: pins are read from the file
             return pinned_results(self._pins.current(self._store.customs_on_path, self._store.leaf_id))
 
