@@ -19,7 +19,7 @@ cleared by each step, so a resumed session clears the same set; ``cleared_on_pat
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,17 +69,42 @@ def rules_for(settings: CompactionSettings, window: int) -> ClearRules | None:
     return ClearRules(keep, max(1, least))
 
 
-def result_entry_ids(entries: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """Tool call id -> id of the entry holding its result, over ``entries`` (a branch: the context's
+ResultKey = tuple[str, Any]
+
+
+def result_key(message: Message) -> ResultKey:
+    """A tool result as both the live context and the file know it: its call id and its time (some servers
+    number their calls call_0, call_1... again in every reply, so the id alone may repeat)."""
+    when = message.get("timestamp")
+    return (str(message.get("toolCallId")), when if isinstance(when, (int, float, str)) else None)
+
+
+def result_entry_ids(entries: Iterable[Mapping[str, Any]]) -> dict[ResultKey, str]:
+    """``result_key`` -> id of the entry holding that result, over ``entries`` (a branch: the context's
     messages carry no entry ids, and a compaction's retained tail holds copies of them)."""
-    found: dict[str, str] = {}
+    found: dict[ResultKey, str] = {}
     for entry in entries:
         message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, Mapping) and message.get("role") == "toolResult":
-            call_id, entry_id = message.get("toolCallId"), entry.get("id")
-            if isinstance(call_id, str) and isinstance(entry_id, str):
-                found[call_id] = entry_id
+        if isinstance(message, Mapping) and message.get("role") == "toolResult" and isinstance(entry.get("id"), str):
+            found[result_key(message)] = entry["id"]
     return found
+
+
+def tool_results(
+    messages: Sequence[Message], ids: Mapping[ResultKey, str],
+) -> Iterator[tuple[int, Message, str | None, Mapping[str, Any]]]:
+    """Each tool result of ``messages``: its index, itself, its entry id (None: unknown) and the call it
+    answers, from the newest assistant message before it that made a call of that id (so a later reply
+    reusing the id never changes an earlier result's stub)."""
+    calls: dict[str, Mapping[str, Any]] = {}
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "assistant":
+            for block in message.get("content") or ():
+                if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                    calls[str(block.get("id"))] = block
+        elif role == "toolResult":
+            yield index, message, ids.get(result_key(message)), calls.get(str(message.get("toolCallId")), {})
 
 
 def cleared_on_path(path: Iterable[Mapping[str, Any]]) -> dict[str, Cleared]:
@@ -111,23 +136,15 @@ def _unanswered_from(messages: Sequence[Message]) -> int:
     return len(messages)
 
 
-def candidates(
-    messages: Sequence[Message], ids: Mapping[str, str], cleared: Mapping[str, Cleared], pinned: Iterable[str],
-    estimate: Estimator, keep_recent_tokens: int,
-) -> list[Cleared]:
-    """The results a step could clear now, oldest first: not cleared yet, not pinned, answered by the
-    model (an error it has not acted on yet is not), and older than the newest ``keep_recent_tokens``
-    of tool output (counted over results not cleared, the unanswered ones included; the one that crosses
-    the line may go)."""
+def _candidates(
+    messages: Sequence[Message], ids: Mapping[ResultKey, str], cleared: Mapping[str, Cleared],
+    pinned: Iterable[str], estimate: Estimator, keep_recent_tokens: int,
+) -> list[tuple[Cleared, Message, Mapping[str, Any]]]:
     pins = set(pinned)
     answered = _unanswered_from(messages)
     kept, found = 0, []
     protecting = True
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.get("role") != "toolResult":
-            continue
-        entry_id = ids.get(str(message.get("toolCallId")))
+    for index, message, entry_id, call in reversed(list(tool_results(messages, ids))):
         if entry_id is not None and entry_id in cleared:
             continue
         tokens = estimate(message)
@@ -137,36 +154,31 @@ def candidates(
         protecting = False  # this one crosses the line: it and everything older may go
         if entry_id is None or entry_id in pins or index >= answered:
             continue
-        found.append(Cleared(entry_id, tokens))
+        found.append((Cleared(entry_id, tokens), message, call))
     found.reverse()
     return found
 
 
+def candidates(
+    messages: Sequence[Message], ids: Mapping[ResultKey, str], cleared: Mapping[str, Cleared],
+    pinned: Iterable[str], estimate: Estimator, keep_recent_tokens: int,
+) -> list[Cleared]:
+    """The results a step could clear now, oldest first: not cleared yet, not pinned, answered by the
+    model (an error it has not acted on yet is not), and older than the newest ``keep_recent_tokens``
+    of tool output (counted over results not cleared, the unanswered ones included; the one that crosses
+    the line may go)."""
+    return [item for item, _, _ in _candidates(messages, ids, cleared, pinned, estimate, keep_recent_tokens)]
+
+
 def plan_step(
-    messages: Sequence[Message], ids: Mapping[str, str], cleared: Mapping[str, Cleared], pinned: Iterable[str],
-    estimate: Estimator, rules: ClearRules,
+    messages: Sequence[Message], ids: Mapping[ResultKey, str], cleared: Mapping[str, Cleared],
+    pinned: Iterable[str], estimate: Estimator, rules: ClearRules,
 ) -> tuple[Cleared, ...]:
     """The results to clear now: every candidate, when together they free at least ``min_clear_tokens``
     (their size less their stubs'); else none (a small step would rebuild the prompt cache for little)."""
-    found = candidates(messages, ids, cleared, pinned, estimate, rules.keep_recent_tokens)
-    if not found:
-        return ()
-    calls = tool_calls_by_id(messages)
-    by_id = {ids.get(str(m.get("toolCallId"))): m for m in messages if m.get("role") == "toolResult"}
-    freed = sum(c.tokens - estimate(stubbed(by_id[c.entry_id], calls, c)) for c in found)
-    return tuple(found) if freed >= max(1, rules.min_clear_tokens) else ()
-
-
-def tool_calls_by_id(messages: Sequence[Message]) -> dict[str, Mapping[str, Any]]:
-    """The toolCall blocks of the assistant messages, by call id (a stub names its call's arguments)."""
-    calls: dict[str, Mapping[str, Any]] = {}
-    for message in messages:
-        if message.get("role") != "assistant":
-            continue
-        for block in message.get("content") or ():
-            if isinstance(block, Mapping) and block.get("type") == "toolCall":
-                calls[str(block.get("id"))] = block
-    return calls
+    found = _candidates(messages, ids, cleared, pinned, estimate, rules.keep_recent_tokens)
+    freed = sum(item.tokens - estimate(stubbed(message, call, item)) for item, message, call in found)
+    return tuple(item for item, _, _ in found) if found and freed >= max(1, rules.min_clear_tokens) else ()
 
 
 def short_arguments(arguments: Any) -> str:
@@ -187,42 +199,40 @@ def stub_text(tool: str, arguments: Any, cleared: Cleared, is_error: bool = Fals
             f"with entry_id \"{cleared.entry_id}\", or run the tool again.]")
 
 
-def stubbed(message: Message, calls: Mapping[str, Mapping[str, Any]], cleared: Cleared) -> Message:
-    """``message`` (a tool result) with its content replaced by its stub; every other field kept."""
-    call = calls.get(str(message.get("toolCallId")), {})
+def stubbed(message: Message, call: Mapping[str, Any], cleared: Cleared) -> Message:
+    """``message`` (a tool result answering ``call``) with its content replaced by its stub; every other
+    field kept."""
     tool = str(message.get("toolName") or call.get("name") or "tool")
     text = stub_text(tool, call.get("arguments"), cleared, message.get("isError") is True)
     return {**message, "content": [{"type": "text", "text": text}]}
 
 
-def project(messages: Sequence[Message], ids: Mapping[str, str], cleared: Mapping[str, Cleared]) -> list[Message]:
+def project(messages: Sequence[Message], ids: Mapping[ResultKey, str], cleared: Mapping[str, Cleared]) -> list[Message]:
     """``messages`` as a request carries them: each cleared tool result as its stub (the rest untouched)."""
-    if not cleared:
-        return list(messages)
-    calls = tool_calls_by_id(messages)
-    out: list[Message] = []
-    for message in messages:
-        entry_id = ids.get(str(message.get("toolCallId"))) if message.get("role") == "toolResult" else None
-        found = cleared.get(entry_id) if entry_id is not None else None
-        out.append(stubbed(message, calls, found) if found is not None else message)
+    out = list(messages)
+    if cleared:
+        for index, message, entry_id, call in tool_results(messages, ids):
+            item = cleared.get(entry_id) if entry_id is not None else None
+            if item is not None:
+                out[index] = stubbed(message, call, item)
     return out
 
 
 def savings(
-    messages: Sequence[Message], ids: Mapping[str, str], cleared: Mapping[str, Cleared], estimate: Estimator,
+    messages: Sequence[Message], ids: Mapping[ResultKey, str], cleared: Mapping[str, Cleared], estimate: Estimator,
+    *, recorded: bool = False,
 ) -> dict[int, int]:
-    """Tokens each cleared result in ``messages`` saves (its estimate less its stub's), by message index."""
-    calls = tool_calls_by_id(messages) if cleared else {}
+    """Tokens each cleared result in ``messages`` saves (its estimate less its stub's), by message index;
+    ``recorded``: its size as recorded when it was cleared instead of a new estimate (cheap)."""
     found: dict[int, int] = {}
-    for index, message in enumerate(messages):
-        entry_id = ids.get(str(message.get("toolCallId"))) if message.get("role") == "toolResult" else None
+    for index, message, entry_id, call in tool_results(messages, ids) if cleared else ():
         item = cleared.get(entry_id) if entry_id is not None else None
         if item is not None:
-            found[index] = max(0, estimate(message) - estimate(stubbed(message, calls, item)))
+            size = item.tokens if recorded else estimate(message)
+            found[index] = max(0, size - estimate(stubbed(message, call, item)))
     return found
 
 
 __all__ = ["ARGS_CHARS", "CLEARED_TYPE", "KEEP_RECENT_TOKENS", "MIN_CLEAR_TOKENS", "ClearRules", "Cleared",
-           "candidates", "cleared_on_path", "plan_step", "project", "record_fields", "result_entry_ids", "rules_for",
-           "savings", "short_arguments", "stub_text", "stubbed",
-           "tool_calls_by_id"]
+           "ResultKey", "candidates", "cleared_on_path", "plan_step", "project", "record_fields", "result_entry_ids",
+           "result_key", "rules_for", "savings", "short_arguments", "stub_text", "stubbed", "tool_results"]

@@ -17,7 +17,7 @@ from pi_compact.compaction.clearing import (
 )
 from pi_compact.compaction.tokens import estimate_tokens_chars4
 from pi_compact.settings import CompactionSettings
-from tests.builders import assistant, chain, sized, tool_call, tool_result, user
+from tests.builders import TIMESTAMP_MS, assistant, chain, sized, tool_call, tool_result, user
 
 RULES = ClearRules(keep_recent_tokens=2000, min_clear_tokens=1000)
 
@@ -32,8 +32,8 @@ def reads(count: int, tokens: int = 1000, *, last_error: bool = False) -> list[d
     return messages
 
 
-def ids_for(count: int) -> dict[str, str]:
-    return {f"c{i}": f"e{i}" for i in range(count)}
+def ids_for(count: int) -> dict[tuple[str, Any], str]:
+    return {(f"c{i}", TIMESTAMP_MS): f"e{i}" for i in range(count)}
 
 
 def step(messages: list[dict[str, Any]], count: int, pinned: tuple[str, ...] = (),
@@ -61,7 +61,7 @@ def test_the_results_the_model_has_not_answered_are_never_cleared() -> None:
     calls = [tool_call("read", {"path": f"g{i}.py"}, f"d{i}") for i in range(6)]
     messages.append(assistant(tool_calls=calls))
     messages.extend(tool_result(sized(1000), tool_call_id=f"d{i}", tool_name="read") for i in range(6))
-    ids = {**ids_for(8), **{f"d{i}": f"g{i}" for i in range(6)}}
+    ids = {**ids_for(8), **{(f"d{i}", TIMESTAMP_MS): f"g{i}" for i in range(6)}}
     found = plan_step(messages, ids, {}, (), estimate_tokens_chars4, ClearRules(0, 1))
     assert [c.entry_id for c in found] == [f"e{i}" for i in range(8)]
 
@@ -116,7 +116,8 @@ def test_projection_leaves_every_other_field_and_message_alone() -> None:
 def test_the_cleared_set_is_read_back_from_its_records_on_the_path() -> None:
     path = chain(*reads(3), record_fields([Cleared("test-id-2", 900)]), record_fields([Cleared("test-id-4", 800)]))
     assert cleared_on_path(path) == {"test-id-2": Cleared("test-id-2", 900), "test-id-4": Cleared("test-id-4", 800)}
-    assert result_entry_ids(path) == {"c0": "test-id-2", "c1": "test-id-4", "c2": "test-id-6"}
+    assert result_entry_ids(path) == {("c0", TIMESTAMP_MS): "test-id-2", ("c1", TIMESTAMP_MS): "test-id-4",
+                                      ("c2", TIMESTAMP_MS): "test-id-6"}
 
 
 def test_defaults_are_scaled_down_on_a_small_window_and_kept_as_set() -> None:
@@ -126,3 +127,20 @@ def test_defaults_are_scaled_down_on_a_small_window_and_kept_as_set() -> None:
     assert rules_for(CompactionSettings(clear_keep_recent_tokens=9000, clear_min_tokens=100), 16384) == \
         ClearRules(9000, 100)
     assert rules_for(CompactionSettings(clear_tool_results=False), 200_000) is None
+
+
+def test_a_call_id_a_server_uses_again_in_a_later_reply_clears_only_the_old_result() -> None:
+    # Some servers number their calls call_0, call_1... anew in every reply: the result's time tells them apart.
+    messages: list[dict[str, Any]] = [user("read")]
+    for i, path in enumerate(["old.py", "new.py"]):
+        messages.append(assistant(tool_calls=[tool_call("read", {"path": path}, "call_0")]))
+        messages.append(tool_result(sized(1000), tool_call_id="call_0", tool_name="read", timestamp=i))
+    ids = {("call_0", 0): "e-old", ("call_0", 1): "e-new"}
+    projected = project(messages, ids, {"e-old": Cleared("e-old", 1000)})
+    assert projected[2]["content"][0]["text"] == stub_text("read", {"path": "old.py"}, Cleared("e-old", 1000))
+    assert projected[4] == messages[4]
+
+
+def test_a_malformed_result_time_in_a_file_is_no_failure() -> None:
+    path = chain(user("read"), {**tool_result("x", tool_call_id="c0"), "timestamp": [1, 2]})
+    assert result_entry_ids(path) == {("c0", None): "test-id-1"}

@@ -20,6 +20,7 @@ from typing import Any
 from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.clearing import (
     Cleared,
+    ResultKey,
     cleared_on_path,
     plan_step,
     project,
@@ -27,8 +28,6 @@ from pi_compact.compaction.clearing import (
     result_entry_ids,
     rules_for,
     savings,
-    stubbed,
-    tool_calls_by_id,
 )
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
@@ -41,7 +40,7 @@ class ToolClearing:
 
     def __init__(self) -> None:
         self.cleared: dict[str, Cleared] = {}
-        self.ids: dict[str, str] = {}  # tool call id -> entry id of its result
+        self.ids: dict[ResultKey, str] = {}  # a tool result (call id, time) -> the id of its entry
         # How many live messages there were when each result was cleared in this run: a reply whose request
         # was sent with fewer predates the step, so its usage still counts the original.
         self._at: dict[str, int] = {}
@@ -64,19 +63,10 @@ class ToolClearing:
     def cleared_in(self, messages: Sequence[Message], estimate: Estimator) -> tuple[int, int]:
         """How many tool results of ``messages`` the request carries as stubs, and the tokens of tool output
         that leaves out (originals less stubs)."""
-        if not self.cleared:
-            return 0, 0
         # The sizes recorded when each was cleared: the status line asks often, and re-estimating every
         # cleared original each time would cost more than all the rest of it.
-        calls = tool_calls_by_id(messages)
-        count = tokens = 0
-        for message in messages:
-            entry_id = self.ids.get(str(message.get("toolCallId"))) if message.get("role") == "toolResult" else None
-            item = self.cleared.get(entry_id) if entry_id is not None else None
-            if item is not None:
-                count += 1
-                tokens += max(0, item.tokens - estimate(stubbed(message, calls, item)))
-        return count, tokens
+        found = savings(messages, self.ids, self.cleared, estimate, recorded=True)
+        return len(found), sum(found.values())
 
     def unsent_saving(self, messages: Sequence[Message], estimate: Estimator, anchor: int | None) -> int:
         """What a context size anchored on the usage of ``messages[anchor]`` (None: all estimated) counts for
