@@ -7,7 +7,7 @@ after the compaction summary when the ``recall`` tool is offered, and what autom
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from pi_compact.agent.compaction.recall import AutoRecall
@@ -68,9 +68,11 @@ class Requests:
     def _current_pins(self) -> Sequence[Pin]:
         return self.pins.current(self._store.customs_on_path, self._store.leaf_id)
 
-    def next(self, messages: Sequence[Message], settings: Settings, thinking: str) -> ChatRequest:
-        """The request after ``messages`` (automatic recall, if it attaches anything, records it first)."""
-        recalled = self._recall.attach(self._store, messages, settings.compaction, self._now())
+    def next(self, messages: Sequence[Message], settings: Settings, thinking: str,
+             cleared: Collection[str] = ()) -> ChatRequest:
+        """The request after ``messages`` (as sent: ``cleared`` are the entry ids of the tool results they
+        carry as stubs); automatic recall, if it attaches anything, records it first."""
+        recalled = self._recall.attach(self._store, messages, settings.compaction, self._now(), cleared)
         cache = settings.cache_retention or "short"  # PI_CACHE_RETENTION is the model layer's (llm.params)
         self.last = build_request(self._system_prompt, messages, self._tools, self._current_pins(), recalled,
                                   thinking=thinking, cache=cache, session_id=self._store.session_id or None)

@@ -101,6 +101,15 @@ class AgentSession:
         return self._context.messages
 
     @property
+    def sent_messages(self) -> Sequence[Message]:
+        """The live context as the next request carries it: old tool results as stubs (``clearToolResults``)."""
+        return self._context.sent()
+
+    def cleared_tool_output(self) -> tuple[int, int]:
+        """How many tool results of the live context the request leaves out, and their tokens (less the stubs)."""
+        return self._context.clearing.cleared_in(self._context.messages, self.estimator)
+
+    @property
     def compactions(self) -> int:
         return self._compactions.count
 
@@ -135,7 +144,7 @@ class AgentSession:
     def estimated_size(self) -> int:
         """The context all estimated (no provider usage): what the status line shows while the model loads."""
         estimate = self._context.estimator(self._context.base)
-        return self._context.fixed(estimate) + sum(estimate(m) for m in self.messages)
+        return self._context.fixed(estimate) + sum(estimate(m) for m in self._context.sent())
 
     def fixed_tokens(self) -> int:
         """The system prompt, pins and tools every request carries, by the session's estimator."""
@@ -169,8 +178,9 @@ class AgentSession:
 
     def add_message(self, message: Message) -> None:
         """Record ``message`` in the file and the live context (also one made outside a turn: ``!cmd``)."""
-        self._store.append_message(message, self._now())
+        entry = self._store.append_message(message, self._now())
         self._context.messages.append(message)
+        self._context.clearing.note(entry)
 
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Run one user prompt to completion (``agent.loop.run_prompt``); returns the final assistant message."""
@@ -193,8 +203,9 @@ class AgentSession:
             self.add_message(message)
 
         return LoopHooks(
-            request=lambda: self._requests.next(self.messages, self.fitted_settings(),
-                                                self._thinking.sync(self._model.info)),
+            request=lambda: self._requests.next(self._context.sent(), self.fitted_settings(),
+                                                self._thinking.sync(self._model.info),
+                                                self._context.clearing.cleared.keys()),
             record=record,
             after_reply=lambda reply, retried: self._compactions.after_reply(
                 self._model, self.fitted_settings(), reply, cancel, retried),

@@ -50,7 +50,7 @@ def breakdown(session: AgentSession, total: int | None = None) -> Breakdown:
     its shares: each estimated, then scaled so that they add up to it (issue 35: parts that summed to
     more than the total)."""
     estimate = session.estimator
-    messages: Sequence[Message] = session.messages
+    messages: Sequence[Message] = session.sent_messages  # as sent: cleared tool results are their stubs
     fixed = session.fixed_tokens()
     branch = session.store.branch_tail()  # from the latest compaction's kept entry: all this reads
     last = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=-1)

@@ -81,6 +81,7 @@ class StatusInfo:
     auto_compact: bool
     session_name: str
     thinking: str = "off"  # the session's thinking level, shown when the model thinks
+    cleared: int = 0  # tokens of tool output the request leaves out (``compaction.clearToolResults``)
 
     @property
     def percent(self) -> float | None:
@@ -98,7 +99,8 @@ def session_name(session: AgentSession) -> str:
 
 def gather_status(session: AgentSession, model_name: str) -> StatusInfo:
     """The status numbers now; ``model_name`` labels a model that has not resolved yet."""
-    return replace(_gather_status(session, model_name), thinking=session.thinking_level)
+    return replace(_gather_status(session, model_name), thinking=session.thinking_level,
+                   cleared=session.cleared_tool_output()[1] if model_ready(session.model) else 0)
 
 
 def _gather_status(session: AgentSession, model_name: str) -> StatusInfo:
@@ -140,6 +142,8 @@ def status_text(info: StatusInfo) -> Text:
         assert info.percent is not None
         line.append(f"{approx}{info.tokens:,}/{info.window:,} tokens ", style="dim")
         line.append(f"({format_percent(info.percent)})", style=percent_style(info.percent))
+    if info.cleared:
+        line.append(f" · {info.cleared:,} tool tokens cleared", style="dim")
     line.append(*sep)
     if not info.auto_compact:
         line.append("auto-compaction off", style="yellow")
@@ -227,9 +231,19 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     recalled = describe_latest(session.store.branch())
     if recalled is not None:
         table.add_row("Recalled", Text(recalled))
+    if model_ready(session.model):
+        table.add_row("Cleared", Text(cleared_text(*session.cleared_tool_output())))
     table.add_row("Compactions", Text(f"{session.compactions} in this session"))
     table.add_row("Cache", Text(session_totals(session.store.each_entry()).cache_text() + " (this session)"))
     return table
+
+
+def cleared_text(count: int, tokens: int) -> str:
+    """``/context``'s line on tool-result clearing (``compaction.clearToolResults``)."""
+    if not count:
+        return "no tool results cleared from the request"
+    return (f"{plural(count, 'old tool result')} sent as stubs · ~{tokens:,} tokens of tool output left out of "
+            "the request (the session file keeps them; recall reads them back)")
 
 
 def plural(count: int, noun: str) -> str:

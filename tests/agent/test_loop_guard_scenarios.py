@@ -78,7 +78,10 @@ def test_giant_tool_output_every_tool_turn_is_compacted_turn_by_turn_and_the_loo
     # The model reads the whole build log every tool turn: the newest message is always a huge tool
     # result and no cut point follows it. Issue 35.2: the cut goes before it, so each check summarizes
     # the reads before it (one summarizer call a turn), the context stays bounded and the guard stays off.
-    h = make_harness(scripted_server, tmp_path)
+    # Tool-result clearing off: with it the older reads leave the request and fewer compactions run
+    # (tests/agent/test_tool_clearing.py); this is about what compaction does on its own.
+    no_clearing = replace(SETTINGS, compaction=replace(SETTINGS.compaction, clear_tool_results=False))
+    h = make_harness(scripted_server, tmp_path, settings=no_clearing)
     (h.cwd / "build.log").write_text("".join(f"line {i:05d} of the build output ......\n" for i in range(600)))
     _route_summaries(scripted_server)
     cat = Reply(tool_calls=(ToolCallReply("bash", {"command": "cat build.log"}),), prompt_tokens=3_000)

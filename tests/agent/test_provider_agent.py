@@ -4,6 +4,7 @@ the threshold compaction runs there, and every request carries pi's cache breakp
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,13 @@ SONNET = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200_000, 64_000, 
 THRESHOLD = 200_000 - 16_384  # the default reserveTokens
 
 
+# Tool-result clearing off: these are about the threshold compaction of a tool loop; with clearing the old
+# reads leave the request instead (tests/agent/test_tool_clearing.py, benchmarks/bench_tool_clearing.py).
+NO_CLEARING = CompactionSettings(clear_tool_results=False)
+
+
 def test_the_agent_fills_to_the_threshold_without_a_refused_request(tmp_path: Path) -> None:
-    settings = Settings(retry=RetrySettings(enabled=False))
+    settings = Settings(retry=RetrySettings(enabled=False), compaction=NO_CLEARING)
     with FakeAnthropicServer().start() as server:
         harness = make_harness(server, tmp_path, settings=settings, info=SONNET)  # type: ignore[arg-type]
         session = GrowingSession(harness.cwd, 195_000)
@@ -68,7 +74,7 @@ def _compaction_cost(tmp_path: Path, reuse: str, talk: bool = False) -> tuple[fl
     The session is one tool loop reading ~5k-token files, or with ``talk`` ~5k-token answers to one
     prompt after another (text the serialized way cannot truncate, as it does tool results)."""
     settings = Settings(retry=RetrySettings(enabled=False),
-                        compaction=CompactionSettings(reserve_tokens=50_000, reuse_prefix=reuse))
+                        compaction=replace(NO_CLEARING, reserve_tokens=50_000, reuse_prefix=reuse))
     with FakeAnthropicServer().start() as server:
         harness = make_harness(server, tmp_path, settings=settings, info=SONNET)  # type: ignore[arg-type]
         session = GrowingSession(harness.cwd, 160_000)

@@ -65,3 +65,9 @@ def test_status_does_not_resolve_a_lazy_model(tmp_path: Path) -> None:
 def test_loaded_session_reports_how_often_it_was_compacted() -> None:
     assert compacted_times(1) == "Session compacted 1 time"
     assert compacted_times(3) == "Session compacted 3 times"
+
+
+def test_status_line_shows_the_tool_output_cleared_from_the_request() -> None:
+    line = status_text(info(cleared=96_000)).plain
+    assert "12,345/128,000 tokens (9.6%) · 96,000 tool tokens cleared · 99,271 left" in line
+    assert "cleared" not in status_text(info()).plain

@@ -5,6 +5,9 @@ before the latest compaction measured a context that no longer exists (pi #1860)
 from ``fresh_from`` on anchor the count; with the ``auto`` estimator every estimate is scaled by what
 the replies measured (``compaction/calibration.py``); what they measured is carried over a
 compaction (and any other rebuild), so the figures before and after it are estimated alike.
+
+``messages`` are the originals (what the file holds, what calibration pairs with usage); ``sent()`` is
+what the request carries, old tool results cleared (``clearing``), and every size here is of that.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pi_compact.agent.compaction.clearing import ToolClearing
 from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.calibration import (
     MAX_FACTOR,
@@ -67,6 +71,7 @@ class LiveContext:
         # What the provider counted for the system prompt and tools over their estimate, measured on the
         # session's first request (this run): tool definitions are JSON, which costs more than chars/4 says.
         self._fixed_ratio: dict[tuple[str, str] | None, float] = {}  # by model: another tokenizer, another ratio
+        self.clearing = ToolClearing()  # old tool results the requests carry as stubs
         self.reload(store)
 
     def configure(self, token_estimator: TokenEstimator) -> None:
@@ -87,7 +92,7 @@ class LiveContext:
         """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one
         way the status line estimates (the compaction block's before and after, the no-gain check)."""
         estimate = self.estimator_of(model)
-        return self.fixed(estimate, reply_key(model)) + sum(estimate(m) for m in messages)
+        return self.fixed(estimate, reply_key(model)) + sum(estimate(m) for m in self.clearing.sent(messages))
 
     def fixed(self, estimate: Estimator, model: tuple[str, str] | None = None) -> int:
         """The system prompt, pins and tools every request carries: as the provider counted them on the
@@ -113,6 +118,11 @@ class LiveContext:
         self.messages = list(context.messages)
         self.fresh_from = fresh_start(branch, context)
         self._scan = None
+        self.clearing.reload(store)
+
+    def sent(self) -> list[Message]:
+        """The messages as the next request carries them: cleared tool results as their stubs."""
+        return self.clearing.sent(self.messages)
 
     def _carry(self) -> None:
         """Keep what the replies of the context about to be replaced measured (see ``carried_pairs``)."""
@@ -157,6 +167,8 @@ class LiveContext:
         anchored = estimate.last_usage_index is not None  # a provider's usage counts the overhead already
         framing = anchor_framing(calibration, estimate, self.messages)
         tokens = estimate.tokens + framing if anchored else estimate.tokens + self.fixed(scaled, model)
+        # As sent: what the anchoring usage (or the estimate) counted of results cleared since is not carried.
+        tokens -= self.clearing.unsent_saving(self.messages, scaled, estimate.last_usage_index)
         return ContextUsage(tokens, window, threshold, anchored, calibration)
 
     def last_fresh_reply(self) -> Message | None:

@@ -25,6 +25,7 @@ from pi_compact.agent.events import SessionEvent, TreeEnd, TreeOutcome, TreeStar
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.branch_summary import BranchSummary, summarize_branch
 from pi_compact.compaction.budgets import Budgets
+from pi_compact.compaction.clearing import cleared_on_path, project, result_entry_ids
 from pi_compact.compaction.summarize import SummaryBudget
 from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for
 from pi_compact.errors import Cancelled, CompactionError, PiCompactError
@@ -197,7 +198,9 @@ class Navigator:
         if plan is None:
             raise CompactionError("Nothing to uncompact: the current branch has no compaction.")
         compaction = self.settings.compaction
-        restored = project_path(plan.restored_path).messages
+        # As the next request would carry it: tool results cleared on that path stay cleared there.
+        path = plan.restored_path
+        restored = project(project_path(path).messages, result_entry_ids(path), cleared_on_path(path))
         tokens = estimate_context_tokens(restored, estimator_for(compaction.token_estimator)).tokens
         window = context_window if context_window is not None else _window_of(self.model)
         threshold = Budgets.of(compaction, window).threshold if window else None

@@ -1,4 +1,5 @@
-"""Automatic recall: after a compaction, the original words a new request names come back with it.
+"""Automatic recall: after a compaction (or a clearing of old tool results), the original words a new
+request names come back with it.
 
 A small or busy model does not call the ``recall`` tool, and then guesses a value the summary lost.
 So before each request that follows a compaction, the newest user message (or, in a tool loop, the
@@ -13,7 +14,7 @@ entry (``RECALL_TYPE``, which pi ignores), so the file says what was sent.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,20 +79,21 @@ def wanted(live: Sequence[Message]) -> Question | None:
 
 def choose(
     branch: Sequence[Entry], live: Sequence[Message], budget: int, estimator: Any = "auto",
-    index: TextIndex | None = None,
+    index: TextIndex | None = None, cleared: Collection[str] = (),
 ) -> list[Excerpt]:
-    """The excerpts of compacted messages on ``branch`` that the request after ``live`` names and whose
-    exact values ``live`` lacks, best first (``recall_rank``), within ``budget`` tokens (none before any
-    compaction)."""
+    """The excerpts of compacted messages on ``branch`` (and of the tool results in ``cleared``: the
+    request carries them as stubs) that the request after ``live`` names and whose exact values ``live``
+    lacks, best first (``recall_rank``), within ``budget`` tokens (none before any compaction or clearing)."""
     hidden = hidden_end(branch)
     question = wanted(live)
-    if budget <= 0 or not hidden or question is None:
+    if budget <= 0 or not (hidden or cleared) or question is None:
         return []
     if index is None:
         index = TextIndex()
         index.update(branch)
     texts = index.texts
     compacted = [e for e in branch[:hidden] if type(e.get("id")) is str and e["id"] in texts]
+    compacted += [e for e in branch[hidden:] if e.get("id") in cleared and e["id"] in texts]
     copies = [e.get("type") == "message" and (e.get("message") or {}).get("role") in _COPIES for e in compacted]
     weights = Weights.over(question, [texts[e["id"]] for e in compacted], copies)
     windows: list[tuple[float, int]] = []
@@ -176,15 +178,18 @@ class AutoRecall:
 
     def attach(
         self, store: SessionStore, live: Sequence[Message], settings: CompactionSettings, now_ms: int,
+        cleared: Collection[str] = (),
     ) -> str | None:
-        """Excerpts for the request after ``live``, recorded in ``store`` first; None when there are none."""
-        if settings.auto_recall_tokens <= 0 or not any(m.get("role") == "compactionSummary" for m in live[:1]):
-            return None  # off, or nothing compacted: then everything is in the context already
+        """Excerpts for the request after ``live`` (as sent: ``cleared`` are the tool results it carries as
+        stubs), recorded in ``store`` first; None when there are none."""
+        compacted = any(m.get("role") == "compactionSummary" for m in live[:1])
+        if settings.auto_recall_tokens <= 0 or not (compacted or cleared):
+            return None  # off, or nothing compacted or cleared: then everything is in the context already
         if wanted(live) is None:
             return None  # before the walk and the index: they read every entry of the file
         branch = self.walker.path(store.by_id, store.leaf_id)
         self.index.update(store.entries)
-        excerpts = choose(branch, live, settings.auto_recall_tokens, settings.token_estimator, self.index)
+        excerpts = choose(branch, live, settings.auto_recall_tokens, settings.token_estimator, self.index, cleared)
         if not excerpts:
             return None
         boundary = new_boundary(excerpts)

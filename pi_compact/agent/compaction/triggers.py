@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pi_compact.agent.compaction.background import BackgroundCompaction
+from pi_compact.agent.compaction.clearing import cleared_notice, pinned_results
 from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagnose, stop_notice
 from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
@@ -165,8 +166,10 @@ class Compactions:
         """Measure at an automatic site and ask ``decide``; the guard and the background watch the
         threshold, not overflows."""
         overflowed = reply is not None and is_overflow_of(reply, model.info)
-        usage, ready = self._context.usage_for(model, settings.compaction), False
         cancelled = cancel is not None and cancel.cancelled
+        if not overflowed and point != "reply" and not cancelled:
+            self.clear_if_due(model, settings)  # clearing first: a compaction only if it is not enough
+        usage, ready = self._context.usage_for(model, settings.compaction), False
         if not overflowed and point != "reply" and not cancelled:
             self.guard.observe(len(self._context.messages), usage.tokens, usage.threshold)
             self._consult_guard(model, settings)
@@ -175,6 +178,22 @@ class Compactions:
         return decide(point, tokens=usage.tokens, context_window=usage.context_window, budgets=settings.compaction,
                       auto=self.enabled, guard_stopped=self.guard.stopped, overflowed=overflowed,
                       overflow_given_up=given_up, summary_ready=ready, cancelled=cancelled)
+
+    def clear_if_due(self, model: ChatModel, settings: Settings) -> bool:
+        """Clear old tool results from the requests when the context as sent is past the threshold and a
+        large enough step is possible (``ToolClearing.step``); says so in one line. True when it cleared."""
+        before = self._context.usage_for(model, settings.compaction).tokens
+
+        def pinned() -> set[str]:  # asked only past the threshold: pins are read from the file
+            return pinned_results(self._pins.current(self._store.customs_on_path, self._store.leaf_id))
+
+        step = self._context.clearing.step(self._store, self._context.messages, self._context.estimator_of(model),
+                                           settings.compaction, model.info.context_window, before, pinned,
+                                           self._now())
+        if step:
+            after = self._context.usage_for(model, settings.compaction).tokens
+            self._emit(Notice(cleared_notice(len(step), before - after, after), "info"))
+        return bool(step)
 
     def navigator(self, model: ChatModel | None, settings: Settings) -> Navigator:
         """Tree moves and ``/uncompact`` of this session (``model`` None: no branch summaries)."""

@@ -2,7 +2,8 @@
 
 Contract:
 - Reads the session as the store holds it (nothing is written, no file is opened). By default it
-  searches the current branch behind the latest compaction's kept boundary (``scope`` "compacted");
+  searches the current branch behind the latest compaction's kept boundary, and the tool results the
+  requests carry as stubs (``compaction.clearing``) (``scope`` "compacted");
   "branch" searches the whole current branch and "session" every branch of the file. Messages of
   other branches are never returned unless "session" is asked for, by query or by id.
 - Output never exceeds ``max_tokens`` (``compaction.recallMaxTokens``, estimated with the session's
@@ -21,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error
+from pi_compact.compaction.clearing import cleared_on_path
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.messages import Message, to_llm_message
 from pi_compact.session.entries import Entry, message_of_entry
@@ -131,7 +133,11 @@ class RecallTool:
         if scope == "session":
             return list(self.store.entries)
         branch = self._branch()
-        return branch[: hidden_end(branch)] if scope == "compacted" else branch
+        if scope != "compacted":
+            return branch
+        # What the model cannot see: the compacted part, and the tool results its requests carry as stubs.
+        end, cleared = hidden_end(branch), cleared_on_path(branch)
+        return branch[:end] + [e for e in branch[end:] if e.get("id") in cleared]
 
     # ---- by id -------------------------------------------------------------------------------
 
@@ -211,7 +217,8 @@ class RecallTool:
     def _in_context(self, query: Query) -> list[str]:
         """Ids of the messages in the model's context (behind no compaction) that ``query`` matches, newest first."""
         branch = self._branch()
-        live = branch[hidden_end(branch):]
+        cleared = cleared_on_path(branch)
+        live = [e for e in branch[hidden_end(branch):] if e.get("id") not in cleared]
         # The user's newest message is usually the question that led to this call, not its answer.
         asked = next((e.get("id") for e in reversed(live) if (message_of_entry(e) or {}).get("role") == "user"), None)
         result = search([e for e in live if e.get("id") != asked], query, 3, self.index)
