@@ -14,7 +14,7 @@ from typing import Any
 from pi_compact.compaction.added_names import add_missing_names, added_names
 from pi_compact.compaction.fileops import with_modified
 from pi_compact.compaction.plan import CompactionPlan
-from pi_compact.compaction.runs import add_failed_run, newest_test_run
+from pi_compact.compaction.runs import add_failed_run, newest_failed_run
 from pi_compact.compaction.shell_writes import shell_written_files
 from pi_compact.compaction.stated import (
     add_missing_statements,
@@ -48,7 +48,7 @@ def add_kept_facts(summary: str, plan: CompactionPlan, gate: list[dict[str, Any]
         summary, stated_decisions(messages), stated_next_steps(messages),
         stated_settings(messages, plan.previous_summary))
     gate.extend({"action": kind, "items": items} for kind, items in statements.items())
-    summary, run = add_failed_run(summary, newest_test_run(messages))
+    summary, run = add_failed_run(summary, *newest_failed_run(messages))
     if run:
         gate.append({"action": "testRunAdded", "items": run})
     return summary

@@ -1,11 +1,11 @@
-"""The newest test run's failures, and putting them back when a summary left them out (pure).
+"""The newest failed test run, and putting it back when a summary left it out (pure).
 
 "Which test failed, and with what numbers?" is answered by one line of the test runner's output that
 a small summarizer paraphrases away ("one test failed"). The results of command tools (``bash``) are
 read for a test runner's tally line (cargo, pytest, go test / gotestsum, jest, vitest, rspec, dotnet
-test, Gradle, TAP, mocha) and for the names it marks as failed. Only the newest run counts: when it
-passed, the failures before it are history, not context. When it failed, one line under Critical
-Context holds the failed names as the runner printed them and the tally line word for word.
+test, Gradle, TAP, mocha) and for the names it marks as failed. The newest run that failed goes on one
+line under Critical Context, its failed names as the runner printed them and its tally word for word,
+saying so when a later run passed (the failure was met, and fixed: a regression looks the same).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pi_compact.compaction.listed import add_line
 from pi_compact.compaction.tool_errors import COMMAND_TOOLS
 from pi_compact.messages import Message, text_of
 
-TEST_RUN_PREFIX = "- The newest test run in this part failed: "
+TEST_RUN_PREFIX = "- Newest failed test run: "
+AFTER_PASSED = "; a later run passed"
 NAMES_SHOWN = 5
 _NAME_MAX = 160
 
@@ -83,27 +84,32 @@ def run_report(output: str) -> RunReport | None:
     return RunReport(tally[0], tally[1] or bool(names), tuple(names))
 
 
-def newest_test_run(messages: Iterable[Message]) -> RunReport | None:
-    """The newest test run among the command tools' results in ``messages``."""
-    newest = None
+def newest_failed_run(messages: Iterable[Message]) -> tuple[RunReport | None, bool]:
+    """The newest failed test run among the command tools' results in ``messages``, and whether a run
+    after it passed."""
+    failed: RunReport | None = None
+    passed_after = False
     for message in messages:
         if message.get("role") == "toolResult" and message.get("toolName") in COMMAND_TOOLS:
             run = run_report(text_of(message.get("content")))
-            newest = run or newest
-    return newest
+            if run is not None and run.failed:
+                failed, passed_after = run, False
+            elif run is not None and failed is not None:
+                passed_after = True
+    return failed, passed_after
 
 
-def add_failed_run(summary: str, run: RunReport | None) -> tuple[str, list[str]]:
-    """``summary`` with the newest run's failures on one line under Critical Context when it failed and
-    the summary holds neither its tally nor its first failed name; also what was added."""
-    if run is None or not run.failed:
+def add_failed_run(summary: str, run: RunReport | None, passed_after: bool = False) -> tuple[str, list[str]]:
+    """``summary`` with the failed run on one line under Critical Context unless the summary holds both
+    its tally and its first failed name; also what was added."""
+    if run is None:
+        return summary, []
+    if run.tally in summary and all(name in summary for name in run.names[:1]):
         return summary, []
     names = list(run.names[:NAMES_SHOWN]) + ([f"{len(run.names) - NAMES_SHOWN} more"]
                                               if len(run.names) > NAMES_SHOWN else [])
-    if run.tally in summary and all(name in summary for name in run.names[:1]):
-        return summary, []
-    added: Sequence[str] = [*names, f"({run.tally})"] if names else [run.tally]
+    added: Sequence[str] = [*names, f"({run.tally}{AFTER_PASSED if passed_after else ''})"]
     return add_line(summary, TEST_RUN_PREFIX, added), list(added)
 
 
-__all__ = ["RunReport", "add_failed_run", "newest_test_run", "run_report"]
+__all__ = ["RunReport", "add_failed_run", "newest_failed_run", "run_report"]

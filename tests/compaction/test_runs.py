@@ -8,7 +8,7 @@ import pytest
 from builders import assistant, structured_summary, tool_result, user
 from fixtures_path import FIXTURES, needs_fixtures, parity_sessions
 
-from pi_compact.compaction.runs import TEST_RUN_PREFIX, RunReport, add_failed_run, newest_test_run, run_report
+from pi_compact.compaction.runs import TEST_RUN_PREFIX, RunReport, add_failed_run, newest_failed_run, run_report
 from pi_compact.messages import text_of
 
 CARGO = """running 3 tests
@@ -59,21 +59,28 @@ def test_output_with_no_runners_tally_is_no_test_run() -> None:
     assert run_report("FAILED to connect\ntest this ... FAILED? no\n2 passed the check") is None
 
 
-def test_only_the_newest_run_counts_and_a_passing_one_clears_the_failure() -> None:
+def test_the_newest_failed_run_is_kept_and_a_later_pass_is_said() -> None:
+    older = tool_result(CARGO.replace("split_tenant", "older_one"), is_error=True)
     failing = tool_result(CARGO, is_error=True)
     passing = tool_result("test result: ok. 3 passed; 0 failed; 0 ignored")
-    assert newest_test_run([failing, assistant("fixed"), passing]) == RunReport(
-        "test result: ok. 3 passed; 0 failed; 0 ignored", False, ())
-    assert add_failed_run(structured_summary("x"), newest_test_run([failing, passing])) == (
-        structured_summary("x"), [])
+    run, passed_after = newest_failed_run([older, failing, assistant("fixed"), passing])
+    assert run is not None and run.names == ("parser::tests::split_tenant",) and passed_after
+    summary, added = add_failed_run(structured_summary("x"), run, passed_after)
+    assert added[-1] == "(test result: FAILED. 2 passed; 1 failed; 0 ignored; finished in 2.29s; a later run passed)"
+
+
+def test_no_failed_run_adds_nothing() -> None:
+    passing = tool_result("test result: ok. 3 passed; 0 failed; 0 ignored")
+    assert newest_failed_run([passing]) == (None, False)
+    assert add_failed_run(structured_summary("x"), None) == (structured_summary("x"), [])
 
 
 def test_a_runs_tally_in_a_users_message_is_not_a_test_run() -> None:
-    assert newest_test_run([user(CARGO)]) is None
+    assert newest_failed_run([user(CARGO)]) == (None, False)
 
 
 def test_a_failed_run_the_summary_lacks_goes_on_one_line_under_critical_context() -> None:
-    summary, added = add_failed_run(structured_summary("x"), newest_test_run([tool_result(CARGO, is_error=True)]))
+    summary, added = add_failed_run(structured_summary("x"), *newest_failed_run([tool_result(CARGO, is_error=True)]))
     line = f"{TEST_RUN_PREFIX}parser::tests::split_tenant, (test result: FAILED. 2 passed; 1 failed; 0 ignored; " \
            "finished in 2.29s)"
     assert summary.endswith("## Critical Context\n" + line)
@@ -84,7 +91,7 @@ def test_a_failed_run_the_summary_lacks_goes_on_one_line_under_critical_context(
 def test_a_failed_run_the_summary_quotes_is_not_added() -> None:
     summary = structured_summary("x") + "\n- parser::tests::split_tenant failed: test result: FAILED. 2 passed; " \
                                         "1 failed; 0 ignored; finished in 2.29s"
-    assert add_failed_run(summary, newest_test_run([tool_result(CARGO, is_error=True)])) == (summary, [])
+    assert add_failed_run(summary, *newest_failed_run([tool_result(CARGO, is_error=True)])) == (summary, [])
 
 
 @needs_fixtures
