@@ -34,7 +34,7 @@ import wide  # noqa: E402
 from agents import REUSE_MODES, Agent, last_compaction, line_count, pi_cli, prepare_session, tool_calls_after  # noqa: E402
 from proxy import Exchange, RecordingProxy  # noqa: E402
 from report import kind_table, notes, table  # noqa: E402
-from scoring import Rules, available, facts_kept, load_rules, probe_right  # noqa: E402
+from scoring import Rules, available, facts_kept, facts_kept_whole, load_rules, probe_right  # noqa: E402
 from targets import ROOT, ScriptedTarget, Target, custom_target, local_target  # noqa: E402
 
 # Issue 23's three (earlier runs measured them; they lack three kinds of fact) and the eight wide ones of
@@ -92,6 +92,7 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
     result: dict[str, Any] = {
         "exit": ran.code, "compaction_s": round(ran.seconds, 1), "first_kept_entry_id": entry.get("firstKeptEntryId"),
         "summary_chars": len(summary), "facts_kept": len(kept), "facts_total": len(rules.facts),
+        "facts_kept_whole": len(facts_kept_whole(rules, summary)),
         "facts_kept_ids": kept, "facts_lost": [f["id"] for f in rules.facts if f["id"] not in kept],
         "summarizer_requests": len(summarizer), "summarizer_prompt_tokens": _prompt_tokens(summarizer),
         "summarizer_server_s": round(sum(e.seconds for e in summarizer), 1),

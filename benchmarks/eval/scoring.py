@@ -1,7 +1,8 @@
 """Scoring by the rules fixed in ``data/*.facts.json``: facts kept by a summary, probes answered right.
 
 A fact is kept when its regex matches the summary case-insensitively, with the file lists both agents
-append by code (``<read-files>``, ``<modified-files>``) removed first: those are not the model's work.
+append by code (``<read-files>``, ``<modified-files>``) removed first: those are not the model's work
+(``facts_kept_whole`` counts them too, as the next model reads them).
 A probe is fully right when its regex matches the answer. Nothing here knows which agent wrote what.
 """
 
@@ -45,6 +46,12 @@ def facts_kept(rules: Rules, summary: str) -> list[str]:
     """Ids of the facts whose rule matches the summary (file lists removed)."""
     text = without_file_lists(summary)
     return [f["id"] for f in rules.facts if re.search(f["regex"], text, re.IGNORECASE)]
+
+
+def facts_kept_whole(rules: Rules, summary: str) -> list[str]:
+    """Ids of the facts whose rule matches the summary as the next model reads it (file lists included:
+    the files shell commands wrote are kept there by construction)."""
+    return [f["id"] for f in rules.facts if re.search(f["regex"], summary, re.IGNORECASE)]
 
 
 def probe_right(probe: dict[str, Any], answer: str) -> bool:

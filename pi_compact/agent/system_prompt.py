@@ -19,7 +19,9 @@ def build_system_prompt(
         "- Use `bash` for builds, tests and git; keep commands non-interactive.\n"
         "- When a tool fails, read the error and adjust instead of repeating the same call.\n"
         "- Be concise. Show file paths clearly. Say what you changed and what is left to do.\n"
-        "- Earlier parts of a long session may appear as a summary; trust it and continue the work.\n\n"
+        "- Earlier parts of a long session may appear as a summary; trust it. A question about that earlier work "
+        "(which files changed, what was decided or agreed, what a command printed) is answered from the summary, "
+        "not by redoing the work or running tools to find out.\n\n"
         f"Working directory: {cwd}\n"
         f"Today's date: {today.isoformat()}\n"
     )

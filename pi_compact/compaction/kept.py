@@ -1,8 +1,10 @@
 """What a summary keeps by construction, whatever the model wrote (pure; no model call).
 
-The files that shell commands wrote join pi's file lists; ids the user typed and names the edits added
-that the summary does not hold are appended under Critical Context word for word. Each addition is
-recorded for ``details.qualityGate`` (``shellFilesAdded``, ``idsAdded``, ``namesAdded``).
+The files that shell commands wrote join pi's file lists; ids the user typed, names the edits added, the
+settings the user asked for and the newest failed test run that the summary does not hold are appended
+under Critical Context, and the user's decisions with their reasons and agreed next steps under their
+headings, word for word. Each addition is recorded for ``details.qualityGate`` (``shellFilesAdded``,
+``idsAdded``, ``namesAdded``, ``decisionsAdded``, ``nextStepsAdded``, ``settingsAdded``, ``testRunAdded``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from typing import Any
 from pi_compact.compaction.added_names import add_missing_names, added_names
 from pi_compact.compaction.fileops import with_modified
 from pi_compact.compaction.plan import CompactionPlan
+from pi_compact.compaction.runs import add_failed_run, newest_failed_run
 from pi_compact.compaction.shell_writes import shell_written_files
+from pi_compact.compaction.stated import (
+    add_missing_statements,
+    stated_decisions,
+    stated_next_steps,
+    stated_settings,
+)
 from pi_compact.compaction.user_ids import add_missing_ids, user_ids
 
 
@@ -26,8 +35,8 @@ def file_lists_with_shell_writes(plan: CompactionPlan) -> tuple[list[str], list[
 
 
 def add_kept_facts(summary: str, plan: CompactionPlan, gate: list[dict[str, Any]]) -> str:
-    """``summary`` with the ids the user typed and the names the edits added that it does not name put
-    under Critical Context (``gate`` records them); ids and names an earlier summary listed carry on."""
+    """``summary`` with what the user stated and the work showed that it does not hold added (see the
+    module's contract; ``gate`` records each kind); values an earlier summary listed carry on."""
     messages = (*plan.messages_to_summarize, *plan.turn_prefix_messages)
     summary, ids = add_missing_ids(summary, user_ids(messages, plan.previous_summary))
     if ids:
@@ -35,6 +44,13 @@ def add_kept_facts(summary: str, plan: CompactionPlan, gate: list[dict[str, Any]
     summary, names = add_missing_names(summary, added_names(messages, plan.previous_summary))
     if names:
         gate.append({"action": "namesAdded", "names": names})
+    summary, statements = add_missing_statements(
+        summary, stated_decisions(messages), stated_next_steps(messages),
+        stated_settings(messages, plan.previous_summary))
+    gate.extend({"action": kind, "items": items} for kind, items in statements.items())
+    summary, run = add_failed_run(summary, *newest_failed_run(messages))
+    if run:
+        gate.append({"action": "testRunAdded", "items": run})
     return summary
 
 

@@ -35,9 +35,14 @@ _FOLLOWING = 2  # lines after the error line that may continue it (a Go panic's 
 _ERROR_LINE = re.compile(
     r"\b[A-Za-z]\w*(?:Error|Exception)\b:\s*\S|\bpanic:\s*\S"
     r"|(?:^\s*|:\s*)(?:error|fatal)(?:\[\w+\]|\s+[A-Z]+\d+)?:\s*\S"
-    r"|:\s*(?:No such file or directory|Permission denied|command not found|No module named)\b",
+    r"|:\s*(?:No such file or directory|Permission denied|command not found|No module named)\b"
+    # Rust's panics (``thread 'main' panicked at src/x.rs:3:5:`` and the standard unwrap messages, which a
+    # test harness prints alone under ``---- name stdout ----``) and RSpec's failed expectation.
+    r"|\bpanicked at\b|\bcalled `(?:Option|Result)::\w+\(\)` on (?:a|an) `|^\s*Failure/Error:",
     re.IGNORECASE,
 )
+# Rust's newer panic line ends at the location; its message is the next line, whatever it says.
+_PANIC_HEAD = re.compile(r"\bpanicked at \S+:\d+:\d+:$")
 _PYTEST_MARK = re.compile(r"^E\s+")  # pytest's marker in front of an error line
 _RULE_LINE = re.compile(r"^\s*[=_\-*#~]{3,}")  # a separator (``==== short test summary ====``) ends it
 
@@ -50,7 +55,9 @@ def error_excerpt(output: str) -> str | None:
             continue
         taken = [_PYTEST_MARK.sub("", line.strip())]
         for following in lines[index + 1 : index + 1 + _FOLLOWING]:
-            if not following.strip() or _RULE_LINE.match(following) or _ERROR_LINE.search(following):
+            continues = len(taken) == 1 and _PANIC_HEAD.search(taken[0])
+            if not following.strip() or _RULE_LINE.match(following) or following.lstrip().startswith("note: ") or (
+                    _ERROR_LINE.search(following) and not continues):
                 break
             taken.append(following.strip())
         excerpt = " ".join(taken)

@@ -141,3 +141,28 @@ def test_a_message_of_common_words_asks_for_nothing_so_no_old_entry_is_read() ->
     assert wanted(said("go on")) is None
     assert wanted(said("fix AUTH-4123 please")) is not None
     assert wanted(said("what did we decide about the retry budget")) is not None
+
+
+def test_in_a_tool_loop_an_earlier_call_is_not_recalled_but_what_it_returned_is(tmp_path: Path) -> None:
+    # The embedded model, shown its own earlier edit call mid-loop, made that call again and again.
+    h = make_model_harness(tmp_path, settings=SETTINGS)
+    h.model.enqueue(
+        ScriptedReply(tool_calls=(ScriptedCall("bash", {"command": "echo 'limit PAY-1234 burst 48'"}),),
+                      prompt_tokens=UNDER_THRESHOLD),
+        ScriptedReply(text="Noted.", prompt_tokens=UNDER_THRESHOLD),
+    )
+    h.session.prompt("Print the limit.")
+    for text in (padded("FILLER-1", 400), padded("FILLER-2", 400)):
+        h.model.enqueue(ScriptedReply(text="Noted.", prompt_tokens=UNDER_THRESHOLD))
+        h.session.prompt(text)
+    h.model.enqueue(scripted_summary())
+    assert h.session.compact() is not None
+    h.model.enqueue(
+        ScriptedReply(tool_calls=(ScriptedCall("grep", {"pattern": "PAY-1234", "path": "."}),),
+                      prompt_tokens=UNDER_THRESHOLD),
+        ScriptedReply(text="done", prompt_tokens=UNDER_THRESHOLD),
+    )
+    h.session.prompt("Look through the code.")
+    attached = _last_text(h.agent_requests()[-1])
+    assert "limit PAY-1234 burst 48" in attached and "· toolResult>>>" in attached
+    assert "· assistant>>>" not in attached and "echo " not in attached

@@ -229,3 +229,15 @@ def test_recall_past_its_time_budget_answers_with_what_it_found_and_says_the_sea
     assert output.details is not None and output.details["entryIds"] == ["test-id-1"]  # entry 0 was not read
     assert "the search stopped after 0 s; a query with a literal word searches further" in output.text
     assert "more beyond limit" not in output.text
+
+
+def test_the_summary_tells_the_model_to_answer_questions_about_earlier_work_from_it_not_by_redoing_it() -> None:
+    # Issue 33: a small model asked "which files did we change?" after a compaction started editing again.
+    from datetime import date
+
+    from pi_compact.agent.system_prompt import build_system_prompt
+
+    with_hint = with_recall_hint([{"role": "compactionSummary", "summary": "S", "tokensBefore": 1, "timestamp": 0}])
+    assert "do not edit files or rerun commands to answer them" in text_of(with_hint[0]["content"])
+    system = build_system_prompt("/w", date(2026, 1, 1), ["bash"])
+    assert "is answered from the summary, not by redoing the work or running tools" in system

@@ -177,3 +177,23 @@ def test_a_failed_edit_in_the_start_of_a_split_turn_is_carried_too(tmp_path: Pat
     assert entry["details"]["splitTurn"] is True and entry["details"]["keptOverBudget"] is True
     assert len(model.history) == 2  # the history and the start of the turn, each summarized
     assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in str(entry["summary"])
+
+
+def test_a_rust_unwrap_panic_printed_under_a_tests_stdout_is_the_error() -> None:
+    output = ("---- parser::tests::split stdout ----\n"
+              "called `Option::unwrap()` on a `None` value: missing field `source_tag`\n\nfailures:\n")
+    assert error_excerpt(output) == "called `Option::unwrap()` on a `None` value: missing field `source_tag`"
+
+
+def test_a_rust_panic_line_keeps_its_message_from_the_next_line_and_not_the_note() -> None:
+    output = ("thread 'main' panicked at src/main.rs:4:5:\n"
+              "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }\n"
+              "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
+    assert error_excerpt(output) == ("thread 'main' panicked at src/main.rs:4:5: called `Result::unwrap()` on an "
+                                     "`Err` value: ParseIntError { kind: InvalidDigit }")
+
+
+def test_an_rspec_failed_expectation_is_the_error_with_what_it_got() -> None:
+    output = ("  1) Ledger::Journal schedules tokens in order\n     Failure/Error: expected: 831\n"
+              "          got: 924\n\n     (compared using ==)\n")
+    assert error_excerpt(output) == "Failure/Error: expected: 831 got: 924"

@@ -26,7 +26,7 @@ import transcripts  # noqa: E402
 import wide  # noqa: E402
 from agents import pi_cli, tool_calls_after  # noqa: E402
 from report import kind_table  # noqa: E402
-from scoring import available, facts_kept, load_rules, probe_right, without_file_lists  # noqa: E402
+from scoring import available, facts_kept, facts_kept_whole, load_rules, probe_right, without_file_lists  # noqa: E402
 from targets import SCRIPTED_KEPT, canned_summary  # noqa: E402
 
 from pi_compact.session.store import SessionStore, parse_session_text  # noqa: E402
@@ -194,6 +194,27 @@ def test_scoring_counts_the_facts_a_summary_states() -> None:
     path = next(f for f in rules.facts if f["id"] == "path_a")["statement"]
     listed = f"## Goal\nx\n\n<modified-files>\n{path}\n</modified-files>"
     assert without_file_lists(listed).strip() == "## Goal\nx" and "path_a" not in facts_kept(rules, listed)
+
+
+def test_whole_scoring_counts_a_file_the_modified_list_names() -> None:
+    rules = load_rules(SHORT)
+    path = next(f for f in rules.facts if f["id"] == "path_a")["statement"]
+    assert "path_a" in facts_kept_whole(rules, f"## Goal\nx\n\n<modified-files>\n{path}\n</modified-files>")
+
+
+def test_rescoring_applies_this_trees_additions_to_a_kept_summary(tmp_path: Path) -> None:
+    import rescore
+
+    rules = load_rules("rust-ingest")
+    run = tmp_path / "run"
+    (run / "rust-ingest" / "ours").mkdir(parents=True)
+    (run / "rust-ingest" / "ours" / "summary.md").write_text("## Goal\nFind the duplicates.\n", encoding="utf-8")
+    (run / "results.json").write_text(json.dumps([{"transcript": "rust-ingest", "agents": {
+        "ours": {"first_kept_entry_id": rules.cut_entry_id, "probes_right": 3}}}]), encoding="utf-8")
+    [row] = rescore.rescore(run)
+    assert (row["ours_prose"], row["ours_whole"], row["ours_probes"]) == (0, 0, 3)
+    assert {"decision", "next_step", "setting", "failing_test", "error", "ticket"} <= set(row["ours_now_ids"])
+    assert (run / "rust-ingest" / "ours" / "summary.rescored.md").exists()
 
 
 def test_tool_calls_after_counts_the_assistant_calls_written_after_the_question(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ request names come back with it.
 A small or busy model does not call the ``recall`` tool, and then guesses a value the summary lost.
 So before each request that follows a compaction, the newest user message (or, in a tool loop, the
 identifiers, paths and numbers of the step the model just took) is matched against the compacted
-messages: terms weighed by how rare they are there, exact ones whole (``recall_rank``). The best
+messages (in a tool loop, not the assistant's earlier tool calls: a recalled call reads as the next
+step): terms weighed by how rare they are there, exact ones whole (``recall_rank``). The best
 excerpts whose values the live context lacks are attached to that request only, marked as recalled
 and framed as quoted data by markers with a random boundary that the quoted text cannot forge,
 within ``compaction.autoRecallTokens`` (0: off). Each attachment is first recorded as a ``custom``
@@ -106,10 +107,16 @@ def choose(
             windows.append((window.score, position))
             shown[position] = (entry, message, window.text)
     context_text = "\n".join(searchable_text(m) for m in live[:-1]).lower()
+    in_loop = not (live and live[-1].get("role") == "user")
     chosen: list[Excerpt] = []
     used = estimate_text_tokens(RECALLED_INTRO + _frame_note("0" * BOUNDARY_CHARS), estimator)
     for position in keep_strong(windows)[: MAX_EXCERPTS * 3]:
         entry, message, text = shown[position]
+        if in_loop and _holds_tool_calls(message):
+            # An earlier call shown to a model in the middle of a tool loop reads as its next step (the
+            # embedded model repeated recalled edits until the loop guard stopped it); what the call
+            # returned carries the information, and comes back on its own.
+            continue
         values = [v.lower() for v in exact_items(text)]
         if text.lower() in context_text or (values and all(has_term(context_text, v, True) for v in values)):
             continue  # the live context already holds what this excerpt would add
@@ -120,6 +127,12 @@ def choose(
         chosen.append(excerpt)
         used += cost
     return chosen
+
+
+def _holds_tool_calls(message: Message) -> bool:
+    content = message.get("content")
+    return message.get("role") == "assistant" and isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "toolCall" for block in content)
 
 
 def _block(excerpt: Excerpt, boundary: str = "0" * BOUNDARY_CHARS) -> str:

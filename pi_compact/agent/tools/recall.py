@@ -48,7 +48,8 @@ SEARCH_BUDGET_S = 0.8  # the most a search may take, in seconds (the 100 MB benc
 REGEX_LIMIT_S = 0.9
 RECALL_HINT = (
     "The original messages behind this summary are still in the session: the recall tool finds them "
-    "by words or by entry id when you need an exact detail."
+    "by words or by entry id when you need an exact detail. Answer questions about this earlier work from "
+    "the summary and what recall returns; do not edit files or rerun commands to answer them."
 )
 _SCOPE_WORDS = {
     "compacted": "the compacted part of this conversation",
