@@ -34,8 +34,9 @@ from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import WindowPlan, plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
+from pi_compact.llm.output_cap import answer_room
 from pi_compact.llm.protocol import ChatModel
-from pi_compact.llm.thinking import Clamped
+from pi_compact.llm.thinking import Clamped, thinking_budget
 from pi_compact.messages import Message
 from pi_compact.session.pins import Pin, fold_pins, pin_for, unpin_fields
 from pi_compact.session.store import SessionStore
@@ -77,6 +78,7 @@ class AgentSession:
                                        flag=thinking, default=settings.default_thinking_level,
                                        notify=lambda text: emit(Notice(text, "info")), now_ms=now_ms)
         self._compactions.thinking = self._thinking
+        self._context.answer_room = self._answer_room  # the threshold leaves the thinking budget whole
         self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
 
     # ---- what the UI reads -----------------------------------------------------------------------
@@ -131,6 +133,15 @@ class AgentSession:
         info = self._model.info
         return plan_for_window(self._settings, info.context_window, model=info.model, sources=sources,
                                fixed_tokens=self.fixed_tokens())
+
+    def _answer_room(self, model: ChatModel) -> int:
+        """What the next request to ``model`` must leave free beside its prompt: the session's thinking
+        budget whole and an answer after it (``llm.output_cap.answer_room``; 0 while the model resolves)."""
+        if not model.ready:
+            return 0
+        info = model.info
+        budget = thinking_budget(info, self._thinking.current(model)) if info.reasoning else 0
+        return answer_room(info.context_window, budget)
 
     def estimated_size(self) -> int:
         """The context all estimated (no provider usage): what the status line shows while the model loads."""

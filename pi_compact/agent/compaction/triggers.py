@@ -51,6 +51,7 @@ def decide(
     overflow_given_up: bool = False,
     summary_ready: bool = False,
     cancelled: bool = False,
+    threshold: int | None = None,
 ) -> CompactionReason | None:
     """The reason to compact now, or None.
 
@@ -64,6 +65,8 @@ def decide(
         overflow_given_up: that overflow already had its one compact-and-retry.
         summary_ready: a summary made in the background is finished and still applies.
         cancelled: the turn was cancelled: nothing starts after a cancel.
+        threshold: the threshold as measured with the session's answer room (``Budgets.answer_room``);
+            None: ``window - reserveTokens``.
     """
     if cancelled or not auto or guard_stopped:
         return None
@@ -73,7 +76,9 @@ def decide(
         return None  # the run handled it (compacted, or gave up and said so)
     if point == "reply":
         return None
-    if should_compact(tokens, context_window, budgets) or (budgets.enabled and summary_ready):
+    past = should_compact(tokens, context_window, budgets) if threshold is None else \
+        budgets.enabled and tokens > threshold
+    if past or (budgets.enabled and summary_ready):
         return "threshold"
     return None
 
@@ -174,7 +179,8 @@ class Compactions:
                                          cancel, self.enabled and not self.guard.stopped)
         return decide(point, tokens=usage.tokens, context_window=usage.context_window, budgets=settings.compaction,
                       auto=self.enabled, guard_stopped=self.guard.stopped, overflowed=overflowed,
-                      overflow_given_up=given_up, summary_ready=ready, cancelled=cancelled)
+                      overflow_given_up=given_up, summary_ready=ready, cancelled=cancelled,
+                      threshold=usage.threshold)
 
     def navigator(self, model: ChatModel | None, settings: Settings) -> Navigator:
         """Tree moves and ``/uncompact`` of this session (``model`` None: no branch summaries)."""
