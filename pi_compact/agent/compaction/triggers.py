@@ -18,15 +18,17 @@ from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagn
 from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
 from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
+from pi_compact.agent.compaction.prefix_cost import planned_cut
 from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason, words
 from pi_compact.agent.compaction.summarizer import Summarizers
 from pi_compact.agent.events import CompactionEnd, Notice, SessionEvent
 from pi_compact.agent.opening import ThinkingLevel
+from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.threshold import should_compact
 from pi_compact.llm.overflow import is_overflow_of
-from pi_compact.llm.protocol import ChatModel
+from pi_compact.llm.protocol import ChatModel, ChatRequest
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
 
@@ -182,6 +184,19 @@ class Compactions:
                       overflow_given_up=given_up, summary_ready=ready, cancelled=cancelled,
                       threshold=usage.threshold)
 
+    def planned_cut(self, model: ChatModel, settings: Settings) -> int | None:
+        """Where the next compaction would cut, in request messages, once the context is past the soft
+        threshold; None before, or where summaries are never asked on the prefix. The chat request marks
+        it for the prompt cache, so the summary request on that prefix reads what the chat request wrote."""
+        compaction = settings.compaction
+        if compaction.reuse_prefix == "never" or not model.prefix_by_default and compaction.reuse_prefix == "auto":
+            return None
+        usage = self._context.usage_for(model, compaction)
+        if usage.tokens <= usage.threshold * compaction.soft_threshold_percent // 100:
+            return None
+        return planned_cut(self._store.branch_tail(), self._context.messages, compaction,
+                           lambda messages: with_recall_hint(messages, False))
+
     def navigator(self, model: ChatModel | None, settings: Settings) -> Navigator:
         """Tree moves and ``/uncompact`` of this session (``model`` None: no branch summaries)."""
         hooks = self._hooks if isinstance(self._hooks, TreeHooks) else None
@@ -201,7 +216,16 @@ class Compactions:
                          measure=lambda messages: self._context.size_of(messages, model),
                          size_now=lambda: self._context.usage_for(model, settings.compaction).tokens,
                          estimator=self._context.estimator_of(model),
-                         last_request=lambda: self._requests.last)
+                         last_request=lambda: self._requests.last or self._unsent(model, settings),
+                         sent=lambda: tuple(self._requests.sent))
+
+    def _unsent(self, model: ChatModel, settings: Settings) -> ChatRequest | None:
+        """With no chat request sent in this run (a resume): the one the next turn would send, whose prefix
+        the provider may still hold from the last run. None once this run sent one (after a model switch
+        the new model holds nothing)."""
+        if self.thinking is None or self._requests.sent_any:
+            return None
+        return self._requests.peek(self._context.messages, settings, self.thinking.current(model))
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),
