@@ -94,3 +94,17 @@ def test_after_a_resume_the_summary_request_reads_what_the_resumed_turn_wrote(tm
     summary = next(r for r in records if asks_summary(r.body))
     assert records[0].usage["cache_read_input_tokens"] == 0  # the resumed turn found nothing cached
     assert summary.usage["cache_read_input_tokens"] >= 0.9 * summary.prompt_tokens
+
+
+def test_compact_right_after_a_resume_reads_what_the_last_run_left_in_the_cache(tmp_path: Path) -> None:
+    with FakeAnthropicServer().start() as server:
+        first = _fill_below_the_threshold(server, tmp_path)
+        first.session.close()
+        sent = len(server.records)
+        resumed = make_harness(server, tmp_path, settings=SETTINGS, info=SONNET_40K,  # the cache is still warm
+                               store=SessionStore.open(first.path, str(first.cwd), 1_700_000_000_000))
+        assert resumed.session.compact() is not None  # ``/compact`` before any prompt
+        asked = server.records[sent:]
+    [entry] = [e for e in resumed.entries() if e["type"] == "compaction"]
+    assert entry["details"]["summaryRequest"]["shape"] == "prefix"
+    assert asked[0].usage["cache_read_input_tokens"] >= 0.8 * asked[0].prompt_tokens
