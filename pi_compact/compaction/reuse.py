@@ -34,6 +34,10 @@ from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_a
 from pi_compact.llm.protocol import ChatRequest, fixed_text
 from pi_compact.messages import Message, convert_to_llm, user_text_message
 
+# A turn prefix this small (one short message) is kept as it is: no three-section summary is shorter, so
+# it is asked for neither way.
+VERBATIM_PREFIX_TOKENS = 64
+
 
 @dataclass(frozen=True)
 class PrefixShape:
@@ -93,10 +97,10 @@ def prompt_sizes(shape: PrefixShape, plan: CompactionPlan, instructions: str | N
     asked = [(shape.history, history_instruction(update, instructions))] if plan.messages_to_summarize else []
     serialized = [_text_tokens(SYSTEM_PROMPT, history_request_text(
         _conversation(plan.messages_to_summarize), plan.previous_summary, instructions))] if asked else []
-    if plan.turn_prefix_messages:
+    turn = _conversation(plan.turn_prefix_messages)
+    if plan.turn_prefix_messages and estimate_text_tokens(turn) > VERBATIM_PREFIX_TOKENS:
         asked.append((shape.turn, turn_instruction(instructions)))
-        serialized.append(_text_tokens(SYSTEM_PROMPT, turn_prefix_request_text(
-            _conversation(plan.turn_prefix_messages), instructions)))
+        serialized.append(_text_tokens(SYSTEM_PROMPT, turn_prefix_request_text(turn, instructions)))
     prefix = tuple(shape.prompt_tokens(messages, text) for messages, text in asked)
     held = tuple(shape.prompt_tokens(messages[:count]) if (count := shape.held_in(messages)) else 0
                  for messages, _ in asked)
@@ -139,4 +143,4 @@ def reusable_prefix(
     return PrefixShape(last, tuple(history), tuple(turn))
 
 
-__all__ = ["PrefixShape", "PromptSizes", "prompt_sizes", "reusable_prefix"]
+__all__ = ["VERBATIM_PREFIX_TOKENS", "PrefixShape", "PromptSizes", "prompt_sizes", "reusable_prefix"]
