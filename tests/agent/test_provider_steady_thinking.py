@@ -8,25 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from agent_harness import SUMMARY, make_harness
+from cache_harness import asks_summary
 from fakes.anthropic_server import FakeAnthropicServer, RecordedRequest
 from fakes.anthropic_stream import AnthropicReply, text_reply
 from fakes.cost_session import GrowingSession
 
-from pi_compact.compaction.prompts import SYSTEM_PROMPT as SUMMARIZER_SYSTEM
-from pi_compact.compaction.prompts import history_instruction, turn_instruction
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.settings import RetrySettings, Settings
 
 SONNET = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200_000, 64_000, reasoning=True)
-
-
-def asks_summary(body: dict[str, Any]) -> bool:
-    """A summary request, serialized (the summarizer's system prompt) or on the chat prefix (its instruction)."""
-    system = "".join(part.get("text", "") for part in body.get("system") or [])
-    content = body["messages"][-1]["content"]
-    text = "".join(p.get("text", "") for p in content) if isinstance(content, list) else str(content)
-    return SUMMARIZER_SYSTEM[:60] in system or text.startswith(
-        (history_instruction(False, None)[:60], history_instruction(True, None)[:60], turn_instruction(None)[:60]))
 
 
 def grow_towards_the_window(tmp_path: Path, thinking: str) -> tuple[list[RecordedRequest], list[RecordedRequest]]:

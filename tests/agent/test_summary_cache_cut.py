@@ -7,26 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_harness import SUMMARY, Harness, make_harness
+from agent_harness import Harness, make_harness
+from cache_harness import SETTINGS_40K as SETTINGS
+from cache_harness import SONNET_40K, asks_summary, talk
 from fakes.anthropic_checks import count_cache_breakpoints
 from fakes.anthropic_server import FakeAnthropicServer, RecordedRequest
-from fakes.anthropic_stream import AnthropicReply, text_reply
-from test_provider_steady_thinking import asks_summary
 
 from pi_compact.compaction.plan import prepare_compaction
-from pi_compact.llm.protocol import ModelInfo
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import CompactionSettings, RetrySettings, Settings
-
-# A small window, so a few ~2k-token answers take the session past the soft threshold and to the threshold.
-SONNET_40K = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 40_000, 64_000, reasoning=True)
-SETTINGS = Settings(retry=RetrySettings(enabled=False),
-                    compaction=CompactionSettings(reserve_tokens=8_000, keep_recent_tokens=4_000))
-ANSWER = "lorem ipsum dolor sit amet " * 300  # ~2k tokens
-
-
-def talk(body: dict[str, Any]) -> AnthropicReply:
-    return text_reply(SUMMARY, output_tokens=600) if asks_summary(body) else text_reply(ANSWER, output_tokens=2_000)
 
 
 def _fill_below_the_threshold(server: FakeAnthropicServer, tmp_path: Path) -> Harness:
