@@ -7,9 +7,11 @@ after the compaction summary when the ``recall`` tool is offered, and what autom
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from pi_compact.agent.compaction.prefix_cost import Sent
 from pi_compact.agent.compaction.recall import AutoRecall
 from pi_compact.agent.tools import Tool
 from pi_compact.agent.tools.recall import with_recall_hint
@@ -21,6 +23,8 @@ from pi_compact.session.pins import Pin, PinTracker, with_pins
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 
+SENT_KEPT = 64  # chat requests remembered for the prompt cache (a 5-minute cache holds far fewer turns)
+
 
 def tool_specs(tools: Sequence[Tool]) -> list[ToolSpec]:
     """The tools as a request offers them to the model."""
@@ -30,9 +34,11 @@ def tool_specs(tools: Sequence[Tool]) -> list[ToolSpec]:
 def build_request(
     system_prompt: str, messages: Sequence[Message], tools: Sequence[Tool], pins: Sequence[Pin] = (),
     recalled: str | None = None, *, thinking: str | None = None, cache: str = "short", session_id: str | None = None,
+    cut: int | None = None,
 ) -> ChatRequest:
     """The request for the next model call. No ``max_tokens``: the model layer sends its output cap
-    (``llm.output_cap``); ``thinking``, ``cache`` and ``session_id`` are ``ChatRequest``'s.
+    (``llm.output_cap``); ``thinking``, ``cache``, ``session_id`` and ``cut`` (``cache_cut``: the planned
+    compaction cut, marked for the prompt cache) are ``ChatRequest``'s.
 
     ``recalled``: original excerpts chosen by automatic recall (``agent.compaction.recall``), sent after
     the context as one user message for this request only (the session file records them)."""
@@ -43,7 +49,7 @@ def build_request(
         timestamp = messages[-1].get("timestamp", 0) if messages else 0
         llm_messages.append({"role": "user", "content": [{"type": "text", "text": recalled}], "timestamp": timestamp})
     return ChatRequest(with_pins(system_prompt, pins), llm_messages, specs, None,
-                       thinking=thinking, cache=cache, session_id=session_id)
+                       thinking=thinking, cache=cache, session_id=session_id, cache_cut=cut)
 
 
 def request_overhead(system_prompt: str, tools: Sequence[Tool], pins: Sequence[Pin], estimate: Estimator) -> int:
@@ -64,19 +70,39 @@ class Requests:
         self.pins = PinTracker()  # the pins of the current branch, sent after the system prompt
         self._recall = AutoRecall()  # compacted originals the next request names, attached to it
         self.last: ChatRequest | None = None  # what the last turn sent: a summary may be asked on its prefix
+        # This run's latest requests, newest last: what the provider's cache may hold (``prefix_cost``).
+        self.sent: deque[Sent] = deque(maxlen=SENT_KEPT)
+        self.sent_any = False  # whether this run sent a chat request at all (else the last run's may be cached)
 
     def _current_pins(self) -> Sequence[Pin]:
         return self.pins.current(self._store.customs_on_path, self._store.leaf_id)
 
     def next(self, messages: Sequence[Message], settings: Settings, thinking: str,
-             cleared: Collection[str] = ()) -> ChatRequest:
+             cleared: Collection[str] = (), cut: int | None = None) -> ChatRequest:
         """The request after ``messages`` (as sent: ``cleared`` are the entry ids of the tool results they
-        carry as stubs); automatic recall, if it attaches anything, records it first."""
+        carry as stubs); automatic recall, if it attaches anything, records it first. ``cut``: the planned
+        compaction cut, marked for the prompt cache."""
         recalled = self._recall.attach(self._store, messages, settings.compaction, self._now(), cleared)
-        cache = settings.cache_retention or "short"  # PI_CACHE_RETENTION is the model layer's (llm.params)
-        self.last = build_request(self._system_prompt, messages, self._tools, self._current_pins(), recalled,
-                                  thinking=thinking, cache=cache, session_id=self._store.session_id or None)
+        self.last = self._build(messages, settings, thinking, recalled, cut)
+        self.sent.append(Sent(self.last, self._now()))
+        self.sent_any = True
         return self.last
+
+    def forget(self) -> None:
+        """Another model from now on: it holds none of what the requests so far left in a cache."""
+        self.last = None
+        self.sent.clear()
+
+    def peek(self, messages: Sequence[Message], settings: Settings, thinking: str) -> ChatRequest:
+        """The request a turn would send after ``messages`` now, without recall, recording nothing: what a
+        summary is asked on when no chat request was sent in this run (a resume, ``compact FILE``)."""
+        return self._build(messages, settings, thinking, None, None)
+
+    def _build(self, messages: Sequence[Message], settings: Settings, thinking: str, recalled: str | None,
+               cut: int | None) -> ChatRequest:
+        cache = settings.cache_retention or "short"  # PI_CACHE_RETENTION is the model layer's (llm.params)
+        return build_request(self._system_prompt, messages, self._tools, self._current_pins(), recalled,
+                             thinking=thinking, cache=cache, session_id=self._store.session_id or None, cut=cut)
 
     def overhead(self, estimate: Estimator) -> int:
         """The system prompt with the pins and the tools, as the next request carries them, estimated."""

@@ -34,8 +34,9 @@ from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import WindowPlan, plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
+from pi_compact.llm.output_cap import answer_room
 from pi_compact.llm.protocol import ChatModel
-from pi_compact.llm.thinking import Clamped
+from pi_compact.llm.thinking import Clamped, thinking_budget
 from pi_compact.messages import Message
 from pi_compact.session.pins import Pin, fold_pins, pin_for, unpin_fields
 from pi_compact.session.store import SessionStore
@@ -77,6 +78,10 @@ class AgentSession:
                                        flag=thinking, default=settings.default_thinking_level,
                                        notify=lambda text: emit(Notice(text, "info")), now_ms=now_ms)
         self._compactions.thinking = self._thinking
+        # The threshold leaves the thinking budget whole (a function of the level, not of the session: the
+        # live context must not hold the session, which would keep its file locked).
+        level = self._thinking
+        self._context.answer_room = lambda model: thinking_room(model, level)
         self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
 
     # ---- what the UI reads -----------------------------------------------------------------------
@@ -205,7 +210,8 @@ class AgentSession:
         return LoopHooks(
             request=lambda: self._requests.next(self._context.sent(), self.fitted_settings(),
                                                 self._thinking.sync(self._model.info),
-                                                self._context.clearing.cleared.keys()),
+                                                self._context.clearing.cleared.keys(),
+                                                self._compactions.planned_cut(self._model, self.fitted_settings())),
             record=record,
             after_reply=lambda reply, retried: self._compactions.after_reply(
                 self._model, self.fitted_settings(), reply, cancel, retried),
@@ -263,7 +269,8 @@ class AgentSession:
     def set_model(self, model: ChatModel, cancel: CancelToken | None = None) -> None:
         """Switch models; compact first when the context would not fit the new window's threshold."""
         self._thinking.open(self._model)  # a new session records the model it started with first, as pi does
-        self._model, self._requests.last = model, None  # the new model holds no cache of the last request
+        self._model = model
+        self._requests.forget()  # the new model holds no cache of the requests sent so far
         record_model(self._store, model.info, self._now())
         self._thinking.sync(self._model.info)  # re-clamped to the new model: one notice, one entry if it changed
         self._compactions.compact_if_due("model_switch", self._model, self.fitted_settings(), cancel)
@@ -282,3 +289,13 @@ def uncompact_store(store: SessionStore, settings: Settings, *, force: bool = Fa
                     now_ms: Callable[[], int] = now_ms) -> UncompactOutcome:
     """``/uncompact`` on a session file with no session running (``pi-compact uncompact``)."""
     return Navigator(store, None, settings, now_ms=now_ms).uncompact(force=force, context_window=context_window)
+
+
+def thinking_room(model: ChatModel, thinking: ThinkingLevel) -> int:
+    """What the next request to ``model`` must leave free beside its prompt: the session's thinking budget
+    whole and an answer after it (``llm.output_cap.answer_room``; 0 while the model resolves)."""
+    if not model.ready:
+        return 0
+    info = model.info
+    budget = thinking_budget(info, thinking.current(model)) if info.reasoning else 0
+    return answer_room(info.context_window, budget)

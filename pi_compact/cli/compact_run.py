@@ -29,7 +29,7 @@ from pi_compact.cli.wiring import session_tools, system_prompt_for
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import prepare_compaction, skip_reason
 from pi_compact.compaction.tokens import estimate_tokens_auto
-from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS
+from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS, clamp_level
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 from pi_compact.signals import cancel_on_sigint
@@ -81,14 +81,20 @@ def compact_file(
     # Before and after counted as the terminal counts them: the system prompt and tools every request
     # carries, and the session's own calibration, so the block's figures are the next request's.
     context = LiveContext(store, settings.compaction.token_estimator)
-    context.overhead = Requests(store, system_prompt_for(Path.cwd(), tools := session_tools(store, settings),
-                                                         lambda text: err.print(Text(text, style="yellow"))),
-                                tools, now_ms).overhead
+    requests = Requests(store, system_prompt_for(Path.cwd(), tools := session_tools(store, settings),
+                                                 lambda text: err.print(Text(text, style="yellow"))),
+                        tools, now_ms)
+    context.overhead = requests.overhead
+    level = session_level(store, settings)
+    # The request the session's next turn would send: the provider may still hold its prefix from the last
+    # run, and the summary is asked on it where that is expected to cost less (``prefix_cost``).
     compactor = Compactor(store, model, settings, emit, allow_fallback=not options.no_fallback, summarizer=summarizer,
-                          thinking=session_level(store, settings),
+                          thinking=level,
                           measure=lambda messages: context.size_of(messages, model),
                           size_now=lambda: context.usage_for(model, settings.compaction).tokens,
-                          estimator=context.estimator_of(model))
+                          estimator=context.estimator_of(model),
+                          last_request=lambda: requests.peek(context.messages, settings,
+                                                             clamp_level(info, level).level))
     # The plan above is used unless fitting the settings to the model's window changed them.
     planned = (branch, plan) if settings.compaction == planned_with else None
     with cancel_on_sigint(token):

@@ -7,9 +7,13 @@ exactly as they were sent, then one user message with the instruction) is read f
 instead of being paid and read again as a serialized ``<conversation>``.
 
 ``reusable_prefix`` finds that prefix for a plan, or None when the last request does not start with
-the messages before the cut; ``PrefixShape`` builds the requests. Only the request's shape differs:
-what the answer must hold and how it is checked are ``summarize``'s, as for the serialized way, and the
-instruction texts are ``prompts``' (``history_instruction``, ``turn_instruction``).
+the messages before the cut; ``PrefixShape`` builds the requests. The cache holds only what a request
+marked: ``PrefixShape.held_at`` names the leading messages an earlier request wrote there, and the
+summary requests then carry a breakpoint at their end to read them (``ChatRequest.cache_cut``).
+``prompt_sizes`` estimates what each way sends, for the choice by expected dollars (``agent.compaction``).
+Only the request's shape differs: what the answer must hold and how it is checked are ``summarize``'s, as
+for the serialized way, and the instruction texts are ``prompts``' (``history_instruction``,
+``turn_instruction``).
 """
 
 from __future__ import annotations
@@ -18,9 +22,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from pi_compact.compaction.plan import CompactionPlan
-from pi_compact.compaction.tokens import estimate_tokens_auto
+from pi_compact.compaction.prompts import (
+    SYSTEM_PROMPT,
+    history_instruction,
+    history_request_text,
+    turn_instruction,
+    turn_prefix_request_text,
+)
+from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
+from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
 from pi_compact.llm.protocol import ChatRequest, fixed_text
-from pi_compact.messages import Message, user_text_message
+from pi_compact.messages import Message, convert_to_llm, user_text_message
+
+# A turn prefix this small (one short message) is kept as it is: no three-section summary is shorter, so
+# it is asked for neither way.
+VERBATIM_PREFIX_TOKENS = 64
 
 
 @dataclass(frozen=True)
@@ -30,24 +46,75 @@ class PrefixShape:
     request: ChatRequest
     history: tuple[Message, ...]  # the messages before the summarized part ends (a split turn's start)
     turn: tuple[Message, ...]  # the messages before the cut (the same as ``history`` unless the turn is split)
+    # Counts of leading messages the provider holds in its cache: each summary request marks the longest
+    # that its prefix starts with (a fourth breakpoint), so it reads it.
+    held: tuple[int, ...] = ()
+
+    def held_at(self, counts: Sequence[int]) -> PrefixShape:
+        """This shape with the summary requests reading the held prefixes of these message ``counts``."""
+        return replace(self, held=tuple(sorted({n for n in counts if 0 < n <= len(self.turn)})))
+
+    def held_in(self, prefix: Sequence[Message]) -> int | None:
+        """The longest held prefix a request on ``prefix`` starts with (None: none)."""
+        return max((n for n in self.held if n <= len(prefix)), default=None)
 
     def ask(self, prefix: Sequence[Message], text: str, max_tokens: int) -> ChatRequest:
         """The summary request: ``prefix`` as sent, then ``text`` as one user message; the rest of the
-        request (system prompt, tools, thinking, cache retention, session id) as the chat request's."""
+        request (system prompt, tools, thinking, cache retention, session id) as the chat request's, and a
+        breakpoint after the held messages so the request reads what an earlier one wrote."""
         message = user_text_message(text, prefix[-1].get("timestamp", 0) if prefix else 0)
         # With thinking on, the output cap is left to the model layer, as for the chat request: a
         # different thinking budget would make Anthropic drop the cached messages (only the system
         # prompt and tools survive a change of thinking settings).
         thinking = self.request.thinking_level not in (None, "off")
-        return replace(self.request, messages=[*prefix, message], max_tokens=None if thinking else max_tokens)
+        return replace(self.request, messages=[*prefix, message], max_tokens=None if thinking else max_tokens,
+                       cache_cut=self.held_in(prefix))
 
     def fits(self, prefix: Sequence[Message], text: str, max_tokens: int, context_window: int) -> bool:
         """Does a request on ``prefix`` leave ``max_tokens`` for the answer? (The chat request with more
         messages than the prefix fitted, but it may have asked for fewer output tokens.)"""
+        return self.prompt_tokens(prefix, text) + max_tokens <= context_window
+
+    def prompt_tokens(self, prefix: Sequence[Message], text: str = "") -> int:
+        """The estimated prompt of a request on ``prefix`` with ``text`` after it."""
         # The system prompt and tools estimated as the agent counts them in a context's size.
         fixed = fixed_text(self.request.system, self.request.tools)
-        size = sum(estimate_tokens_auto(m) for m in (user_text_message(fixed), *prefix, user_text_message(text)))
-        return size + max_tokens <= context_window
+        return sum(estimate_tokens_auto(m) for m in (user_text_message(fixed), *prefix, user_text_message(text)))
+
+
+@dataclass(frozen=True)
+class PromptSizes:
+    """Estimated prompt tokens of the summary requests of one plan, each way (a split turn asks twice)."""
+
+    prefix: tuple[int, ...]  # on the chat prefix: the history request, then the turn request
+    held: tuple[int, ...]  # of each prefix request, the part read from the cache (its held messages and before)
+    serialized: tuple[int, ...]  # the serialized requests (system prompt, conversation, instruction)
+
+
+def prompt_sizes(shape: PrefixShape, plan: CompactionPlan, instructions: str | None) -> PromptSizes:
+    """What each way would send for ``plan``: estimated, not counted (the choice needs proportions)."""
+    update = plan.previous_summary is not None
+    asked = [(shape.history, history_instruction(update, instructions))] if plan.messages_to_summarize else []
+    serialized = [_text_tokens(SYSTEM_PROMPT, history_request_text(
+        _conversation(plan.messages_to_summarize), plan.previous_summary, instructions))] if asked else []
+    turn = _conversation(plan.turn_prefix_messages)
+    if plan.turn_prefix_messages and estimate_text_tokens(turn) > VERBATIM_PREFIX_TOKENS:
+        asked.append((shape.turn, turn_instruction(instructions)))
+        serialized.append(_text_tokens(SYSTEM_PROMPT, turn_prefix_request_text(turn, instructions)))
+    prefix = tuple(shape.prompt_tokens(messages, text) for messages, text in asked)
+    held = tuple(shape.prompt_tokens(messages[:count]) if (count := shape.held_in(messages)) else 0
+                 for messages, _ in asked)
+    return PromptSizes(prefix, held, tuple(serialized))
+
+
+def _conversation(messages: Sequence[Message]) -> str:
+    """The conversation as a serialized request carries it (file reads cut short, as ``summarize`` does)."""
+    return "\n\n".join(part for m in convert_to_llm(messages)
+                        for part in serialize_message(m, FILE_READ_MAX_CHARS, mark_failed=True))
+
+
+def _text_tokens(*texts: str) -> int:
+    return sum(estimate_text_tokens(text) for text in texts)
 
 
 def reusable_prefix(
@@ -76,4 +143,4 @@ def reusable_prefix(
     return PrefixShape(last, tuple(history), tuple(turn))
 
 
-__all__ = ["PrefixShape", "reusable_prefix"]
+__all__ = ["VERBATIM_PREFIX_TOKENS", "PrefixShape", "PromptSizes", "prompt_sizes", "reusable_prefix"]

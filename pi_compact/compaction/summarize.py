@@ -40,7 +40,7 @@ from pi_compact.compaction.quality import (
     missing_items,
     placeholder_sections,
 )
-from pi_compact.compaction.reuse import PrefixShape
+from pi_compact.compaction.reuse import VERBATIM_PREFIX_TOKENS, PrefixShape
 from pi_compact.compaction.rules import add_missing_rules, stated_rules
 from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
@@ -55,8 +55,6 @@ SAFETY_FACTOR = 1.25
 # Below this many tokens of room for conversation text, chunking would only produce noise.
 MIN_CHUNK_TOKENS = 256
 NO_PRIOR_HISTORY = "No prior history."
-# A turn prefix this small (one short message) is kept as it is: no three-section summary is shorter.
-VERBATIM_PREFIX_TOKENS = 64
 VERBATIM_PREFIX_INTRO = "The start of this turn, word for word:"
 RULES_CHECKED = 5  # the newest rules of a chunk the summary must list (``rules.stated_rules``)
 

@@ -292,10 +292,12 @@ def _tool_call(block: Mapping[str, Any], target: Target, own: bool) -> dict[str,
 
 
 def with_cache_marks(
-    messages: list[dict[str, Any]], tools: list[dict[str, Any]], control: Mapping[str, str]
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]], control: Mapping[str, str], cut: int | None = None,
 ) -> list[dict[str, Any]]:
     """pi's Anthropic breakpoints: the system prompt, the last tool, the last block of the last
-    message when it is the user's (text, image or tool result). Three at most (the API takes four).
+    message when it is the user's (text, image or tool result); with ``cut`` (a count of ``messages``,
+    the system message included) a fourth on the last of the first ``cut`` messages that can carry one
+    (the planned compaction cut: the summary request on that prefix reads it). Four at most, the API's limit.
 
     ``tools`` (fresh dicts) are marked in place; marked messages are copies, because converted
     messages are shared between requests (``ConvertedHistory``).
@@ -305,7 +307,13 @@ def with_cache_marks(
     out = list(messages)
     if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
         out[0] = {"role": "system", "content": [_text_part(out[0]["content"], control)]}
-    if len(out) > (1 if out and out[0].get("role") == "system" else 0):
+    first = 1 if out and out[0].get("role") == "system" else 0
+    for index in range(min(cut or 0, len(out)) - 1, first - 1, -1):  # an assistant with only tool calls cannot
+        marked = _marked(out[index], control)
+        if marked is not None:
+            out[index] = marked
+            break
+    if len(out) > first:
         last = out[-1]
         if last.get("role") == "tool":  # litellm puts a message-level mark on the tool_result block
             out[-1] = {**last, "cache_control": dict(control)}
@@ -316,6 +324,19 @@ def with_cache_marks(
             elif isinstance(content, list) and content:
                 out[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": dict(control)}]}
     return out
+
+
+def _marked(message: Mapping[str, Any], control: Mapping[str, str]) -> dict[str, Any] | None:
+    """A copy of ``message`` with a breakpoint on its last block, or None where litellm would drop it (an
+    assistant message with no text: a mark on its tool calls does not reach the request)."""
+    content = message.get("content")
+    if message.get("role") == "tool":
+        return {**message, "cache_control": dict(control)}
+    if isinstance(content, str) and content:
+        return {**message, "content": [_text_part(content, control)]}
+    if isinstance(content, list) and content and (message.get("role") == "user" or content[-1].get("type") == "text"):
+        return {**message, "content": [*content[:-1], {**content[-1], "cache_control": dict(control)}]}
+    return None
 
 
 def failed_result_ids(messages: Iterable[Mapping[str, Any]]) -> set[str]:

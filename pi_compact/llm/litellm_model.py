@@ -30,6 +30,7 @@ from pi_compact.llm.convert import (
     Target,
     failed_result_ids,
     flag_failed_results,
+    to_openai_messages,
     to_openai_tools,
     with_cache_marks,
 )
@@ -264,7 +265,10 @@ class LiteLLMModel(ChatModel):
         retention = cache_retention(request)
         if self._info.api == ANTHROPIC and retention != "none":
             control = {"type": "ephemeral", **({"ttl": "1h"} if retention == "long" else {})}
-            messages = with_cache_marks(messages, tools, control)
+            cut = request.cache_cut
+            if cut is not None:  # the planned cut as a count of converted messages (the system prompt included)
+                cut = len(to_openai_messages(request.system, request.messages[:cut], Target.of(self._info)))
+            messages = with_cache_marks(messages, tools, control, cut)
         kwargs: dict[str, Any] = {
             "model": self._info.model,
             "messages": messages,

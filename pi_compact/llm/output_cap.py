@@ -4,7 +4,10 @@ pi asks for ``min(model max output, 32,000) + thinking budget`` tokens whatever 
 near the window Anthropic refuses the request (``input length and `max_tokens` exceed context
 limit``) from 159,809 prompt tokens on, below pi's own compaction threshold. ``output_cap`` starts
 from the same number and lowers it to what the window leaves after the prompt estimate (with a safety
-margin); the thinking budget shrinks with it, so there is always room for an answer after thinking.
+margin). The thinking budget stays whole while it fits: ``answer_room`` is what the window must leave for
+that, and a session compacts before its context takes it (a changed budget makes Anthropic drop the
+cached messages). Only past that point (compaction off, a bad estimate) does the budget shrink, as a last
+resort, so there is always room for an answer after thinking.
 ``prompt_estimate`` is what a request will cost in prompt tokens: the last reply's reported usage
 plus chars/4 of what came after it (pi's estimate), or chars/4 of everything when nothing was reported.
 When the estimate was too low anyway, Anthropic's refusal states the true prompt size, and
@@ -71,13 +74,27 @@ def output_cap(
     wanted = base + max(0, thinking_budget)
     if max_output:
         wanted = min(wanted, max_output)
-    margin = max(_MARGIN_MIN, int(context_window * _MARGIN_SHARE))
-    room = context_window - prompt_tokens - margin
+    room = context_window - prompt_tokens - _margin(context_window)
     cap = max(MIN_ANSWER, min(wanted, room))
     budget = min(max(0, thinking_budget), cap - MIN_ANSWER)
     if budget < min_budget:
         budget = 0
     return OutputCap(cap, budget, lowered=room < wanted)
+
+
+def answer_room(context_window: int, thinking_budget: int) -> int:
+    """Tokens a request must leave free beside its prompt for ``thinking_budget`` to stay whole: the budget,
+    ``MIN_ANSWER`` after it and the estimate's margin (0 without thinking: then only the cap shrinks).
+
+    The budget must not shrink near the window: Anthropic drops the cached messages whenever it changes,
+    so a session compacts before its context leaves less than this (``threshold.fit_to_window``)."""
+    if thinking_budget <= 0:
+        return 0
+    return thinking_budget + MIN_ANSWER + _margin(context_window)
+
+
+def _margin(context_window: int) -> int:
+    return max(_MARGIN_MIN, int(context_window * _MARGIN_SHARE))
 
 
 def refit_cap(error: str, sent: int | None = None) -> int | None:

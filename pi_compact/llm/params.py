@@ -140,6 +140,37 @@ def _thinking_options(info: ModelInfo, level: str, budget: int) -> dict[str, Any
 
 
 
+@dataclass(frozen=True)
+class CachePrices:
+    """What a provider's prompt cache costs, as multiples of the input price, and how it holds prefixes."""
+
+    read: float
+    write: float
+    marked: bool  # only the prefixes a request marks (Anthropic's breakpoints); else any prefix it was sent
+    lifetime_ms: int  # how long an entry lives after its last use (0: nothing is held)
+
+
+def cache_prices(info: ModelInfo, request: ChatRequest) -> CachePrices:
+    """The prompt cache ``request`` meets on ``info``'s provider: the model's own prices when it has them
+    (``ModelInfo.costs``), else the provider's usual ratios (Anthropic: reads 0.1x, writes 1.25x for five
+    minutes, 2x for an hour; implicit caches: reads 0.25x, no write premium, about five minutes)."""
+    retention = cache_retention(request)
+    if retention == "none":
+        return CachePrices(1.0, 1.0, False, 0)
+    costs = info.costs or {}
+    unit = float(costs.get("input") or 0.0)
+
+    def ratio(key: str, usual: float) -> float:
+        value = float(costs.get(key) or 0.0)
+        return value / unit if unit > 0 and value > 0 else usual
+
+    if info.api == providers.ANTHROPIC:
+        long = retention == "long"
+        return CachePrices(ratio("cacheRead", 0.1), ratio("cacheWrite1h", 2.0) if long else ratio("cacheWrite", 1.25),
+                           True, 3_600_000 if long else 300_000)
+    return CachePrices(ratio("cacheRead", 0.25), 1.0, False, 300_000)
+
+
 def prefix_by_default(info: ModelInfo, api_base: str | None) -> bool:
     """Does the provider serve a request that starts like the last one from its prompt cache (so
     ``compaction.reusePrefix: auto`` asks summaries on the chat prefix)?"""

@@ -108,6 +108,9 @@ class ChatRequest:
     # ``max_tokens`` is the whole output, thinking included (a cap refitted from a refusal); else a
     # caller's ``max_tokens`` is the answer's own and a thinking budget comes on top of it (pi's rule).
     thinking_inside: bool = False
+    # A prompt-cache breakpoint after the first ``cache_cut`` messages, beside pi's three (Anthropic): the
+    # planned compaction cut, so the summary request asked on that prefix reads what the chat request wrote.
+    cache_cut: int | None = None
 
     @property
     def thinking_level(self) -> str | None:

@@ -72,7 +72,9 @@ def test_a_threshold_compaction_after_a_turn_asks_on_the_cached_prefix(tmp_path:
     # The summary request repeats the chat request's start, as sent, with its tools.
     prefix = list(summary_request.messages[:-1])
     assert prefix == list(chat_request.messages[: len(prefix)]) and summary_request.tools == chat_request.tools
-    assert _compaction_details(h)["summaryRequest"] == {"shape": "prefix", "prefixMessages": len(prefix)}
+    asked = _compaction_details(h)["summaryRequest"]
+    assert (asked["shape"], asked["prefixMessages"]) == ("prefix", len(prefix))
+    assert asked["expectedInputTokens"]["prefix"] < asked["expectedInputTokens"]["serialized"]
 
 
 def test_auto_does_not_reuse_where_the_provider_keeps_no_cache(tmp_path: Path) -> None:
@@ -131,8 +133,8 @@ def test_a_tool_call_on_the_prefix_falls_back_and_the_compaction_still_lands(tmp
         h.session.prompt(padded(marker, 600))
     assert _summary_requests(h) == ["prefix", "serialized"]
     details = _compaction_details(h)
-    assert details["summaryRequest"] == {
-        "shape": "serialized", "prefixNotUsed": "the model called a tool instead of writing the summary"}
+    assert (details["summaryRequest"]["shape"], details["summaryRequest"]["prefixNotUsed"]) == (
+        "serialized", "the model called a tool instead of writing the summary")
     assert not (h.cwd / "x.py").exists() and len([r for r in h.model.history if r.tools]) == 3  # the call never ran
 
 

@@ -21,7 +21,10 @@ from pi_compact.settings import RetrySettings
 
 SONNET = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200_000, 64_000, reasoning=True)
 GEMINI = ModelInfo("gemini/gemini-2.5-pro", "google", 1_048_576, 65_536, reasoning=True)
-SETTINGS_HERE = replace(SETTINGS, retry=RetrySettings(enabled=False))
+# "always": these sessions are file reads, which the serialized way cuts short, so "auto" would price
+# that way cheaper (``prefix_cost``); the prefix is asked anyway, to see the servers accept it.
+SETTINGS_HERE = replace(SETTINGS, retry=RetrySettings(enabled=False),
+                        compaction=replace(SETTINGS.compaction, reuse_prefix="always"))
 READS = 3
 WELCOME = "You're welcome. " + "ok " * 300  # long enough to be the whole kept part: the first turn is summarized
 

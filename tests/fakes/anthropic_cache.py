@@ -7,7 +7,9 @@ itself left out of the hash). A later request reads from the longest remembered 
 of its breakpoints or at most 20 blocks before one (the API's lookback), writes everything from there to
 its last breakpoint, and pays full price for the rest. As the API: ``input_tokens`` excludes both cache
 reads and writes; prefixes under ``min_tokens`` (1,024 for Sonnet) are never cached; an entry lives 5
-minutes (or 1 hour with ``"ttl": "1h"``) after its last use.
+minutes (or 1 hour with ``"ttl": "1h"``) after its last use. The thinking settings (on or off, the budget)
+are part of every message block's identity: as the API documents, changing them drops the cached messages
+while the tools and the system prompt stay cached.
 """
 
 from __future__ import annotations
@@ -87,12 +89,13 @@ def request_blocks(body: Mapping[str, Any]) -> list[Block]:
     elif isinstance(system, list):
         for part in system:
             blocks.append(Block(canonical_json({"system": _without_cache_control(part)}), _part_text(part), _ttl(part)))
+    thinking = body.get("thinking")  # a change of thinking settings invalidates the messages' cache entries
     for message in body.get("messages") or []:
         role = message.get("role")
         content = message.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         for part in parts:
-            identity = canonical_json({"role": role, "part": _without_cache_control(part)})
+            identity = canonical_json({"role": role, "part": _without_cache_control(part), "thinking": thinking})
             blocks.append(Block(identity, _part_text(part), _ttl(part)))
     return blocks
 

@@ -50,15 +50,18 @@ def run_pi(
     extra_args: Sequence[str] = ("--no-session",),
     timeout: float = 120,
     model: str | None = None,
+    provider_fields: Mapping[str, Any] | None = None,
 ) -> PiRun:
-    """pi in print mode against ``base_url``; its HOME and agent directory live under ``workdir``."""
+    """pi in print mode against ``base_url``; its HOME and agent directory live under ``workdir``.
+    ``provider_fields``: more of the provider's entry in pi's ``models.json`` (e.g. ``modelOverrides``)."""
     name, key_variable, default_model = PROVIDERS[provider]
     model = model or default_model
     agent = workdir / ".pi-home" / "agent"
     agent.mkdir(parents=True, exist_ok=True)
     merged = {"quietStartup": True, "retry": {"enabled": False}, **(settings or {})}
     (agent / "settings.json").write_text(json.dumps(merged), encoding="utf-8")
-    (agent / "models.json").write_text(json.dumps({"providers": {name: {"baseUrl": base_url}}}), encoding="utf-8")
+    provider = {"baseUrl": base_url, **(provider_fields or {})}
+    (agent / "models.json").write_text(json.dumps({"providers": {name: provider}}), encoding="utf-8")
     prefixes = ("PI_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_")
     env = {key: value for key, value in os.environ.items() if not key.startswith(prefixes)}
     env |= {

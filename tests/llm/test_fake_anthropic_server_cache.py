@@ -57,8 +57,11 @@ def conversation(turns: int, marked_last: bool = True) -> list[dict[str, Any]]:
     return messages
 
 
-def usage(server: FakeAnthropicServer, system: list[dict[str, Any]], messages: list[dict[str, Any]]) -> dict[str, Any]:
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 1000, "system": system, "messages": messages}
+def usage(server: FakeAnthropicServer, system: list[dict[str, Any]], messages: list[dict[str, Any]],
+          budget: int | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 3000, "system": system, "messages": messages}
+    if budget is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
     response = post(server.base_url + "/v1/messages", body, ANTHROPIC_HEADERS)
     assert response.status == 200, response.text
     return dict(usage_of(server.records[-1]))
@@ -96,6 +99,15 @@ def test_a_changed_prefix_misses_the_cache(server: FakeAnthropicServer) -> None:
     usage(server, [mark(text(SYSTEM_TEXT))], conversation(1))
     changed = usage(server, [mark(text("x" + SYSTEM_TEXT[1:]))], conversation(1))
     assert changed["cache_read_input_tokens"] == 0 and changed["cache_creation_input_tokens"] == 2100
+
+
+def test_a_changed_thinking_budget_reads_only_the_system_prompt(server: FakeAnthropicServer) -> None:
+    system = [mark(text(SYSTEM_TEXT))]
+    usage(server, system, conversation(30), budget=2048)
+    same = usage(server, system, conversation(30), budget=2048)
+    changed = usage(server, system, conversation(30), budget=1536)
+    assert same["cache_read_input_tokens"] == 5000  # the system prompt and the 30 messages
+    assert (changed["cache_read_input_tokens"], changed["cache_creation_input_tokens"]) == (2000, 3000)
 
 
 def test_a_moving_breakpoint_reads_the_previous_one_within_20_blocks(server: FakeAnthropicServer) -> None:

@@ -214,6 +214,26 @@ def test_cache_marks_copy_the_shared_messages() -> None:
     assert again[0]["content"] == "sys" and again[1]["content"] == "hi"  # the shared ones are untouched
 
 
+def test_the_planned_cut_gets_a_fourth_mark_on_the_last_message_that_can_carry_one() -> None:
+    call = {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}],
+            "stopReason": "toolUse"}  # fmt: skip
+    result = {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": "x", "isError": False}
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok", "stopReason": "stop"},
+               {"role": "user", "content": "read"}, call, result, {"role": "user", "content": "more"}]  # fmt: skip
+    sent = to_openai_messages("sys", history, Target.of(SONNET))
+    tools = to_openai_tools([ToolSpec("read", "", {})])
+    control = {"type": "ephemeral"}
+    at_answer = with_cache_marks(sent, tools, control, cut=3)  # system, user, assistant "ok"
+    assert at_answer[2]["content"] == [{"type": "text", "text": "ok", "cache_control": control}]
+    at_result = with_cache_marks(sent, to_openai_tools([ToolSpec("read", "", {})]), control, cut=6)
+    assert at_result[5]["cache_control"] == control  # the tool result (litellm puts it on the tool_result)
+    # An assistant message with only tool calls cannot carry one: the user message before it does.
+    before_call = with_cache_marks(sent, to_openai_tools([ToolSpec("read", "", {})]), control, cut=5)
+    assert "cache_control" not in before_call[4] and before_call[3]["content"][-1]["cache_control"] == control
+    marks = sum("cache_control" in str(m) for m in at_answer) + sum("cache_control" in t for t in tools)
+    assert marks == 4 and "cache_control" not in str(sent)  # the shared messages are untouched
+
+
 def test_failed_results_carry_our_flag_only_for_anthropic() -> None:
     call = {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}},
                                              {"type": "toolCall", "id": "c2", "name": "read", "arguments": {}}],

@@ -24,7 +24,6 @@ from pi_compact.cancel import CancelToken
 from pi_compact.compaction.ahead import Ahead, past_soft_threshold, plan_ahead, rebase, soft_threshold
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
-from pi_compact.compaction.threshold import should_compact
 from pi_compact.compaction.tokens import ContextUsage, Estimator
 from pi_compact.errors import Cancelled
 from pi_compact.messages import Message
@@ -135,7 +134,7 @@ class BackgroundCompaction:
         if not allowed or not settings.background:
             self.discard()
             return False
-        hard = should_compact(usage.tokens, usage.context_window, settings)
+        hard = settings.enabled and usage.tokens > usage.threshold  # (the threshold with the answer room)
         job = self._job
         if job is not None and self._usable(job, compactor, estimator) is None:
             self._failed = self._failed or job.failed

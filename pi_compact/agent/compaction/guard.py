@@ -14,11 +14,10 @@ context, since they are what the guard says.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_compact.compaction.budgets import Budgets
-from pi_compact.compaction.threshold import should_compact
 from pi_compact.compaction.tokens import ContextUsage, Estimator, estimate_text_tokens
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.messages import Message
@@ -105,7 +104,7 @@ def after_compaction(
 ) -> list[str]:
     """The warnings to show after a written compaction; records an automatic one with ``guard``."""
     warnings: list[str] = []
-    if should_compact(usage.tokens, usage.context_window, replace(budgets, enabled=True)):
+    if usage.tokens > usage.threshold:  # (the threshold as measured, with the answer room)
         warnings.append(still_too_full(usage, messages, estimator))
     if automatic:
         guard.compacted(tokens_before, usage.tokens, usage.threshold, kept_over_budget=kept_over_budget)

@@ -62,6 +62,9 @@ class LiveContext:
         # The system prompt, pins and tools every request carries, by an estimator (set by the session):
         # provider usage counts them, so a context size that is all estimated adds them too.
         self.overhead: Callable[[Estimator], int] = lambda _estimate: 0
+        # What the next request to a model must leave free beside its prompt (its thinking budget kept whole):
+        # the threshold leaves it (``Budgets.answer_room``). Set by the session, which knows the level.
+        self.answer_room: Callable[[ChatModel], int] = lambda _model: 0
         self.configure(token_estimator)
         # The calibration scan so far (and what it gave), carried on as messages are appended; the
         # estimator and the last message it saw tell a scan of other messages (or with another
@@ -85,7 +88,7 @@ class LiveContext:
 
     def usage_for(self, model: ChatModel, settings: CompactionSettings) -> ContextUsage:
         """How full the context is for ``model``: its window, and the threshold the budgets set on it."""
-        budgets = Budgets.of(settings, model.info.context_window)
+        budgets = Budgets.of(settings, model.info.context_window, self.answer_room(model))
         return self.usage(self.base, budgets.window, budgets.threshold, reply_key(model))
 
     def size_of(self, messages: Sequence[Message], model: ChatModel) -> int:

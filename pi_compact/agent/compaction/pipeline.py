@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.compaction.guard import LoopGuard, top_consumers, window_hint
+from pi_compact.agent.compaction.prefix_cost import Choice, Sent, choose, held_prefixes
 from pi_compact.agent.compaction.reasons import (
     SKIP_TEXT,
     CompactionReason,
@@ -31,6 +32,7 @@ from pi_compact.compaction.reuse import PrefixShape, reusable_prefix
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
 from pi_compact.compaction.tokens import Estimator, estimate_tokens_auto, estimator_for
 from pi_compact.errors import Cancelled, PiCompactError
+from pi_compact.llm.params import cache_prices
 from pi_compact.llm.protocol import ChatModel, ChatRequest, Retrying
 from pi_compact.messages import Message, compaction_summary_message
 from pi_compact.session.context import project_path
@@ -177,6 +179,9 @@ class Compactor:
     estimator: Estimator | None = None
     # The last chat request of this session (``compaction.reusePrefix``); None: no chat request to reuse.
     last_request: Callable[[], ChatRequest | None] | None = None
+    # This run's chat requests, for what the provider's cache holds (``prefix_cost``); None or empty: the
+    # recorded replies say it.
+    sent: Callable[[], Sequence[Sent]] | None = None
 
     def run(
         self,
@@ -220,7 +225,7 @@ class Compactor:
             self.emit(CompactionEnd(reason, None, error_message=text, skipped=skip))
             return None
         try:
-            made = summary or (lambda p, i, c: self.model_summary(p, i, c, shape=self._shape(reason, branch, p)))
+            made = summary or (lambda p, i, c: self._summary_by_cost(reason, branch, p, i, c))
             result, entry = self._compact(reason, instructions, token, branch, plan, made)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
@@ -297,22 +302,46 @@ class Compactor:
                              instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
                              on_retry=self._report_retry, thinking=self.thinking, shape=shape)
 
-    def _shape(self, reason: CompactionReason, branch: list[Entry], plan: CompactionPlan) -> PrefixShape | None:
-        """The last chat request's prefix to ask the summary on (``compaction.reusePrefix``), or None.
+    def _summary_by_cost(self, reason: CompactionReason, branch: list[Entry], plan: CompactionPlan,
+                         instructions: str | None, cancel: CancelToken) -> CompactionResult:
+        """The model's summary, asked the way ``_shape`` chose; ``details.summaryRequest`` records the choice."""
+        shape, choice = self._shape(reason, branch, plan, instructions)
+        result = self.model_summary(plan, instructions, cancel, shape=shape)
+        if choice is None:
+            return result
+        asked = result.details.get("summaryRequest") or {"shape": "serialized"}
+        return CompactionResult(**{**vars(result), "details": {**result.details,
+                                                               "summaryRequest": {**asked, **choice.note()}}})
+
+    def _shape(self, reason: CompactionReason, branch: list[Entry], plan: CompactionPlan,
+               instructions: str | None) -> tuple[PrefixShape | None, Choice | None]:
+        """The last chat request's prefix to ask the summary on (``compaction.reusePrefix``), or None, and
+        what each way was expected to cost (None: not compared).
 
         Never for an overflow (that prefix no longer fits), for another compaction model (it holds no
-        cache of it), or with "auto" where the provider keeps no prompt cache."""
+        cache of it), or with "auto" where the provider keeps no prompt cache. "auto" asks on the prefix
+        where that is expected to cost less than serialized (``prefix_cost.choose``); "always" does anyway.
+        Either way the summary request marks the longest part the cache still holds, so it reads it."""
         mode = self.settings.compaction.reuse_prefix
         if mode == "never" or reason == "overflow" or self.last_request is None:
-            return None
+            return None, None
         if (mode == "auto" and not self.model.prefix_by_default) or \
                 (self.summarizer is not None and self.summarizer.name != self.model.info.model):
-            return None
+            return None, None
         last = self.last_request()
         if last is None:
-            return None
+            return None, None
         recall = any(tool.name == RECALL_TOOL for tool in last.tools)  # the chat request's hint, as it was sent
-        return reusable_prefix(last, project_path(branch).messages, plan, lambda ms: with_recall_hint(ms, recall))
+        context = project_path(branch).messages
+        to_llm = lambda ms: with_recall_hint(ms, recall)  # noqa: E731
+        shape = reusable_prefix(last, context, plan, to_llm)
+        if shape is None:
+            return None, None
+        prices = cache_prices(self.model.info, last)
+        held = held_prefixes(shape, context, self.sent() if self.sent is not None else (), self.model.info,
+                             prices.marked, to_llm)
+        choice = choose(shape, plan, instructions, held, prices, self.now_ms())
+        return (choice.shape if mode == "always" else choice.cheaper), choice
 
     def _overflow_hint(self, branch: list[Entry]) -> str:
         """Why an overflow found nothing to compact: one message larger than the window (named), else

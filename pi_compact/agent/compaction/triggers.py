@@ -19,15 +19,17 @@ from pi_compact.agent.compaction.guard import LoopGuard, after_compaction, diagn
 from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
 from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
+from pi_compact.agent.compaction.prefix_cost import planned_cut
 from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, CompactionReason, words
 from pi_compact.agent.compaction.summarizer import Summarizers
 from pi_compact.agent.events import CompactionEnd, Notice, SessionEvent
 from pi_compact.agent.opening import ThinkingLevel
+from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.threshold import should_compact
 from pi_compact.llm.overflow import is_overflow_of
-from pi_compact.llm.protocol import ChatModel
+from pi_compact.llm.protocol import ChatModel, ChatRequest
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
 
@@ -52,6 +54,7 @@ def decide(
     overflow_given_up: bool = False,
     summary_ready: bool = False,
     cancelled: bool = False,
+    threshold: int | None = None,
 ) -> CompactionReason | None:
     """The reason to compact now, or None.
 
@@ -65,6 +68,8 @@ def decide(
         overflow_given_up: that overflow already had its one compact-and-retry.
         summary_ready: a summary made in the background is finished and still applies.
         cancelled: the turn was cancelled: nothing starts after a cancel.
+        threshold: the threshold as measured with the session's answer room (``Budgets.answer_room``);
+            None: ``window - reserveTokens``.
     """
     if cancelled or not auto or guard_stopped:
         return None
@@ -74,7 +79,9 @@ def decide(
         return None  # the run handled it (compacted, or gave up and said so)
     if point == "reply":
         return None
-    if should_compact(tokens, context_window, budgets) or (budgets.enabled and summary_ready):
+    past = should_compact(tokens, context_window, budgets) if threshold is None else \
+        budgets.enabled and tokens > threshold
+    if past or (budgets.enabled and summary_ready):
         return "threshold"
     return None
 
@@ -177,7 +184,21 @@ class Compactions:
                                          cancel, self.enabled and not self.guard.stopped)
         return decide(point, tokens=usage.tokens, context_window=usage.context_window, budgets=settings.compaction,
                       auto=self.enabled, guard_stopped=self.guard.stopped, overflowed=overflowed,
-                      overflow_given_up=given_up, summary_ready=ready, cancelled=cancelled)
+                      overflow_given_up=given_up, summary_ready=ready, cancelled=cancelled,
+                      threshold=usage.threshold)
+
+    def planned_cut(self, model: ChatModel, settings: Settings) -> int | None:
+        """Where the next compaction would cut, in request messages, once the context is past the soft
+        threshold; None before, or where summaries are never asked on the prefix. The chat request marks
+        it for the prompt cache, so the summary request on that prefix reads what the chat request wrote."""
+        compaction = settings.compaction
+        if compaction.reuse_prefix == "never" or not model.prefix_by_default and compaction.reuse_prefix == "auto":
+            return None
+        usage = self._context.usage_for(model, compaction)
+        if usage.tokens <= usage.threshold * compaction.soft_threshold_percent // 100:
+            return None
+        return planned_cut(self._store.branch_tail(), self._context.messages, compaction,
+                           lambda messages: with_recall_hint(messages, False))
 
     def clear_if_due(self, model: ChatModel, settings: Settings) -> bool:
         """Clear old tool results from the requests when the context as sent is past the threshold and a
@@ -214,7 +235,16 @@ class Compactions:
                          measure=lambda messages: self._context.size_of(messages, model),
                          size_now=lambda: self._context.usage_for(model, settings.compaction).tokens,
                          estimator=self._context.estimator_of(model),
-                         last_request=lambda: self._requests.last)
+                         last_request=lambda: self._requests.last or self._unsent(model, settings),
+                         sent=lambda: tuple(self._requests.sent))
+
+    def _unsent(self, model: ChatModel, settings: Settings) -> ChatRequest | None:
+        """With no chat request sent in this run (a resume): the one the next turn would send, whose prefix
+        the provider may still hold from the last run. None once this run sent one (after a model switch
+        the new model holds nothing)."""
+        if self.thinking is None or self._requests.sent_any:
+            return None
+        return self._requests.peek(self._context.messages, settings, self.thinking.current(model))
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),
