@@ -151,7 +151,9 @@ class Retrying:
     delay_ms: int
     error_message: str
     kind: FailureKind = "unknown"  # what failed (``llm.failures``): readers choose their words by it, not by the text
-    status: int | None = None  # the HTTP status the failure reported, if any
+    # The HTTP status the failure reported, if any: adapters report a dropped connection or a throttling
+    # text with different statuses, so two reports of one failure are equal by kind and words alone.
+    status: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,10 @@ def retry_label(attempt: int, max_attempts: int, kind: FailureKind, status: int 
     status, never read from the provider's text), short enough for a status line."""
     if kind in _CAUSES:
         cause = _CAUSES[kind]
+    elif kind == "rate_limit":  # whatever status carried it (a 400 with a throttling text): a 429 in effect
+        cause = "429"
     elif status is not None:
         cause = str(status)
-    elif kind == "rate_limit":  # a throttling text with no status is still a 429 in effect
-        cause = "429"
     else:
         cause = "an error"
     return f"retrying ({attempt}/{max_attempts}) after {cause}…"

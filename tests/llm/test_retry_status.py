@@ -35,6 +35,7 @@ def renderer() -> tuple[TerminalRenderer, io.StringIO]:
         ("server", 500, "500"),
         ("rate_limit", 429, "429"),
         ("rate_limit", None, "429"),
+        ("rate_limit", 400, "429"),
         ("timeout", None, "a timeout"),
         ("connection", None, "a connection error"),
         ("empty_reply", None, "an empty reply"),
