@@ -301,16 +301,22 @@ def write_session(path: Any, entries: Iterable[Mapping[str, Any]], head: Mapping
     return data
 
 
+def summary_text(bodies: Mapping[str, str]) -> str:
+    """A model-style summary under every required heading, in order (``prompts.HISTORY_HEADINGS``): the body
+    ``bodies`` gives a heading, else "- (none)". A heading added to the prompts appears here by itself."""
+    from pi_compact.compaction.prompts import HISTORY_HEADINGS
+
+    return "\n\n".join(f"{heading}\n{bodies.get(heading, '- (none)')}" for heading in HISTORY_HEADINGS)
+
+
 def structured_summary(marker: str = "") -> str:
-    """A model-style summary with all six required headings (``marker`` makes it recognisable); it keeps
+    """A model-style summary with all the required headings (``marker`` makes it recognisable); it keeps
     the rule ``coding_session``'s user states, so the quality gate adds nothing to it (``rules.stated_rules``)."""
-    return (
-        f"## Goal\nShip the feature {marker}\n\n## Constraints & Preferences\n- Never change the public API\n\n"
-        "## Progress\n"
-        "### Done\n- [x] work\n\n### In Progress\n- [ ] more\n\n### Blocked\n- (none)\n\n"
-        "## Key Decisions\n- **keep it small**: scope\n\n## Next Steps\n1. continue\n\n"
-        "## Critical Context\n- (none)"
-    )
+    return summary_text({
+        "## Goal": f"Ship the feature {marker}", "## Constraints & Preferences": "- Never change the public API",
+        "## Progress": "### Done\n- [x] work\n\n### In Progress\n- [ ] more\n\n### Blocked\n- (none)",
+        "## Key Decisions": "- **keep it small**: scope", "## Next Steps": "1. continue",
+    })
 
 
 def coding_session(tail_tokens: int = 300) -> list[Entry]:

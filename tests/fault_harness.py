@@ -32,6 +32,7 @@ from typing import Any
 
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
+from pi_compact.compaction.prompts import HISTORY_HEADINGS
 from pi_compact.session.store import SessionStore
 
 WINDOW = 1_000_000  # large: the summarizer gets the big entries in one request
@@ -40,8 +41,7 @@ SETTINGS = {
     "retry": {"maxRetries": 0},
     "compaction": {"reserveTokens": 2_000, "keepRecentTokens": 2_000, "tokenEstimator": "auto"},
 }
-HEADINGS = ("## Goal", "## Constraints & Preferences", "## Progress", "## Key Decisions", "## Next Steps",
-            "## Critical Context")
+HEADINGS = HISTORY_HEADINGS
 USER_FILE = "notes.md"
 
 

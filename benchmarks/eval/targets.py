@@ -59,10 +59,12 @@ def canned_summary(rules: Rules, kept: int = SCRIPTED_KEPT) -> str:
     """A summary in pi's six sections that states the first ``kept`` facts word for word."""
     facts = rules.facts[:kept]
     bullets = "\n".join(f"- {f['statement']}" for f in facts)
-    return (f"## Goal\n- Finish the work on {rules.name}.\n\n## Constraints & Preferences\n{bullets}\n\n"
-            "## Progress\n### Done\n- [x] Earlier turns.\n\n### In Progress\n- [ ] (none)\n\n"
-            "### Blocked\n- (none)\n\n## Key Decisions\n- **Scripted**: canned for the eval.\n\n"
-            "## Next Steps\n1. Continue.\n\n## Critical Context\n- (none)")
+    from pi_compact.compaction.prompts import HISTORY_HEADINGS  # a heading added there is answered here too
+
+    bodies = {"## Goal": f"- Finish the work on {rules.name}.", "## Constraints & Preferences": bullets,
+              "## Progress": "### Done\n- [x] Earlier turns.\n\n### In Progress\n- [ ] (none)\n\n### Blocked\n- (none)",
+              "## Key Decisions": "- **Scripted**: canned for the eval.", "## Next Steps": "1. Continue."}
+    return "\n\n".join(f"{heading}\n{bodies.get(heading, '- (none)')}" for heading in HISTORY_HEADINGS)
 
 
 class ScriptedTarget:

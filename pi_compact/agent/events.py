@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pi_compact.agent.compaction.reasons import CompactionReason
 
-if TYPE_CHECKING:  # a Literal only: the events stay importable without the compaction package
+if TYPE_CHECKING:  # Literals only: the events stay importable without the compaction package
     from pi_compact.compaction.plan import SkipReason
+    from pi_compact.llm.failures import FailureKind
+    from pi_compact.llm.protocol import Retrying
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,22 @@ class CompactionEnd:
 
 @dataclass(frozen=True)
 class Retry:
-    """A transient provider error is being retried."""
+    """A transient provider error is being retried; ``kind`` (and ``status``) say what failed, so a reader
+    picks its words by them instead of by the text (which is the provider's own, and may say anything)."""
 
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
+    kind: FailureKind = "unknown"
+    status: int | None = None
     type: Literal["auto_retry_start"] = "auto_retry_start"
+
+    @classmethod
+    def of(cls, retrying: Retrying) -> Retry:
+        """The session's event for the model's ``Retrying``."""
+        return cls(retrying.attempt, retrying.max_attempts, retrying.delay_ms, retrying.error_message,
+                   retrying.kind, retrying.status)
 
 
 @dataclass(frozen=True)
@@ -170,7 +181,7 @@ def _camel(name: str) -> str:
 
 # Fields for our own terminal and commands only: pi's JSON events have no such keys, and JSON-mode
 # consumers written for pi check the exact key sets (compaction_start is exactly {type, reason}).
-_UI_ONLY_FIELDS = frozenset({"context_percent", "skipped"})
+_UI_ONLY_FIELDS = frozenset({"context_percent", "skipped", "kind", "status"})
 
 
 def event_to_json(event: SessionEvent) -> dict[str, Any]:

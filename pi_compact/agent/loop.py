@@ -72,7 +72,7 @@ def stream_reply(model: ChatModel, request: ChatRequest, cancel: CancelToken | N
             elif isinstance(event, ToolCallDelta):
                 emit(MessageUpdate("toolCall", event.arguments_fragment))
             elif isinstance(event, Retrying):
-                emit(Retry(event.attempt, event.max_attempts, event.delay_ms, event.error_message))
+                emit(Retry.of(event))
             elif isinstance(event, Done):
                 final = event.message
     except KeyboardInterrupt:

@@ -75,15 +75,13 @@ def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[st
             code = _lean_dry_run(options, settings, sources)
         if code is not None:
             return code
-    # A real compaction holds the session's lock from reading to appending: a live session on the
-    # file refuses to start meanwhile, and one already running makes this command refuse.
-    store = SessionStore.open(options.session, str(Path.cwd()), now_ms(), hold=not options.dry_run)
-    warn(store.warnings)
     if options.dry_run:
+        store = SessionStore.open(options.session, str(Path.cwd()), now_ms(), hold=False)
+        warn(store.warnings)
         return _dry_run(options, settings, store.branch(), sources=sources)
-    from pi_compact.cli.compact_run import compact_file
+    from pi_compact.cli.compact_run import compact_file  # agent.compaction.offline compacts the file
 
-    return compact_file(options, settings, store, sources)
+    return compact_file(options, settings, sources)
 
 
 def _lean_dry_run(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None) -> int | None:

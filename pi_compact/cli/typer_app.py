@@ -56,9 +56,9 @@ def _main(ctx: typer.Context, **values: Any) -> None:
         raise typer.Exit(0)
     if ctx.invoked_subcommand is not None:
         return  # keep it so: plain `compact` calls skip this callback (the fast path in main)
-    from pi_compact.cli.start import start
+    from pi_compact.cli.start import StartFlags, start
 
-    raise typer.Exit(start(**values))
+    raise typer.Exit(start(StartFlags(**values)))
 
 
 def _compact(**values: Any) -> None:

@@ -213,14 +213,6 @@ class Runtime:
     model: ChatModel
 
 
-def session_tools(store: SessionStore, settings: Settings) -> list[Tool]:
-    """The tools a session in the terminal offers the model (their definitions go in every request)."""
-    from pi_compact.agent.tools import default_tools
-    from pi_compact.agent.tools.recall import RecallTool
-
-    return [*default_tools(), RecallTool.for_settings(store, settings.compaction)]
-
-
 def system_prompt_for(cwd: Path, tools: Sequence[Tool], report: Callable[[str], None]) -> str:
     """The system prompt a session in ``cwd`` sends: who the agent is, its tools, the project's AGENTS.md."""
     from pi_compact.agent.system_prompt import build_system_prompt
@@ -246,6 +238,8 @@ def build_runtime(
         store = open_store(options, settings, lambda text: emit(Notice(text, "info")))
     chat_model: ChatModel = model or LazyModel(
         model_factory(options, settings, report=lambda text: emit(Notice(text, "info"))))
+    from pi_compact.agent.tools import session_tools
+
     tools = session_tools(store, settings)
     extension_paths = discover(agent_dir(), options.cwd, options.extensions)
     # A project's .pi/extensions/ file loads only as trusted (settings.trust): its name and the SHA-256 of

@@ -3,7 +3,8 @@
 Used when the summarizer still fails after retries (provider down, key revoked, the summarizer's own
 window overflowing). It is plainer than a model's summary but keeps what the next model most needs:
 the goal, the user's constraints, what was done (from tool calls and their results), the files, and
-the last request. Same six headings as a model summary.
+the last request. The same headings as a model summary, read from ``prompts.HISTORY_HEADINGS`` (a
+heading added there is written here too, as not extracted).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pi_compact.compaction.prompts import (
     DECISIONS,
     DONE,
     GOAL,
+    HISTORY_HEADINGS,
     IN_PROGRESS,
     NEXT_STEPS,
     PROGRESS,
@@ -35,6 +37,7 @@ _CONSTRAINT = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_NOT_EXTRACTED = "- (not extracted: no model was available to write this section)"
 
 
 def _clip(text: str, limit: int = _MAX_ITEM) -> str:
@@ -121,7 +124,8 @@ def fallback_summary(
     modified_files: Sequence[str],
     error: str,
 ) -> str:
-    """A deterministic six-section summary of ``messages``, then the previous summary without its file lists."""
+    """A deterministic summary of ``messages`` under every heading, then the previous summary without its file
+    lists."""
     users = _user_texts(messages)
     constraints = [
         _clip(sentence.strip())
@@ -132,15 +136,11 @@ def fallback_summary(
     derived = derived_sections(messages)
     context = [f"Read: {path}" for path in read_files] + [f"Modified: {path}" for path in modified_files]
     context.append(f"This summary was built without a model because summarization failed: {_clip(error, 200)}")
-    sections = [
-        f"{GOAL}\n" + derived[GOAL],
-        f"{CONSTRAINTS}\n" + _bullets(constraints),
-        f"{PROGRESS}\n" + derived[PROGRESS],
-        f"{DECISIONS}\n- (not extracted: no model was available to judge decisions)",
-        f"{NEXT_STEPS}\n" + derived[NEXT_STEPS],
-        f"{CRITICAL}\n" + _bullets(context),
-    ]
-    summary = "\n\n".join(sections)
+    bodies = {
+        **derived, CONSTRAINTS: _bullets(constraints),
+        DECISIONS: "- (not extracted: no model was available to judge decisions)", CRITICAL: _bullets(context),
+    }
+    summary = "\n\n".join(f"{heading}\n{bodies.get(heading, _NOT_EXTRACTED)}" for heading in HISTORY_HEADINGS)
     # Its file lists are left out: the caller appends the current ones, which include them.
     previous = strip_file_lists(previous_summary or "")
     if previous:

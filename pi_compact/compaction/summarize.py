@@ -1,5 +1,8 @@
 """Turn a compaction plan into a summary with a model; never strand the session (model is a parameter).
 
+Here: how the history is sized, chunked and asked about (serialized, or on the chat request's prefix),
+and the turn prefix of a split turn; whether an answer is good enough is ``gated``'s.
+
 A user cancel raises ``Cancelled`` and a missing API key ``AuthError``: the caller writes nothing.
 Any other failure ends in a deterministic summary (``details.fallback``) unless ``allow_fallback`` is off.
 """
@@ -7,7 +10,7 @@ Any other failure ends in a deterministic summary (``details.fallback``) unless 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,6 +20,7 @@ from pi_compact.compaction.asking import Ask, NotReusable, SummarizerOverflow, a
 from pi_compact.compaction.chunks import split_block, take_chunk
 from pi_compact.compaction.fallback import derived_sections, fallback_summary
 from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
+from pi_compact.compaction.gated import NOTHING_REPLACED, gated_summary
 from pi_compact.compaction.kept import add_kept_facts, file_lists_with_shell_writes
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
@@ -29,19 +33,8 @@ from pi_compact.compaction.prompts import (
     turn_instruction,
     turn_prefix_request_text,
 )
-from pi_compact.compaction.quality import (
-    SHORT_SUMMARY_TOKENS,
-    better_answer,
-    clear_placeholders,
-    completed_tail,
-    fill_answer,
-    gate_problems,
-    merge_back,
-    missing_items,
-    placeholder_sections,
-)
+from pi_compact.compaction.quality import clear_placeholders
 from pi_compact.compaction.reuse import VERBATIM_PREFIX_TOKENS, PrefixShape
-from pi_compact.compaction.rules import add_missing_rules, stated_rules
 from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
 from pi_compact.compaction.tool_errors import add_missing_errors, tool_errors
@@ -56,7 +49,6 @@ SAFETY_FACTOR = 1.25
 MIN_CHUNK_TOKENS = 256
 NO_PRIOR_HISTORY = "No prior history."
 VERBATIM_PREFIX_INTRO = "The start of this turn, word for word:"
-RULES_CHECKED = 5  # the newest rules of a chunk the summary must list (``rules.stated_rules``)
 
 Source = Literal["model", "fallback", "extension"]
 
@@ -72,9 +64,6 @@ class CompactionResult:
     source: Source = "model"
     estimated_tokens_after: int = 0
     error: str | None = None
-
-
-NOTHING_REPLACED = 1 << 62  # what a summary that replaces nothing is measured against
 
 
 @dataclass(frozen=True)
@@ -122,6 +111,16 @@ def _history(
     replaced = sum(estimate_text_tokens(b) for b in blocks) + estimate_text_tokens(plan.previous_summary or "")
     if not budget.must_shrink:
         replaced = NOTHING_REPLACED
+
+    def serialized(chunk: str, previous: str | None) -> Ask:
+        """How ``chunk`` is asked about: serialized as text, with the summarizer's own system prompt."""
+
+        def ask(strict: bool, problems: Sequence[str]) -> str:
+            text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
+            return ask_serialized(model, text, budget.history_max_tokens, cancel, reasoning)
+
+        return ask
+
     for shrink in (1, 2, 4):
         room = _room(budget, budget.history_max_tokens, fixed, shrink)
         try:
@@ -136,8 +135,8 @@ def _history(
                         "this history."
                     )
                 chunk, rest = take_chunk(rest, limit)
-                summary = _validated(model, chunk, summary, instructions, budget, cancel, reasoning, gate, replaced,
-                                     derived=lambda: derived_sections(plan.messages_to_summarize))
+                summary = gated_summary(chunk, summary, serialized(chunk, summary), replaced=replaced, gate=gate,
+                                        derived=lambda: derived_sections(plan.messages_to_summarize))
             return summary or ""
         except SummarizerOverflow:
             continue  # our estimate was too optimistic for this model: use smaller chunks
@@ -161,90 +160,9 @@ def _history_on_prefix(
                             budget.history_max_tokens)
         return answer(model, request, cancel, reused=True)
 
-    return _validated(model, chunk, plan.previous_summary, instructions, budget, cancel, None, gate,
-                      replaced if budget.must_shrink else NOTHING_REPLACED, ask=ask,
-                      derived=lambda: derived_sections(plan.messages_to_summarize))
-
-
-def _validated(
-    model: ChatModel, chunk: str, previous: str | None, instructions: str | None, budget: SummaryBudget,
-    cancel: CancelToken | None, reasoning: str | None, gate: list[dict[str, Any]] | None = None,
-    replaced: int | None = None, ask: Ask | None = None, derived: Callable[[], Mapping[str, str]] | None = None,
-) -> str:
-    """One chunk's summary that passed the quality gate (``compaction.quality``), asked for at most twice.
-
-    The retry names the first answer's actual problems (the strict reminder only when headings were
-    missing). It can only improve: a retry that loses any exact value of a usable first answer does not
-    replace it; what the retry added to the rules and decisions is merged into the first instead.
-    Missing items of the previous summary are merged back; stated rules the answer lacks are added under
-    Constraints word for word (never asked for again). No usable answer (no headings, placeholders, not
-    smaller than the ``replaced`` history; the size only past ``SHORT_SUMMARY_TOKENS``: a tiny history is
-    left to the no-gain check) raises ``CompactionError``: the model-free fallback. ``gate`` records what
-    the gate did. ``ask``: how it is asked (default: serialized); on a reused prefix a first answer
-    without the headings is ``NotReusable`` (the serialized way follows, not the strict reminder).
-    """
-    def serialized(strict: bool, problems: Sequence[str]) -> str:
-        text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
-        return ask_serialized(model, text, budget.history_max_tokens, cancel, reasoning)
-
-    reused, request = ask is not None, ask or serialized
-    if replaced is None:
-        replaced = estimate_text_tokens(chunk) + estimate_text_tokens(previous or "")
-    must_fit = replaced if replaced > SHORT_SUMMARY_TOKENS else NOTHING_REPLACED
-
-    def hard(text: str) -> list[str]:  # problems that make an answer unusable (the carried items are ours to fix)
-        return gate_problems(text, None, must_fit, estimate_text_tokens(text))
-
-    first = completed_tail(request(False, ()))
-    structured = bool(first) and not missing_headings(first)
-    if reused and not structured:
-        raise NotReusable("the reply lacked the required sections")
-    rules = stated_rules(chunk, RULES_CHECKED)
-    problems = gate_problems(first, previous, replaced, estimate_text_tokens(first)) if structured else []
-    if structured and not problems:
-        return _with_rules(first, rules, replaced, gate)
-    retry = request(not structured, problems)
-    retry_ok = bool(retry) and not missing_headings(retry) and not hard(retry)
-    first_ok = structured and not hard(first)
-    if not first_ok and not retry_ok and derived is not None:
-        # Twice a section left as placeholders: the history's own account of it (as the model-free summary
-        # has it) beats throwing the model's other sections away for the model-free summary.
-        bodies = derived()
-        first_fill = fill_answer(first if structured else "", bodies, hard)
-        retry_fill = fill_answer(retry, bodies, hard)
-        if (first_fill or retry_fill) and gate is not None:
-            gate.append({"action": "filledWithoutModel", "sections": placeholder_sections(
-                first if first_fill else retry)})
-        first, first_ok = first_fill or first, bool(first_fill)
-        retry, retry_ok = retry_fill or retry, bool(retry_fill)
-    if not first_ok and not retry_ok:
-        if not retry or missing_headings(retry):
-            raise CompactionError("The model's summary lacked the required sections twice.")
-        problems = hard(retry)
-        if gate is not None:
-            gate.append({"action": "rejected", "problems": problems})
-        raise CompactionError("The model's summary failed the quality check twice: " + "; ".join(problems) + ".")
-    chosen, record = better_answer(first if first_ok else None, retry if retry_ok else None, replaced)
-    missing = missing_items(previous, chosen)
-    if record["action"] == "retried" and not missing:
-        record["passed"] = True
-    if gate is not None:
-        if record != {"action": "retried"}:  # a retry that only needed its carried items back says just that
-            gate.append(record)
-        if missing:
-            gate.append({"action": "carriedForward", "items": {h: list(v) for h, v in missing.items()}})
-    return _with_rules(merge_back(chosen, missing) if missing else chosen, rules, replaced, gate)
-
-
-def _with_rules(summary: str, rules: list[str], replaced: int, gate: list[dict[str, Any]] | None) -> str:
-    """``summary`` with the ``rules`` it does not list added under Constraints (when it stays smaller than
-    what it replaces); ``gate`` records which."""
-    repaired, added = add_missing_rules(summary, rules)
-    if not added or estimate_text_tokens(repaired) >= replaced:
-        return summary
-    if gate is not None:
-        gate.append({"action": "rulesAdded", "rules": added})
-    return repaired
+    return gated_summary(chunk, plan.previous_summary, ask, replaced=replaced if budget.must_shrink else
+                         NOTHING_REPLACED, reused=True, gate=gate,
+                         derived=lambda: derived_sections(plan.messages_to_summarize))
 
 
 def _turn_prefix(

@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.llm.providers import pi_api
 from pi_compact.messages import Message
+
+if TYPE_CHECKING:
+    from pi_compact.llm.failures import FailureKind
 
 ABORTED_MESSAGE = "Request was aborted"
 
@@ -150,6 +153,10 @@ class Retrying:
     max_attempts: int
     delay_ms: int
     error_message: str
+    kind: FailureKind = "unknown"  # what failed (``llm.failures``): readers choose their words by it, not by the text
+    # The HTTP status the failure reported, if any: adapters report a dropped connection or a throttling
+    # text with different statuses, so two reports of one failure are equal by kind and words alone.
+    status: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ without a key variable, and its own endpoint's host. Every other module asks thi
 provider itself (``tests/project/test_import_layers.py`` checks). Models and providers of pi's
 ``models.json`` come on top of it (``custom_models.py``).
 
-Adding an OpenAI-compatible vendor is one row here, or no code at all: an entry in ``models.json``
-(with ``overflowTexts`` for its own overflow wording) or in the ``models`` settings key.
+Adding an OpenAI-compatible vendor is one row here (``base_url``, ``key_variable``, ``overflow_texts``:
+our own client serves it), or no code at all: an entry in ``models.json`` (with ``overflowTexts`` for its
+own overflow wording) or in the ``models`` settings key.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ class Provider:
     # base URL of the user's, or one of its ``hosts``, or its ``models.json`` ``baseUrl``, go to this URL's
     # ``/responses``; a base URL of the user's elsewhere (a local server) keeps chat completions.
     responses_url: str | None = None
+    # An OpenAI-compatible vendor litellm does not know: its endpoint (served by our own client, with the key
+    # from ``key_variable``) and the words its overflow errors use that ``llm.overflow`` does not know.
+    base_url: str | None = None
+    overflow_texts: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

@@ -68,13 +68,16 @@ def resolve_model(
     """
     name = model_string(model, settings)
     override = model_override(name, settings)
+    # Our settings' own overflow wordings for the model, then its provider row's.
+    own_texts = (*(override.overflow_texts if override else ()),
+                 *providers.by_prefix(providers.prefix_of(name)).overflow_texts)
     window, source = context_window, "flag"
     if not window and override is not None and override.context_window:
         window, source = override.context_window, "settings"
     custom = custom_models.custom_model(name, settings)
     if custom is not None:  # pi's models.json declares it: its values, under a flag's and our settings'
         return custom_models.custom_info(custom, name, window, override.max_tokens if override else None, source,
-                                     override.overflow_texts if override else ())
+                                         own_texts)
     if name == "local":  # the embedded model: its window is the one its runtime is started with
         from pi_compact.llm.local.model import local_info
 
@@ -106,7 +109,7 @@ def resolve_model(
         max_output_tokens=max_output,
         reasoning=reasoning,
         window_source=source,
-        overflow_texts=override.overflow_texts if override else (),
+        overflow_texts=own_texts,
         # OpenAI's reasoning models read the system prompt as a developer message (pi sends that role);
         # sent as "system", litellm turns it into a user message for the o-series.
         system_role="developer" if provider == providers.pi_provider(providers.DIRECT_PREFIX) and reasoning
@@ -142,6 +145,9 @@ def create_model(
         return _custom_model(info, custom, base, api_key, settings)
     given = base  # the user's own base URL: elsewhere than the provider's hosts, it keeps chat completions
     base = base or custom_models.base_url_for(info.provider, settings)
+    row = providers.by_prefix(providers.prefix_of(info.model))
+    if row.base_url is not None:  # a vendor of the table with its own OpenAI-compatible endpoint
+        return _direct_client(info, base or row.base_url, api_key or _row_key(row), settings)
     if info.model == "local":
         return _local_model(info, base, settings, report)
     responses = providers.responses_url(info.provider, given)
@@ -182,6 +188,16 @@ def _custom_model(
 
     return LiteLLMModel(replace(info, model=f"{prefix}/{custom.id}"), api_base=base, api_key=key,
                         retry=settings.retry)
+
+
+def _row_key(row: providers.Provider) -> str | None:
+    """The key of a table vendor, from its variable; never another provider's (OpenAI's would be sent to it)."""
+    if row.key_variable is None:
+        return None
+    key = os.environ.get(row.key_variable)
+    if not key:
+        raise ConfigError(f"Set {row.key_variable} (the API key of provider {row.name}) or pass --api-key.")
+    return key
 
 
 def custom_source(settings: Settings) -> str:

@@ -71,7 +71,7 @@ def stream_reply(
         if report.retryable and not assembler.started and attempt + 1 < max_attempts:
             delay_ms = backoff_delay_ms(attempt, retry)
             attempt += 1
-            yield Retrying(attempt, max_attempts - 1, delay_ms, text)
+            yield Retrying(attempt, max_attempts - 1, delay_ms, text, outcome.kind, outcome.status)
             if cancel.wait(delay_ms / 1000):
                 yield Done(aborted_message(info))
                 return

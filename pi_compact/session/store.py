@@ -1,12 +1,12 @@
-"""SessionStore: the only code that reads or writes session files (pi's JSONL, version 3).
+"""SessionStore: a session's entries in memory and the only code that writes session files (pi's JSONL, v3).
 
-Appends never rewrite existing lines, every write is all or nothing under the session's lock, and a
-bad line is skipped with a warning naming file and line; nothing is written before the first answer.
+Appends never rewrite existing lines, every write is all or nothing under the session's lock, and
+nothing is written before the first answer. Reading a file (bad lines skipped with a warning naming
+file and line, old versions migrated, v3 read lean) is ``reading.py``'s.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Container, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -19,16 +19,15 @@ from pi_compact.paths import ensure_private_dir
 from pi_compact.session.collector import freeze_loaded, gc_paused
 from pi_compact.session.context import SessionContext, build_session_context, index_by_id, path_to
 from pi_compact.session.entries import Entry, ms_to_iso, new_entry_id, new_header
-from pi_compact.session.jsonl import LoadedFile, parse_line, parse_lines
+from pi_compact.session.jsonl import LoadedFile, parse_line
 from pi_compact.session.lazy import EntryIndex, customs_on_path, tail_start
 from pi_compact.session.lock import SessionLock
-from pi_compact.session.migrate import migrate, migration_from
+from pi_compact.session.reading import parse_session_text, read_session_file
 from pi_compact.session.tree import branch_copy
 from pi_compact.session.writes import (
     FileState,
     WriteFailed,
     append_bytes,
-    backup_name,
     current_state,
     ends_turn,
     not_saved,
@@ -40,17 +39,7 @@ from pi_compact.session.writes import (
 __all__ = ["LoadedFile", "SessionStore", "gc_paused", "new_header", "parse_line", "parse_session_text"]
 
 
-def parse_session_text(text: str, name: str = "<session>") -> LoadedFile:
-    """Parse JSONL text: header first, bad lines skipped with a warning, a torn tail ignored."""
-    with gc_paused():
-        return parse_lines(io.BytesIO(text.encode("utf-8", "surrogatepass")), name)
-
-
-# Loading reads the file line by line as bytes (``jsonl.py``): a malformed, non-UTF-8 or wrongly shaped line is
-# skipped and reported with file and line number, a torn last line left by a crash is ignored, and v1/v2 files are
-# migrated in memory. A v3 file is opened lean (``lazy.py``): every line is checked at once, but only the current
-# branch from its last compaction's kept entry on stays parsed in memory; ``branch_tail`` is what the agent reads, and
-# ``entries``, ``by_id`` and ``branch`` read the older entries again on first use.
+# The file is read by ``reading.py``; this is the session in memory and the append API that mirrors it.
 #
 # A live session (``hold``) keeps the lock from opening (or its first write) until ``close``, so that ``compact FILE``
 # or a second session on the same file is refused instead of writing behind its back.
@@ -104,45 +93,14 @@ class SessionStore:
         writer is then refused until ``close``. Without it the lock is taken for each write only.
         """
         lock = _acquire(path) if hold else None
-        try:
-            handle = open(path, "rb")
-        except FileNotFoundError:
-            return cls(path, new_header(cwd, now_ms), [], lock=lock, hold=hold)
-        except OSError as exc:
-            raise SessionError(f"Cannot read session file {path}: {exc.strerror}.") from exc
-        with handle, gc_paused():
-            state = os.fstat(handle.fileno())
-            try:
-                indexed = EntryIndex.read(handle, path)
-                if indexed is None:
-                    handle.seek(0)
-                    loaded = parse_lines(handle, str(path))
-            except OSError as exc:
-                raise SessionError(f"Cannot read session file {path}: {exc.strerror}.") from exc
-        freeze_loaded()
-        if indexed is not None:
-            header, index = indexed
-            return cls(
-                path, header, [], warnings=index.warnings, on_disk=FileState.of(state, index.size),
-                header_on_disk=True, needs_newline=not index.ends_with_newline, lock=lock, hold=hold, index=index,
-            )
-        on_disk = FileState.of(state, loaded.size)
-        if loaded.blank:
-            return cls(path, new_header(cwd, now_ms), [], on_disk=on_disk, needs_rewrite=True, lock=lock, hold=hold)
-        if loaded.header is None:
-            raise SessionError(
-                f"{path} does not start with a pi session header, so it is not a session file; "
-                "pass another file or move it away."
-            )
-        entries, warnings, source = loaded.entries, loaded.warnings, migration_from(loaded.header)
-        if source is not None:
-            migrate(loaded.header, entries)
-            warnings += (f"{path} is a version {source} pi session: it is read as version 3 and rewritten so at the "
-                         f"first save, which first copies the original to {backup_name(path, f'v{source}')}.",)
+        read = read_session_file(path)
+        if read.header is None:  # absent or blank: a new session there
+            return cls(path, new_header(cwd, now_ms), [], on_disk=read.on_disk, needs_rewrite=read.needs_rewrite,
+                       lock=lock, hold=hold)
         return cls(
-            path, loaded.header, entries, warnings=warnings, on_disk=on_disk, header_on_disk=True,
-            needs_rewrite=source is not None, needs_newline=not loaded.ends_with_newline, lock=lock, hold=hold,
-            backup_tag=None if source is None else f"v{source}",
+            path, read.header, read.entries, warnings=read.warnings, on_disk=read.on_disk, header_on_disk=True,
+            needs_rewrite=read.needs_rewrite, needs_newline=read.needs_newline, lock=lock, hold=hold,
+            index=read.index, backup_tag=read.backup_tag,
         )
 
     # ---- reading --------------------------------------------------------------------------------

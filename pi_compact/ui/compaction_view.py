@@ -6,8 +6,7 @@ interpreted as rich markup.
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -17,6 +16,9 @@ from pi_compact.agent.compaction.reasons import CompactionReason, model_answered
 from pi_compact.agent.events import CompactionEnd
 from pi_compact.ui.renderer_text import clean
 from pi_compact.usage import LOCAL_PROVIDER, cost_text, usage_count, usage_tokens
+
+if TYPE_CHECKING:
+    from pi_compact.llm.failures import FailureKind
 
 CANCEL_HINT = "Esc or Ctrl-C to cancel"
 
@@ -31,20 +33,19 @@ def spinner_text(
     return f"{label} {elapsed_s:.0f}s ({CANCEL_HINT})"
 
 
-_STATUS = re.compile(r"^(\d{3})\b")
+# What a retried failure is called on a status line, by its kind; a kind not listed is "an error".
+_CAUSES: dict[str, str] = {"timeout": "a timeout", "connection": "a connection error", "empty_reply": "an empty reply"}
 
 
-def retry_label(attempt: int, max_attempts: int, error_message: str) -> str:
-    """"retrying (2/3) after 500…": which retry this is and what failed, short enough for a status line."""
-    status = _STATUS.match(error_message)
-    if status:
-        cause = status.group(1)
-    elif "timed out" in error_message:
-        cause = "a timeout"
-    elif error_message.startswith("Connection error"):
-        cause = "a connection error"
-    elif error_message.startswith("Empty reply"):
-        cause = "an empty reply"
+def retry_label(attempt: int, max_attempts: int, kind: FailureKind, status: int | None = None) -> str:
+    """"retrying (2/3) after 500…": which retry this is and what failed (chosen by the failure's kind and
+    status, never read from the provider's text), short enough for a status line."""
+    if kind in _CAUSES:
+        cause = _CAUSES[kind]
+    elif kind == "rate_limit":  # whatever status carried it (a 400 with a throttling text): a 429 in effect
+        cause = "429"
+    elif status is not None:
+        cause = str(status)
     else:
         cause = "an error"
     return f"retrying ({attempt}/{max_attempts}) after {cause}…"

@@ -275,7 +275,7 @@ class TerminalRenderer:
             self.print(Text("The reply was cut off at the output token limit.", style="yellow"))
 
     def _on_retry(self, event: Retry) -> None:
-        label = retry_label(event.attempt, event.max_attempts, event.error_message)
+        label = retry_label(event.attempt, event.max_attempts, event.kind, event.status)
         if self._compaction is not None:
             self._compaction_retry = label  # the compaction spinner says it; its end block gives the outcome
             return

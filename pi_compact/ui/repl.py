@@ -22,6 +22,7 @@ from pi_compact.cancel import CancelToken
 from pi_compact.errors import ConfigError, PiCompactError, raise_errors
 from pi_compact.paths import history_file
 from pi_compact.settings.files import LoadedSettings
+from pi_compact.ui.command_table import NAMES, ROWS
 from pi_compact.ui.deferred import AbovePrompt, Relay
 from pi_compact.ui.input import SlashCompleter, make_prompt, open_history, quiet_terminal, take_typeahead
 from pi_compact.ui.mentions import MentionCompleter
@@ -30,10 +31,7 @@ from pi_compact.ui.worker import run_in_worker
 if TYPE_CHECKING:
     from pi_compact.ui.state import ReplState, Runtimes
 
-# Kept in sync with ui.commands.COMMANDS by a test; listed here so completion works before the loader is done.
-COMMAND_NAMES = ("/compact", "/context", "/summary", "/settings", "/autocompact", "/model", "/thinking",
-                 "/session", "/new", "/uncompact", "/pin", "/pins", "/unpin", "/tree", "/fork", "/clone", "/name",
-                 "/resume", "/expand", "/copy", "/export", "/help", "/quit")
+COMMAND_NAMES = NAMES  # completion works before the session (and ui.commands) has loaded
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
 
@@ -233,11 +231,7 @@ class Repl:
     # ---- the loop --------------------------------------------------------------------------------
 
     def _commands(self) -> list[tuple[str, str]]:
-        if self.state is None:
-            return [(name, "") for name in COMMAND_NAMES]
-        from pi_compact.ui.commands import COMMANDS
-
-        return [(command.name, command.help) for command in COMMANDS]
+        return [(row.name, row.help) for row in ROWS]
 
     def _arguments(self, command: str) -> list[str]:
         if self.state is None:

@@ -168,3 +168,14 @@ def test_every_subcommand_of_the_cli_is_left_to_typer() -> None:
     assert names == set(SUBCOMMANDS)
     for name in sorted(names):
         assert split_prompt_words([name, "s.jsonl"]) == ([name, "s.jsonl"], [])
+
+
+def test_the_start_flags_are_the_main_commands_flags() -> None:
+    """typer hands ``start`` one ``StartFlags`` built from the flag table: a flag added there has its field."""
+    from dataclasses import fields
+
+    from pi_compact.cli.flags import MAIN
+    from pi_compact.cli.start import StartFlags
+
+    assert {f.name for f in fields(StartFlags)} == {flag.dest for flag in MAIN} - {"version"}
+    assert StartFlags().mode == next(flag.default for flag in MAIN if flag.dest == "mode")

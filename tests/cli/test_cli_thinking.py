@@ -18,17 +18,14 @@ from scripted_server import Reply, ScriptedServer
 
 from pi_compact.cli.choices import CompactOptions
 from pi_compact.cli.compact import run_compact
-from pi_compact.cli.start import start
+from pi_compact.cli.start import StartFlags, start
 from pi_compact.errors import RAISE_ERRORS_VARIABLE
 from pi_compact.settings import CompactionSettings, RetrySettings, Settings
 
 
 def test_an_unknown_level_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv(RAISE_ERRORS_VARIABLE, raising=False)
-    code = start(prompt="hi", mode="text", model=None, api_base=None, api_key=None, context_window=None, session=None,
-                 continue_recent=False, resume=False, no_session=True, no_auto_compact=False, extension=None,
-                 session_dir=None, approve=None, compaction_model=None, local_model_path=None, trust_project=False,
-                 initial_message=None, thinking="max")
+    code = start(StartFlags(prompt="hi", no_session=True, thinking="max"))
     assert code == 2
     assert capsys.readouterr().err == (
         "pi-compact: --thinking must be one of off, minimal, low, medium, high, xhigh, got 'max'.\n")

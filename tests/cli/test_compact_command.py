@@ -347,20 +347,20 @@ def test_compact_fits_a_keep_that_cannot_fit_the_window_and_compacts(
 def test_compact_command_plans_the_compaction_once(
     scripted_server: ScriptedServer, session: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from pi_compact.agent.compaction import offline
     from pi_compact.agent.compaction import pipeline as compactor
-    from pi_compact.cli import compact_run
     from pi_compact.cli.choices import CompactOptions
     from pi_compact.cli.compact import run_compact
 
     path, before = session
     plans: list[int] = []
-    real = compact_run.prepare_compaction
+    real = offline.prepare_compaction
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         plans.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(compact_run, "prepare_compaction", counted)
+    monkeypatch.setattr(offline, "prepare_compaction", counted)
     monkeypatch.setattr(compactor, "prepare_compaction", counted)
     scripted_server.enqueue(Reply(text=SUMMARY))
     options = CompactOptions(path, model="openai/scripted", api_base=scripted_server.base_url, api_key="test",

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from scripted_server import Reply, ScriptedServer, counted_prompt_tokens
 
+from pi_compact.compaction.prompts import HISTORY_HEADINGS
+
 WINDOW = "20000"
 TEXT = "The ledger module keeps one row per transfer and reconciles them nightly against the bank export. "
 
@@ -38,8 +40,7 @@ def test_the_after_figure_of_compact_is_within_ten_percent_of_the_next_requests_
         scripted_server.enqueue(Reply(text=f"Answer {turn}: " + TEXT * 12, count_tokens=True))
         done = pi(scripted_server, cwd, "-p", f"Question {turn}: " + TEXT * 12, "--session", str(session))
         assert done.returncode == 0, done.stderr
-    summary = "\n".join(f"## {h}\n- the ledger work, turn notes" for h in (
-        "Goal", "Constraints & Preferences", "Progress", "Key Decisions", "Next Steps", "Critical Context"))
+    summary = "\n".join(f"{h}\n- the ledger work, turn notes" for h in HISTORY_HEADINGS)
     scripted_server.enqueue(Reply(text=summary, count_tokens=True))
     done = pi(scripted_server, cwd, "compact", str(session), "--keep-recent-tokens", "300")
     assert done.returncode == 0, done.stdout + done.stderr

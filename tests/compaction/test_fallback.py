@@ -71,6 +71,16 @@ def test_fallback_summary_has_the_six_headings_in_order() -> None:
     assert [line for line in lines if line.startswith("### ")] == list(PROGRESS_SUBHEADINGS)
 
 
+def test_a_heading_added_to_the_prompts_is_written_by_the_fallback_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pi_compact.compaction import fallback
+
+    headings = (*HISTORY_HEADINGS[:-1], "## Open Questions", HISTORY_HEADINGS[-1])
+    monkeypatch.setattr(fallback, "HISTORY_HEADINGS", headings)
+    summary = build()
+    assert [line for line in summary.splitlines() if line.startswith("## ")] == list(headings)
+    assert section(summary, "## Open Questions").startswith("- (not extracted")
+
+
 def test_fallback_goal_is_the_first_user_message() -> None:
     assert section(build(), "## Goal") == (
         "Port the parser to Rust. Keep the public API unchanged. It should be fast."

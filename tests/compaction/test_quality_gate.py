@@ -16,6 +16,7 @@ from builders import (
     compaction_settings,
     run_compaction,
     sized,
+    summary_text,
     user,
     write_session,
 )
@@ -45,12 +46,11 @@ def summary_with(constraints: list[str], decisions: list[str], goal: str = "Ship
     def bullets(items: list[str]) -> str:
         return "\n".join(f"- {i}" for i in items) or "- (none)"
 
-    return (
-        f"## Goal\n{goal}\n\n## Constraints & Preferences\n{bullets(constraints)}\n\n## Progress\n"
-        "### Done\n- [x] wrote the lexer\n\n### In Progress\n- [ ] parser\n\n### Blocked\n- (none)\n\n"
-        f"## Key Decisions\n{bullets(decisions)}\n\n## Next Steps\n1. finish the parser\n\n"
-        "## Critical Context\n- (none)"
-    )
+    return summary_text({
+        "## Goal": goal, "## Constraints & Preferences": bullets(constraints),
+        "## Progress": "### Done\n- [x] wrote the lexer\n\n### In Progress\n- [ ] parser\n\n### Blocked\n- (none)",
+        "## Key Decisions": bullets(decisions), "## Next Steps": "1. finish the parser",
+    })
 
 
 PREVIOUS = summary_with(["Never change the public API", "Use tabs, not spaces"], ["**Hand-written lexer**: speed"])

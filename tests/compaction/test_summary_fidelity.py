@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from builders import assistant, chain, compaction, compaction_settings, sized, user, write_session
+from builders import assistant, chain, compaction, compaction_settings, sized, summary_text, user, write_session
 
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import SessionEvent
@@ -41,12 +41,12 @@ RULE = "Never retry a refund twice"
 
 def summary(constraints: str = "- (none)", context: str = "- burst is 48, window 750 ms; use `--dry-rotate`",
             decisions: str = "- **Token bucket**: refillTokensLocked keeps it lock-free") -> str:
-    return (
-        f"## Goal\nRate-limit the gateway (PAY-1234)\n\n## Constraints & Preferences\n{constraints}\n\n"
-        "## Progress\n### Done\n- [x] wrote src/limiter/bucket.py\n\n### In Progress\n- [ ] tests\n\n"
-        f"### Blocked\n- (none)\n\n## Key Decisions\n{decisions}\n\n## Next Steps\n1. add the tests\n\n"
-        f"## Critical Context\n{context}"
-    )
+    return summary_text({
+        "## Goal": "Rate-limit the gateway (PAY-1234)", "## Constraints & Preferences": constraints,
+        "## Progress": "### Done\n- [x] wrote src/limiter/bucket.py\n\n### In Progress\n- [ ] tests\n\n"
+        "### Blocked\n- (none)",
+        "## Key Decisions": decisions, "## Next Steps": "1. add the tests", "## Critical Context": context,
+    })
 
 
 def _path(tmp_path: Path, previous: str | None = None) -> Path:

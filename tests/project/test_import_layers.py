@@ -316,7 +316,7 @@ def test_the_store_append_check_sees_an_append(tmp_path: Path) -> None:
 
 
 # The compaction core's orchestrated parts: only agent/compaction/ drives them.
-ORCHESTRATED = ("pi_compact.compaction.summarize", "pi_compact.compaction.ahead",
+ORCHESTRATED = ("pi_compact.compaction.summarize", "pi_compact.compaction.gated", "pi_compact.compaction.ahead",
                 "pi_compact.compaction.branch_summary", "pi_compact.compaction.calibration",
                 "pi_compact.compaction.preview")
 

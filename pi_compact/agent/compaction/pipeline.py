@@ -355,7 +355,7 @@ class Compactor:
         return window_hint(info)
 
     def _report_retry(self, retry: Retrying) -> None:
-        self.emit(Retry(retry.attempt, retry.max_attempts, retry.delay_ms, retry.error_message))
+        self.emit(Retry.of(retry))
 
 
 class NoGain(Exception):

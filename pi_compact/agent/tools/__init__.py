@@ -1,10 +1,13 @@
 """The built-in tools a model can call, with pi's names and argument names.
 
-``default_tools()`` returns read, write, edit, bash, ls, grep and find. Run a call through
+``default_tools()`` returns read, write, edit, bash, ls, grep and find; ``session_tools`` adds ``recall``
+on the session's history (what a session offers). Run a call through
 ``run_tool`` (argument check + no exceptions escape) and store its result with ``tool_result_message``.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from pi_compact.agent.tools.base import (
     Tool,
@@ -24,6 +27,10 @@ from pi_compact.agent.tools.ls import LsTool
 from pi_compact.agent.tools.read import ReadTool
 from pi_compact.agent.tools.write import WriteTool
 
+if TYPE_CHECKING:
+    from pi_compact.agent.tools.recall import HistorySource
+    from pi_compact.settings import Settings
+
 __all__ = [
     "BashTool",
     "EditTool",
@@ -40,6 +47,7 @@ __all__ = [
     "precheck",
     "resolve_path",
     "run_tool",
+    "session_tools",
     "tool_result_message",
 ]
 
@@ -47,3 +55,12 @@ __all__ = [
 def default_tools() -> list[Tool]:
     """A fresh list of every built-in tool, in the order pi lists them."""
     return [ReadTool(), WriteTool(), EditTool(), BashTool(), LsTool(), GrepTool(), FindTool()]
+
+
+def session_tools(store: HistorySource, settings: Settings) -> list[Tool]:
+    """The tools a session offers the model: the built-in ones and ``recall`` on the session's history.
+
+    Their definitions go in every request, so the terminal and ``compact FILE`` count the same ones."""
+    from pi_compact.agent.tools.recall import RecallTool
+
+    return [*default_tools(), RecallTool.for_settings(store, settings.compaction)]

@@ -1,4 +1,4 @@
-"""Slash commands: ``COMMANDS`` is the one table of them, in the order ``/help`` lists them.
+"""Slash commands: ``COMMANDS`` are the rows of ``ui.command_table`` with their handlers, in ``/help``'s order.
 
 ``dispatch`` runs one against the ``ReplState``; handlers live by topic in this package's modules, and
 work that talks to the model goes through ``state.run`` so Esc and Ctrl-C cancel it like a turn.
@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib import import_module
 
 from rich.table import Table
 from rich.text import Text
 
 from pi_compact.llm.thinking import LEVELS
-from pi_compact.ui.commands import compaction, config, context, history, output, resume, session, thinking, tree
+from pi_compact.ui.command_table import ALIASES, ROWS
+from pi_compact.ui.commands import config
 from pi_compact.ui.state import Command, Outcome, ReplState, Runner, Runtimes
 
 _COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
@@ -88,6 +90,18 @@ def _quit(state: ReplState, arg: str) -> Outcome:
     return "quit"
 
 
+_OWN = {"help": _help, "quit": _quit}
+
+
+def _handler(address: str) -> Callable[[ReplState, str], Outcome]:
+    """The function a row of the table names (``topic.function``, or one of this module's own)."""
+    topic, _, function = address.rpartition(".")
+    if not topic:
+        return _OWN[function]
+    handler: Callable[[ReplState, str], Outcome] = getattr(import_module(f"{__name__}.{topic}"), function)
+    return handler
+
+
 KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Enter", "send the message"),
     ("Alt-Enter (Esc, Enter) or Ctrl-J", "insert a new line (pasting several lines also works)"),
@@ -106,37 +120,9 @@ PREFIXES_HELP: tuple[tuple[str, str], ...] = (
     ("@path", "attach that file's text to the message (Tab completes the name)"),
 )
 
-COMMANDS: tuple[Command, ...] = (
-    Command("/compact", "[--keep N] [instructions]", "summarize older messages now, optionally with a focus or "
-            "keeping only about N recent tokens", compaction.compact),
-    Command("/context", "", "tokens now, window, threshold, estimator, last usage, breakdown", context.context),
-    Command("/summary", "[--diff]", "show the latest compaction summary in full (--diff: what it added, "
-                                          "changed and dropped)", compaction.summary),
-    Command("/settings", "[reload]", "every effective setting and where it came from; reload re-reads files",
-            config.settings),
-    Command("/autocompact", "on|off", "turn automatic compaction on or off for this session", compaction.autocompact),
-    Command("/model", "[name]", "show the model, or switch (compacts first if the new window needs it)", config.model),
-    Command("/thinking", "[level]", "show the thinking level and the model's levels, or set one", thinking.thinking),
-    Command("/session", "", "the session file, its entries and size", session.session),
-    Command("/new", "", "start a fresh session file", session.new),
-    Command("/uncompact", "[--force]", "undo the latest compaction (the context before it comes back)",
-            history.uncompact),
-    Command("/pin", "[text]", "pin a note (or your last message) that every request carries verbatim", history.pin),
-    Command("/pins", "", "the pinned notes, numbered, with their sizes", history.pins),
-    Command("/unpin", "N", "remove pin N", history.unpin),
-    Command("/tree", "[N [--summary [focus] | --no-summary]]", "the session's branches; move to node N", tree.tree),
-    Command("/fork", "[N]", "start a new session file from user message N", tree.fork),
-    Command("/clone", "", "copy the current branch into a new session file", tree.clone),
-    Command("/name", "[name]", "name the session (or show its name)", tree.name),
-    Command("/resume", "[filter]", "pick another session of this project (newest first, typing filters) and open it",
-            resume.resume),
-    Command("/expand", "", "show the last collapsed tool output in full (also Ctrl-O)", output.expand),
-    Command("/copy", "", "copy the last answer to the clipboard (OSC 52: works over ssh and in tmux)", output.copy),
-    Command("/export", "[file]", "write the session as a self-contained HTML page", output.export),
-    Command("/help", "", "this list", _help),
-    Command("/quit", "", "leave (also Ctrl-D)", _quit),
-)
-BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS} | {"/exit": COMMANDS[-1]}
+COMMANDS: tuple[Command, ...] = tuple(Command(row.name, row.args, row.help, _handler(row.handler)) for row in ROWS)
+BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
+BY_NAME |= {alias: BY_NAME[name] for alias, name in ALIASES.items()}
 
 __all__ = [
     "BY_NAME",
