@@ -290,9 +290,9 @@ def test_harness_on_the_short_transcript_scores_and_keeps_raw_outputs(tmp_path: 
     (result,) = run["results"]
     ours = result["agents"]["ours"]
     assert ours["exit"] == 0 and not ours["fallback"]
-    # The canned summary states 7 facts; the ticket id the user typed and the helper an edit added are put
-    # back without a model (``idsAdded``, ``namesAdded``).
-    assert ours["facts_kept"] == SCRIPTED_KEPT + 2 and ours["facts_total"] == 10
+    # The canned summary states 7 facts; the ticket id the user typed, the helper an edit added and the next
+    # step the user agreed are put back without a model (``idsAdded``, ``namesAdded``, ``nextStepsAdded``).
+    assert ours["facts_kept"] == SCRIPTED_KEPT + 3 and ours["facts_total"] == 10
     assert ours["first_kept_entry_id"] == load_rules(SHORT).cut_entry_id and result["same_cut"]
     assert ours["summarizer_requests"] == 1 and ours["summarizer_prompt_tokens"] > 0
     # The canned summary holds the facts of 3 probes; the other two (the new helper's name and the ticket
@@ -309,10 +309,11 @@ def test_harness_on_the_short_transcript_scores_and_keeps_raw_outputs(tmp_path: 
     assert len(list((raw / "probes").glob("*.txt"))) == 5
     assert [p["tool_calls"] for p in ours["probes"]] == [0] * 5  # the scripted model answers, never calls a tool
     table = (out / "table.md").read_text()
-    # Two more than the canned summary holds: the ticket id and the added helper are put back by construction.
-    assert f"| {SHORT} | {SCRIPTED_KEPT + 2} / 10 |" in table
+    # Three more than the canned summary holds: the ticket id, the added helper and the agreed next step are
+    # put back by construction.
+    assert f"| {SHORT} | {SCRIPTED_KEPT + 3} / 10 |" in table
     assert "| user constraint | 2 / 2 |" in table  # the per-kind table: the canned summary states both rules
-    assert json.loads((out / "results.json").read_text())["results"][0]["agents"]["ours"]["facts_kept"] == 9
+    assert json.loads((out / "results.json").read_text())["results"][0]["agents"]["ours"]["facts_kept"] == 10
 
 
 def test_harness_runs_pi_side_by_side(tmp_path: Path) -> None:
@@ -324,7 +325,8 @@ def test_harness_runs_pi_side_by_side(tmp_path: Path) -> None:
     assert result["same_cut"], "both agents must cut at the same entry"
     for agent in ("ours", "pi"):
         data = result["agents"][agent]
-        # Ours puts the ticket id and the added helper back by construction (issue 33); pi keeps the canned summary.
-        assert data["facts_kept"] == SCRIPTED_KEPT + 2 * (agent == "ours") and data["summarizer_requests"] == 1
+        # Ours puts the ticket id, the added helper and the agreed next step back by construction (issue 33); pi
+        # keeps the canned summary.
+        assert data["facts_kept"] == SCRIPTED_KEPT + 3 * (agent == "ours") and data["summarizer_requests"] == 1
         # pi has no automatic recall: only the summary's facts answer (ours: two more, see above).
         assert data["probes_right"] == _expected_right(SHORT) + 2 * (agent == "ours")
