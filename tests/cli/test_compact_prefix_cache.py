@@ -12,9 +12,10 @@ from cache_harness import SONNET_40K, asks_summary, talk
 from fakes.anthropic_server import FakeAnthropicServer
 
 from pi_compact.agent.session import AgentSession
+from pi_compact.agent.tools import session_tools
 from pi_compact.cli.choices import CompactOptions
 from pi_compact.cli.compact_run import compact_file
-from pi_compact.cli.wiring import session_tools, system_prompt_for
+from pi_compact.cli.wiring import system_prompt_for
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.session.store import SessionStore
 
