@@ -329,11 +329,12 @@ def test_agent_holds_no_compaction_orchestration_outside_agent_compaction() -> N
     assert _described(edges) == []
     top = {name.rsplit(".", 1)[1] for name in module_names(PACKAGE)
            if name.count(".") == 2 and name.startswith("pi_compact.agent.")}
-    assert top == {"approval", "compaction", "events", "extensions", "loop", "opening", "request", "session",
+    assert top == {"approval", "compaction", "events", "extensions", "hooks", "loop", "opening", "request", "session",
                    "system_prompt", "tools"}
 
 
-_RESULT_READERS = ("pi_compact.agent.session", "pi_compact.agent.extensions")  # CompactionResult, a value
+# CompactionResult, a value (``hooks``: an extension's answer may carry one)
+_RESULT_READERS = ("pi_compact.agent.session", "pi_compact.agent.extensions", "pi_compact.agent.hooks")
 
 
 # ---- the shell (cli/) and the ground floor (the package root) ---------------------------------------
