@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from pi_compact.agent.approval import ApprovalGate
+from pi_compact.agent.compaction.coordinator import Compactions
 from pi_compact.agent.compaction.live_context import LiveContext, reply_key
 from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
 from pi_compact.agent.compaction.recall import AutoRecall
-from pi_compact.agent.compaction.triggers import Compactions
 from pi_compact.agent.events import (
     Notice,
     SessionEvent,
