@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pi_compact.agent.compaction.reasons import CompactionReason
-
 if TYPE_CHECKING:  # Literals only: the events stay importable without the compaction package
     from pi_compact.compaction.plan import SkipReason
     from pi_compact.llm.failures import FailureKind
     from pi_compact.llm.protocol import Retrying
+
+# Why a compaction runs; every word said about each reason is in ``agent/compaction/reasons.py``.
+CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
 @dataclass(frozen=True)

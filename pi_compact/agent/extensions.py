@@ -15,8 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, TypeVar
 
-from pi_compact.agent.compaction.navigator import BeforeTreeEvent, TreeDecision
-from pi_compact.agent.compaction.pipeline import BeforeCompactEvent, HookDecision
+from pi_compact.agent.hooks import BeforeCompactEvent, BeforeTreeEvent, HookDecision, TreeDecision
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.project_files import content_hash, read_file
 from pi_compact.session.entries import Entry

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from pi_compact.agent.compaction.prefix_cost import Sent
-from pi_compact.agent.compaction.recall import AutoRecall
 from pi_compact.agent.tools import Tool
 from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.compaction.tokens import Estimator
@@ -21,9 +20,28 @@ from pi_compact.messages import Message, user_text_message
 from pi_compact.session.history import RECALL_TOOL
 from pi_compact.session.pins import Pin, PinTracker, with_pins
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import Settings
+from pi_compact.settings import CompactionSettings, Settings
 
 SENT_KEPT = 64  # chat requests remembered for the prompt cache (a 5-minute cache holds far fewer turns)
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A chat request of this run and when it went out (what ``compaction/prefix_cost.py`` prices)."""
+
+    request: ChatRequest
+    at_ms: int
+
+
+class RecallSource(Protocol):
+    """What automatic recall (``agent/compaction/recall.py``'s ``AutoRecall``) offers the requests: the
+    excerpts for the request after ``live``, recorded in ``store`` first; None when there are none. A seam,
+    so building requests does not reach up into the compaction wing."""
+
+    def attach(
+        self, store: SessionStore, live: Sequence[Message], settings: CompactionSettings, now_ms: int,
+        cleared: Collection[str] = (),
+    ) -> str | None: ...
 
 
 def tool_specs(tools: Sequence[Tool]) -> list[ToolSpec]:
@@ -61,14 +79,14 @@ def request_overhead(system_prompt: str, tools: Sequence[Tool], pins: Sequence[P
 
 class Requests:
     """Puts each turn's request together for one session: its system prompt and tools, the branch's pins
-    (``PinTracker``) and what automatic recall attaches. Holds the store, never the session (the live
-    context keeps ``overhead``; a reference back would keep the session file locked)."""
+    (``PinTracker``) and what automatic recall (``recall``; None: nothing) attaches. Holds the store, never
+    the session (the live context keeps ``overhead``; a reference back would keep the session file locked)."""
 
     def __init__(self, store: SessionStore, system_prompt: str, tools: Sequence[Tool],
-                 now_ms: Callable[[], int]) -> None:
+                 now_ms: Callable[[], int], recall: RecallSource | None = None) -> None:
         self._store, self._system_prompt, self._tools, self._now = store, system_prompt, list(tools), now_ms
         self.pins = PinTracker()  # the pins of the current branch, sent after the system prompt
-        self._recall = AutoRecall()  # compacted originals the next request names, attached to it
+        self._recall = recall  # compacted originals the next request names, attached to it
         self.last: ChatRequest | None = None  # what the last turn sent: a summary may be asked on its prefix
         # This run's latest requests, newest last: what the provider's cache may hold (``prefix_cost``).
         self.sent: deque[Sent] = deque(maxlen=SENT_KEPT)
@@ -82,7 +100,8 @@ class Requests:
         """The request after ``messages`` (as sent: ``cleared`` are the entry ids of the tool results they
         carry as stubs); automatic recall, if it attaches anything, records it first. ``cut``: the planned
         compaction cut, marked for the prompt cache."""
-        recalled = self._recall.attach(self._store, messages, settings.compaction, self._now(), cleared)
+        recalled = None if self._recall is None else self._recall.attach(
+            self._store, messages, settings.compaction, self._now(), cleared)
         self.last = self._build(messages, settings, thinking, recalled, cut)
         self.sent.append(Sent(self.last, self._now()))
         self.sent_any = True
@@ -117,4 +136,4 @@ def failed_reply(error: str, now_ms: int) -> dict[str, Any]:
     }
 
 
-__all__ = ["Requests", "build_request", "failed_reply", "request_overhead"]
+__all__ = ["RecallSource", "Requests", "Sent", "build_request", "failed_reply", "request_overhead"]

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from pi_compact.agent.approval import ApprovalGate
+from pi_compact.agent.compaction.coordinator import Compactions
 from pi_compact.agent.compaction.live_context import LiveContext, reply_key
 from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
 from pi_compact.agent.compaction.reasons import CompactionReason
-from pi_compact.agent.compaction.triggers import Compactions
+from pi_compact.agent.compaction.recall import AutoRecall
 from pi_compact.agent.events import (
     Notice,
     SessionEvent,
@@ -67,7 +68,7 @@ class AgentSession:
         self._system_prompt, self._emit, self._now = system_prompt, emit, now_ms
         self._settings = settings
         self._context = LiveContext(store, settings.compaction.token_estimator)
-        self._requests = Requests(store, system_prompt, tools, now_ms)
+        self._requests = Requests(store, system_prompt, tools, now_ms, recall=AutoRecall())
         self._context.overhead = self._requests.overhead  # an estimated size counts what every request carries
         self._compactions = Compactions(store, self._context, self._requests, emit, hooks=hooks, now_ms=now_ms,
                                         system_prompt=system_prompt, enabled=auto_compact,

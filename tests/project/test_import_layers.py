@@ -329,11 +329,48 @@ def test_agent_holds_no_compaction_orchestration_outside_agent_compaction() -> N
     assert _described(edges) == []
     top = {name.rsplit(".", 1)[1] for name in module_names(PACKAGE)
            if name.count(".") == 2 and name.startswith("pi_compact.agent.")}
-    assert top == {"approval", "compaction", "events", "extensions", "loop", "opening", "request", "session",
+    assert top == {"approval", "compaction", "events", "extensions", "hooks", "loop", "opening", "request", "session",
                    "system_prompt", "tools"}
 
 
-_RESULT_READERS = ("pi_compact.agent.session", "pi_compact.agent.extensions")  # CompactionResult, a value
+# CompactionResult, a value (``hooks``: an extension's answer may carry one)
+_RESULT_READERS = ("pi_compact.agent.session", "pi_compact.agent.extensions", "pi_compact.agent.hooks")
+
+
+# ---- inside the agent: the compaction wing sits on top of the base modules (issue 31) ---------------
+
+
+def arrows_back_up(edges: Iterable[Edge], agent: str = "pi_compact.agent") -> list[str]:
+    """Imports from a module of ``agent`` outside its ``compaction`` wing (``tools/`` included) into the
+    wing, lazy and ``TYPE_CHECKING`` ones too; ``session``, the facade that wires the wing in, may."""
+    wing, facade = f"{agent}.compaction", f"{agent}.session"
+    return _described(edge for edge in edges if _within(edge.source, agent) and not _within(edge.source, wing)
+                      and edge.source != facade and _within(edge.target, wing))
+
+
+def test_no_arrow_back_up_inside_agent() -> None:
+    assert arrows_back_up(import_graph(PACKAGE)) == []
+
+
+def test_the_arrow_check_sees_lazy_and_type_checking_imports_of_the_wing(tmp_path: Path) -> None:
+    files = {
+        "__init__.py": "",
+        "agent/__init__.py": "",
+        "agent/events.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                            "    from toy.agent.compaction import wing\n"),
+        "agent/session.py": "from toy.agent.compaction.wing import run  # the facade wires the wing in\n",
+        "agent/tools/__init__.py": "",
+        "agent/tools/read.py": "def f():\n    from ..compaction import wing  # lazy\n",
+        "agent/compaction/__init__.py": "",
+        "agent/compaction/wing.py": "from toy.agent.events import Start  # down: allowed\n",
+    }
+    for name, text in files.items():
+        (tmp_path / "toy" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "toy" / name).write_text(text)
+    assert arrows_back_up(import_graph(tmp_path / "toy"), "toy.agent") == [
+        "toy.agent.events imports toy.agent.compaction.wing (line 3)",
+        "toy.agent.tools.read imports toy.agent.compaction.wing (line 2)",
+    ]
 
 
 # ---- the shell (cli/) and the ground floor (the package root) ---------------------------------------

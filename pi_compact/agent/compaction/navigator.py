@@ -16,12 +16,13 @@ that nothing written after the compaction would be dropped (``force`` overrides 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from pi_compact import clock
 from pi_compact.agent.compaction.summarizer import Summarizer, choose
 from pi_compact.agent.events import SessionEvent, TreeEnd, TreeOutcome, TreeStart, UncompactOutcome
+from pi_compact.agent.hooks import BeforeTreeEvent, TreeDecision
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.branch_summary import BranchSummary, summarize_branch
 from pi_compact.compaction.budgets import Budgets
@@ -44,32 +45,6 @@ from pi_compact.session.tree import (
     uncompact_fields,
 )
 from pi_compact.settings import Settings
-
-
-@dataclass(frozen=True)
-class BeforeTreeEvent:
-    """What a ``session_before_tree`` hook sees (pi's TreePreparation)."""
-
-    target_id: str
-    old_leaf_id: str | None
-    common_ancestor_id: str | None
-    entries_to_summarize: list[Entry] = field(hash=False)
-    user_wants_summary: bool = False
-    instructions: str | None = None
-    replace_instructions: bool = False
-    cancel: CancelToken | None = None
-
-
-@dataclass(frozen=True)
-class TreeDecision:
-    """A hook's answer: cancel, supply the summary (used only if one was asked for), or change the
-    instructions (None keeps them)."""
-
-    cancel: bool = False
-    summary: str | None = None
-    details: dict[str, Any] | None = None
-    instructions: str | None = None
-    replace_instructions: bool | None = None
 
 
 @runtime_checkable

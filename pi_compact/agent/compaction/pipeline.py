@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.compaction.guard import LoopGuard, top_consumers, window_hint
-from pi_compact.agent.compaction.prefix_cost import Choice, Sent, choose, held_prefixes
+from pi_compact.agent.compaction.prefix_cost import Choice, choose, held_prefixes
 from pi_compact.agent.compaction.reasons import (
     SKIP_TEXT,
     CompactionReason,
@@ -24,6 +24,8 @@ from pi_compact.agent.compaction.reasons import (
 )
 from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
 from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
+from pi_compact.agent.hooks import BeforeCompactEvent, HookDecision
+from pi_compact.agent.request import Sent
 from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
@@ -40,25 +42,6 @@ from pi_compact.session.entries import Entry
 from pi_compact.session.history import RECALL_TOOL
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
-
-
-@dataclass(frozen=True)
-class BeforeCompactEvent:
-    """What a ``session_before_compact`` hook sees."""
-
-    reason: CompactionReason
-    plan: CompactionPlan
-    branch_entries: list[Entry] = field(hash=False)
-    instructions: str | None
-    cancel: CancelToken
-
-
-@dataclass(frozen=True)
-class HookDecision:
-    """A hook's answer: cancel the compaction, or supply the result itself."""
-
-    cancel: bool = False
-    result: CompactionResult | None = None
 
 
 @dataclass(frozen=True)

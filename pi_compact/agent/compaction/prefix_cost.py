@@ -23,24 +23,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.agent.request import Sent
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.reuse import PrefixShape, prompt_sizes
 from pi_compact.llm.params import CachePrices
-from pi_compact.llm.protocol import ChatRequest, ModelInfo
+from pi_compact.llm.protocol import ModelInfo
 from pi_compact.messages import Message
 from pi_compact.settings import CompactionSettings
 
 # An entry this close to the end of its lifetime is not counted on: the summary request may come later.
 LIFETIME_MARGIN_MS = 15_000
 _USAGE_KEYS = ("input", "cacheRead", "cacheWrite")
-
-
-@dataclass(frozen=True)
-class Sent:
-    """A chat request of this run and when it went out."""
-
-    request: ChatRequest
-    at_ms: int
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+
+from pi_compact.agent.events import CompactionReason
 
 if TYPE_CHECKING:  # a Literal only: the events (and the terminal) stay importable without the planner
     from pi_compact.compaction.plan import SkipReason
 
-CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
 @dataclass(frozen=True)
