@@ -22,8 +22,11 @@ import hashlib
 import hmac
 import json
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import pytest
 
 from .http_fake import Exchange, ScriptedFake
 from .responses_checks import OpenAIError, check_request, estimate_tokens
@@ -154,3 +157,15 @@ class FakeResponsesServer(ScriptedFake[ResponsesReply, RecordedRequest]):
         shared = -(-len(json.dumps(items[:same], ensure_ascii=False)) // 4)
         shared = min(shared, tokens)
         return 0 if shared < _CACHE_MIN else shared - (shared - _CACHE_MIN) % _CACHE_STEP
+
+
+@pytest.fixture(name="server")
+def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeResponsesServer]:
+    """A started fake with a key in the environment and the direct client's path (tests import it as ``server``)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    monkeypatch.delenv("PI_COMPACT_MODEL_PATH", raising=False)
+    fake = FakeResponsesServer().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()

@@ -5,11 +5,10 @@ takes. Every request goes to the validating fake server (``fakes/responses_serve
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from fakes.responses_reply import Message, ResponsesReply, call_reply, error_reply, text_reply
-from fakes.responses_server import FakeResponsesServer
+from fakes.responses_server import FakeResponsesServer, openai_server  # noqa: F401 (the ``server`` fixture)
 from responses_harness import ask, calls_of, openai_model, openai_settings, tool_result, user
 
 from pi_compact.errors import AuthError
@@ -23,17 +22,6 @@ from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.llm.thinking import clamp_level, supported_levels
 from pi_compact.settings import Settings
 from pi_compact.settings.pi_models import parse_pi_models
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeResponsesServer]:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
-    monkeypatch.delenv("PI_COMPACT_MODEL_PATH", raising=False)
-    fake = FakeResponsesServer().start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
 
 
 def test_an_openai_model_without_a_base_url_goes_to_openais_responses_endpoint() -> None:

@@ -6,29 +6,17 @@ scripted server does)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fakes.http_client import post
 from fakes.responses_reply import call_reply, text_reply
-from fakes.responses_server import FakeResponsesServer
+from fakes.responses_server import FakeResponsesServer, openai_server  # noqa: F401 (the ``server`` fixture)
 from model_paths import chat_model
 from responses_harness import SYSTEM, ask, openai_model, user
 from scripted_server import Reply, ScriptedServer, tool_id_refusal
 
 from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeResponsesServer]:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
-    monkeypatch.delenv("PI_COMPACT_MODEL_PATH", raising=False)
-    fake = FakeResponsesServer().start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
 
 
 def pi_session(server: FakeResponsesServer) -> list[dict[str, Any]]:

@@ -5,14 +5,13 @@ entries pi writes; pi 0.73.1 (when installed) continues our session and we conti
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fakes.pi_probe import pi_installed, run_pi
 from fakes.responses_reply import call_reply, text_reply
-from fakes.responses_server import FakeResponsesServer
+from fakes.responses_server import FakeResponsesServer, openai_server  # noqa: F401 (the ``server`` fixture)
 from responses_harness import openai_settings
 
 from pi_compact.cli.wiring import build_runtime
@@ -21,16 +20,6 @@ from pi_compact.options import AppOptions
 CALLS = 10
 needs_pi = pytest.mark.skipif(not pi_installed(), reason="pi 0.73.1 is not installed in node_modules")
 
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeResponsesServer]:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
-    monkeypatch.delenv("PI_COMPACT_MODEL_PATH", raising=False)
-    fake = FakeResponsesServer().start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
 
 
 def files(cwd: Path, count: int) -> None:

@@ -128,17 +128,21 @@ class OpenAICompatModel(ChatModel):
 
     def _open(self, data: bytes, messages: list[dict[str, Any]], headers: Mapping[str, str]) -> Chunks:
         """Send the request; the chunks of the answer (a refused request raises its ``Failure``)."""
-        url = self._url()
-        try:
-            # One event may carry a whole reply (JSON escapes can double it); no line may grow without end.
-            stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context(),
-                                       max_event_bytes=2 * self._retry.max_reply_bytes + 65536)
-        except HttpStatusError as error:
-            raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
+        stream = self._stream(data, headers)
         if not self._prompt_progress:
             return Chunks(stream, ChunkReader(self._info.model_id, messages, self._estimate_usage))
         reader = ChunkReader(self._info.model_id, messages, self._estimate_usage, on_progress=self._read)
         return Chunks(stream, reader, lambda: setattr(self, "_reading", None))
+
+    def _stream(self, data: bytes, headers: Mapping[str, str]) -> EventStream:
+        """POST ``data`` to this model's URL and return its event stream; a refusal raises its ``Failure``."""
+        url = self._url()
+        try:
+            # One event may carry a whole reply (JSON escapes can double it); no line may grow without end.
+            return open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context(),
+                                     max_event_bytes=2 * self._retry.max_reply_bytes + 65536)
+        except HttpStatusError as error:
+            raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self._api_base.startswith("https:"):

@@ -24,10 +24,8 @@ from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
 from pi_compact.llm import model_map, providers
 from pi_compact.llm.convert import Target
-from pi_compact.llm.failures import FailureRaised
-from pi_compact.llm.http_sse import HttpStatusError, open_event_stream
 from pi_compact.llm.openai.client import PLACEHOLDER_KEY, Chunks, OpenAICompatModel
-from pi_compact.llm.openai.failures import failure_of, status_failure
+from pi_compact.llm.openai.failures import failure_of
 from pi_compact.llm.openai.responses_events import ResponsesReader
 from pi_compact.llm.openai.responses_input import to_input, to_tools
 from pi_compact.llm.params import cache_retention, plan_request
@@ -82,13 +80,7 @@ class ResponsesModel(OpenAICompatModel):
         return PLACEHOLDER_KEY  # a server of the user's own may need none
 
     def _open_responses(self, data: bytes, headers: Mapping[str, str]) -> Chunks:
-        url = self._url()
-        try:
-            stream = open_event_stream(url, data, headers, self._timeout_s(), self._ssl_context(),
-                                       max_event_bytes=2 * self._retry.max_reply_bytes + 65536)
-        except HttpStatusError as error:
-            raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
-        return Chunks(stream, ResponsesReader())
+        return Chunks(self._stream(data, headers), ResponsesReader())
 
 
 def request_body(info: ModelInfo, request: ChatRequest, api_base: str | None) -> dict[str, Any]:
