@@ -307,8 +307,8 @@ def settings_table(
     """Every effective setting, its value and where it came from (default, a settings file, a CLI flag)."""
     table = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
     table.add_column("setting", no_wrap=True)
-    table.add_column("value")
-    table.add_column("source")
+    table.add_column("value", overflow="fold")
+    table.add_column("source", overflow="fold")  # a long path wraps whole, never cut to "…"
     fitted = _fitted_values(session)
     for key, value, source in describe(loaded):
         if key in fitted:  # the budget in force is not the one configured: show it, and what was configured

@@ -119,10 +119,19 @@ def test_settings_show_values_with_their_source_files(terminal: Terminal) -> Non
     start = terminal.mark()
     terminal.type("/settings")
     screen = terminal.wait_prompt(since=start)
-    rows = {line.split()[0]: line.split()[1:] for line in screen.splitlines() if line.strip()}
+    # A source path longer than its column wraps onto the next line, whole: join such lines back first.
+    lines = [line for line in screen.splitlines() if line.strip()]
+    joined: list[str] = []
+    for line in lines:
+        if joined and line.startswith(" " * 20):
+            joined[-1] = joined[-1].rstrip() + line.strip()
+        else:
+            joined.append(line)
+    rows = {line.split()[0]: line.split()[1:] for line in joined}
     project_file = str(terminal.project / ".pi" / "settings.json")
     assert rows["compaction.keepRecentTokens"] == ["100", project_file]
     assert rows["compaction.reserveTokens"] == ["1000", project_file]
+    assert "…" not in "".join(joined[:40])  # no value or path is cut
     assert rows["retry.maxRetries"] == ["3", "default"]
     assert "4,000              CLI flag --context-window" in screen
 
