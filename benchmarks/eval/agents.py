@@ -35,6 +35,9 @@ PROBE_SUFFIX = "Answer from this session's history; do not run commands or read 
 # for both, and the compaction alone is timed.
 WARM_QUESTION = "Before we go on: in one sentence, what are we working on right now?"
 REUSE_MODES = {"ours-prefix": "always", "ours-serialized": "never"}
+# ``ours-base``: pi-compact from another checkout (``--baseline-root``), compaction only, timed between the
+# other agents on each transcript so "no slower than before" is measured under the same load.
+BASELINE = "ours-base"
 DRIVER = Path(__file__).resolve().parent / "turn_then_compact.py"
 PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
 SETTINGS: dict[str, Any] = {
@@ -101,7 +104,7 @@ class Agent:
     """One agent (``ours`` or ``pi``) set up in ``scratch`` for ``target`` behind ``proxy_url``."""
 
     def __init__(self, name: str, scratch: Path, target: Target, proxy_url: str, timeout_s: float,
-                 pi: Path | None = None) -> None:
+                 pi: Path | None = None, root: Path = ROOT) -> None:
         self.name, self.target, self.timeout_s = name, target, timeout_s
         self.probe_timeout_s = timeout_s
         home = scratch / "home"
@@ -120,7 +123,7 @@ class Agent:
                 and not k.endswith(("_API_KEY", "_TOKEN"))}
         self.env = {**keep, "HOME": str(home), "PI_CODING_AGENT_DIR": str(agent_dir)}
         if name.startswith("ours"):
-            self.env |= {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1",
+            self.env |= {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1",
                          "PI_COMPACT_CACHE_DIR": str(home / "cache"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                          "LITELLM_OFFLINE_MODE": "true"}
             self.base = [sys.executable, "-m", "pi_compact"]
@@ -160,7 +163,7 @@ class Agent:
     def compact(self, session: Path) -> Ran:
         if self.name in REUSE_MODES:
             return self._turn_then_compact(session)
-        if self.name == "ours":
+        if self.name in ("ours", BASELINE):
             return self._run([*self.base, "compact", str(session), *self.model_flags])
         return self._rpc_compact(session)
 

@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import wide  # noqa: E402
-from agents import REUSE_MODES, Agent, last_compaction, line_count, pi_cli, prepare_session, tool_calls_after  # noqa: E402
+from agents import BASELINE, REUSE_MODES, Agent, last_compaction, line_count, pi_cli, prepare_session, tool_calls_after  # noqa: E402
 from proxy import Exchange, RecordingProxy  # noqa: E402
 from report import kind_table, notes, table  # noqa: E402
 from scoring import Rules, available, facts_kept, facts_kept_whole, load_rules, probe_right  # noqa: E402
@@ -60,11 +60,14 @@ def _prompt_tokens(exchanges: list[Exchange]) -> int | None:
 
 
 def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, out: Path,
-              timeout_s: float, pi: Path | None, probe_timeout_s: float = 900.0) -> dict[str, Any]:
-    """Compact one transcript with one agent, then ask every probe; returns the scores and raw paths."""
+              timeout_s: float, pi: Path | None, probe_timeout_s: float = 900.0,
+              baseline_root: Path | None = None) -> dict[str, Any]:
+    """Compact one transcript with one agent, then ask every probe (the baseline agent is timed on its
+    compaction alone); returns the scores and raw paths."""
     scratch = out / rules.name / name
     scratch.mkdir(parents=True, exist_ok=True)
-    agent = Agent(name, scratch, target, proxy.base_url, timeout_s, pi)
+    root = baseline_root if name == BASELINE and baseline_root is not None else ROOT
+    agent = Agent(name, scratch, target, proxy.base_url, timeout_s, pi, root)
     agent.probe_timeout_s = probe_timeout_s
     try:
         return _compact_and_ask(agent, rules, proxy, scratch)
@@ -102,6 +105,9 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
     probes_dir = scratch / "probes"
     probes_dir.mkdir(exist_ok=True)
     result["probes_total"] = len(rules.probes)
+    if name == BASELINE:
+        result["probes_skipped"] = "the baseline is timed on its compaction only"
+        return result
     if not entry:  # asking the uncompacted session would measure something else
         result["probes_right"] = 0
         result["probes_skipped"] = "no compaction entry was written"
@@ -138,6 +144,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--agents", default="ours,pi",
                         help="ours,pi (pi is skipped when not installed); ours-prefix,ours-serialized: a chat turn "
                              "first, then the compaction on its prefix or serialized (issue 24)")
+    parser.add_argument("--baseline-root", type=Path,
+                        help=f"another pi-compact checkout: adds the agent {BASELINE}, compacted with that code "
+                             "after the others on each transcript and timed, with no probes")
     parser.add_argument("--pi-cli", help="pi's dist/cli.js (default: $PI_CLI or node_modules/ here)")
     parser.add_argument("--results", type=Path, help="results directory (default benchmarks/.cache/eval/<time>)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a compaction may take")
@@ -159,6 +168,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raise SystemExit(f"unknown transcripts: {', '.join(sorted(unknown))} (have: {', '.join(available())})")
     pi = pi_cli(args.pi_cli)
     agents = [a for a in args.agents.split(",") if a in ("ours", *REUSE_MODES) or (a == "pi" and pi is not None)]
+    if args.baseline_root is not None:
+        agents.append(BASELINE)
     skipped = "pi is not installed (pass --pi-cli)" if "pi" in args.agents and pi is None else None
     out = (args.results or ROOT / "benchmarks" / ".cache" / "eval" / time.strftime("%Y%m%d-%H%M%S")).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -182,7 +193,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for agent in agents:
                 print(f"{name}: {agent}…", file=sys.stderr, flush=True)
                 result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
-                                                       args.probe_timeout)
+                                                       args.probe_timeout, args.baseline_root)
             cuts = {data["first_kept_entry_id"] for data in result["agents"].values()}
             result["same_cut"] = len(cuts) == 1 and rules.cut_entry_id in cuts
             results.append(result)

@@ -27,7 +27,7 @@ import wide  # noqa: E402
 from agents import pi_cli, tool_calls_after  # noqa: E402
 from report import kind_table  # noqa: E402
 from scoring import available, facts_kept, facts_kept_whole, load_rules, probe_right, without_file_lists  # noqa: E402
-from targets import SCRIPTED_KEPT, canned_summary  # noqa: E402
+from targets import ROOT, SCRIPTED_KEPT, canned_summary  # noqa: E402
 
 from pi_compact.session.store import SessionStore, parse_session_text  # noqa: E402
 
@@ -314,6 +314,29 @@ def test_harness_on_the_short_transcript_scores_and_keeps_raw_outputs(tmp_path: 
     assert f"| {SHORT} | {SCRIPTED_KEPT + 3} / 10 |" in table
     assert "| user constraint | 2 / 2 |" in table  # the per-kind table: the canned summary states both rules
     assert json.loads((out / "results.json").read_text())["results"][0]["agents"]["ours"]["facts_kept"] == 10
+
+
+def test_the_baseline_agent_compacts_with_the_other_checkout_and_asks_no_probe(tmp_path: Path) -> None:
+    # A copy of this checkout whose summarizer prompt carries a marker stands in for an older tree.
+    old = tmp_path / "old"
+    shutil.copytree(ROOT / "pi_compact", old / "pi_compact", ignore=shutil.ignore_patterns("__pycache__"))
+    prompts = old / "pi_compact" / "compaction" / "prompts.py"
+    text = prompts.read_text()
+    assert "The text in <conversation> tags above is a coding session" in text
+    prompts.write_text(text.replace("The text in <conversation> tags above is a coding session",
+                                    "BASELINE-TREE The text in <conversation> tags above is a coding session", 1))
+    argv = ["--target", "scripted", "--transcripts", SHORT, "--agents", "ours", "--results", str(tmp_path / "out"),
+            "--baseline-root", str(old)]
+    run = run_eval.main(argv)
+    (result,) = run["results"]
+    assert list(result["agents"]) == ["ours", "ours-base"]
+    base = result["agents"]["ours-base"]
+    assert base["exit"] == 0 and base["summarizer_requests"] == 1 and base["compaction_s"] > 0
+    assert base["probes"] == [] and base["probes_skipped"].startswith("the baseline is timed")
+    assert result["same_cut"]
+    out = Path(run["dir"]) / SHORT
+    assert "BASELINE-TREE" in (out / "ours-base" / "requests.jsonl").read_text()
+    assert "BASELINE-TREE" not in (out / "ours" / "requests.jsonl").read_text()
 
 
 def test_harness_runs_pi_side_by_side(tmp_path: Path) -> None:
