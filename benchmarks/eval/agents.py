@@ -38,6 +38,11 @@ REUSE_MODES = {"ours-prefix": "always", "ours-serialized": "never"}
 # ``ours-base``: pi-compact from another checkout (``--baseline-root``), compaction only, timed between the
 # other agents on each transcript so "no slower than before" is measured under the same load.
 BASELINE = "ours-base"
+# ``ours-reads`` / ``ours-reads-off`` (issue 32): instead of ``compact FILE``, a live loop of file reads on the
+# transcript's session (``read_loop.py``) with tool-result clearing on / off; then the same probes.
+READ_LOOPS = {"ours-reads": True, "ours-reads-off": False}
+READ_LOOP_FILES = 12
+READ_DRIVER = Path(__file__).resolve().parent / "read_loop.py"
 DRIVER = Path(__file__).resolve().parent / "turn_then_compact.py"
 PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
 SETTINGS: dict[str, Any] = {
@@ -115,6 +120,8 @@ class Agent:
         settings = json.loads(json.dumps(SETTINGS))
         if name in REUSE_MODES:
             settings["compaction"]["reusePrefix"] = REUSE_MODES[name]
+        if name in READ_LOOPS:
+            settings["compaction"]["clearToolResults"] = {"enabled": READ_LOOPS[name]}
         if name.startswith("ours"):
             settings["models"] = {target.ours: {"contextWindow": target.window, "maxTokens": target.max_tokens}}
         (agent_dir / "settings.json").write_text(json.dumps(settings, indent=1), encoding="utf-8")
@@ -163,6 +170,9 @@ class Agent:
     def compact(self, session: Path) -> Ran:
         if self.name in REUSE_MODES:
             return self._turn_then_compact(session)
+        if self.name in READ_LOOPS:
+            return self._run([sys.executable, str(READ_DRIVER), str(session), "--files", str(READ_LOOP_FILES),
+                              *self.model_flags])
         if self.name in ("ours", BASELINE):
             return self._run([*self.base, "compact", str(session), *self.model_flags])
         return self._rpc_compact(session)

@@ -16,6 +16,12 @@ home and sessions, ``summary.md``, the compaction entry, the command outputs, ev
 reply, usage and server timings (``requests.jsonl``), each probe's answer, ``results.json`` and
 ``table.md`` (the per-transcript table, the per-kind table of ``report.kind_table`` and the notes).
 Each probe records the tool calls its answer made, counted in the session copy it was asked on.
+
+Two more measurements use the same transcripts and probes. ``--baseline-root DIR`` adds ``ours-base``:
+the pi-compact code in DIR compacts each transcript right after the other agents, timed and scored, with no
+probes (compaction time against an earlier tree under the same load). ``--agents ours-reads,ours-reads-off``
+continues each transcript live with a loop of twelve file reads (``read_loop.py``), tool-result clearing on /
+off, records the compactions and clearings it made, and asks the probes on what that left.
 """
 
 from __future__ import annotations
@@ -31,7 +37,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import wide  # noqa: E402
-from agents import BASELINE, REUSE_MODES, Agent, last_compaction, line_count, pi_cli, prepare_session, tool_calls_after  # noqa: E402
+from agents import (  # noqa: E402
+    BASELINE,
+    READ_LOOPS,
+    REUSE_MODES,
+    Agent,
+    last_compaction,
+    line_count,
+    pi_cli,
+    prepare_session,
+    tool_calls_after,
+)
 from proxy import Exchange, RecordingProxy  # noqa: E402
 from report import kind_table, notes, table  # noqa: E402
 from scoring import Rules, available, facts_kept, facts_kept_whole, load_rules, probe_right  # noqa: E402
@@ -48,6 +64,14 @@ def _write_exchanges(path: Path, exchanges: list[Exchange]) -> None:
     with path.open("a", encoding="utf-8") as out:
         for exchange in exchanges:
             out.write(json.dumps(exchange.to_json(), ensure_ascii=False) + "\n")
+
+
+def _last_json(stdout: str) -> dict[str, Any]:
+    try:
+        value = json.loads(stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _prompt_tokens(exchanges: list[Exchange]) -> int | None:
@@ -105,10 +129,14 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
     probes_dir = scratch / "probes"
     probes_dir.mkdir(exist_ok=True)
     result["probes_total"] = len(rules.probes)
+    if name in READ_LOOPS:  # the loop's own count; a run that only cleared has no compaction to time
+        loop = _last_json(ran.stdout)
+        result["read_loop"] = loop
+        result["compaction_s"] = loop.get("compact_s", result["compaction_s"])
     if name == BASELINE:
         result["probes_skipped"] = "the baseline is timed on its compaction only"
         return result
-    if not entry:  # asking the uncompacted session would measure something else
+    if not entry and name not in READ_LOOPS:  # asking the uncompacted session would measure something else
         result["probes_right"] = 0
         result["probes_skipped"] = "no compaction entry was written"
         return result
@@ -142,7 +170,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--transcripts", nargs="+",
                         help=f"names in data/, or first, wide, all (default: wide = {' '.join(WIDE)})")
     parser.add_argument("--agents", default="ours,pi",
-                        help="ours,pi (pi is skipped when not installed); ours-prefix,ours-serialized: a chat turn "
+                        help="ours,pi (pi is skipped when not installed); ours-reads,ours-reads-off: a live loop of "
+                             "file reads with tool-result clearing on / off instead of compact FILE, then the probes; "
+                             "ours-prefix,ours-serialized: a chat turn "
                              "first, then the compaction on its prefix or serialized (issue 24)")
     parser.add_argument("--baseline-root", type=Path,
                         help=f"another pi-compact checkout: adds the agent {BASELINE}, compacted with that code "
@@ -167,7 +197,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if unknown:
         raise SystemExit(f"unknown transcripts: {', '.join(sorted(unknown))} (have: {', '.join(available())})")
     pi = pi_cli(args.pi_cli)
-    agents = [a for a in args.agents.split(",") if a in ("ours", *REUSE_MODES) or (a == "pi" and pi is not None)]
+    agents = [a for a in args.agents.split(",")
+              if a in ("ours", *REUSE_MODES, *READ_LOOPS) or (a == "pi" and pi is not None)]
     if args.baseline_root is not None:
         agents.append(BASELINE)
     skipped = "pi is not installed (pass --pi-cli)" if "pi" in args.agents and pi is None else None

@@ -24,6 +24,7 @@ from scoring import Rules
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTED_KEPT = 7  # facts the canned summary states (the first seven of the transcript's list)
 UNKNOWN = "I do not know."
+READ_PROMPT = re.compile(r"^Read (\S+) and say in one sentence what it is for\.", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,10 @@ class ScriptedTarget:
 
     def __init__(self) -> None:
         sys.path.insert(0, str(ROOT / "tests"))
-        from scripted_server import Reply, ScriptedServer
+        from scripted_server import Reply, ScriptedServer, ToolCallReply
 
         self._reply = Reply
+        self._call = ToolCallReply
         self.current: Rules | None = None
         self.server = ScriptedServer()
         self.server.route = self._route
@@ -90,6 +92,14 @@ class ScriptedTarget:
         text = _text(body)
         if request_kind(body) == "summarizer":  # serialized, or asked on the chat prefix
             return self._reply(text=canned_summary(rules), prompt_tokens=len(text) // 4, completion_tokens=300)
+        messages = body.get("messages", [])
+        users = [m for m in messages if m.get("role") == "user"]
+        read = READ_PROMPT.search(_text({"messages": users[-1:]}))
+        if read:  # the read loop: read the file it names, then say one sentence about it
+            if messages[-1].get("role") == "tool":
+                return self._reply(text="It holds small helper functions.", prompt_tokens=len(text) // 4)
+            return self._reply(tool_calls=(self._call("read", {"path": read.group(1)}),),
+                               prompt_tokens=len(text) // 4)
         asked = _last_user(body)
         for probe in rules.probes:
             if probe["question"] in asked:

@@ -353,3 +353,35 @@ def test_harness_runs_pi_side_by_side(tmp_path: Path) -> None:
         assert data["facts_kept"] == SCRIPTED_KEPT + 3 * (agent == "ours") and data["summarizer_requests"] == 1
         # pi has no automatic recall: only the summary's facts answer (ours: two more, see above).
         assert data["probes_right"] == _expected_right(SHORT) + 2 * (agent == "ours")
+
+
+def test_the_read_loop_clears_where_it_would_compact_and_still_asks_every_probe(tmp_path: Path) -> None:
+    argv = ["--target", "scripted", "--transcripts", SHORT, "--agents", "ours-reads,ours-reads-off",
+            "--results", str(tmp_path / "out")]
+    run = run_eval.main(argv)
+    (result,) = run["results"]
+    on, off = result["agents"]["ours-reads"], result["agents"]["ours-reads-off"]
+    for data in (on, off):
+        assert data["exit"] == 0
+        assert data["read_loop"]["turns"] == data["read_loop"]["reads"] == 12
+        assert data["probes_total"] == 5 and len(data["probes"]) == 5
+    assert off["read_loop"]["clearings"] == 0 and off["read_loop"]["compactions"] >= 2
+    assert on["read_loop"]["clearings"] >= 1
+    assert on["read_loop"]["compactions"] < off["read_loop"]["compactions"]
+    assert on["probes_right"] >= off["probes_right"] == _expected_right(SHORT) + 2
+    import read_loop
+
+    session = (Path(run["dir"]) / SHORT / "ours-reads" / "session.jsonl").read_text()
+    for index in range(1, 13):  # every result whole in the file: its first and its last line
+        first, *_, last = read_loop.module_text(index, 1400).strip().splitlines()
+        assert json.dumps(first)[1:-1] in session and json.dumps(last)[1:-1] in session
+
+
+def test_the_scripted_model_reads_what_the_read_loop_asks() -> None:
+    import read_loop
+    from targets import READ_PROMPT
+
+    asked = read_loop.PROMPT.format(path="lib/module_03.py")
+    match = READ_PROMPT.search(asked)
+    assert match and match.group(1) == "lib/module_03.py"
+    assert 5000 <= len(read_loop.module_text(3, 1400)) <= 5800
