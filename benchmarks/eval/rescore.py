@@ -58,7 +58,9 @@ def with_additions(summary: str, messages: list[dict[str, Any]]) -> tuple[str, l
 
 def rescore(directory: Path) -> list[dict[str, Any]]:
     rows = []
-    for result in json.loads((directory / "results.json").read_text(encoding="utf-8")):
+    data = json.loads((directory / "results.json").read_text(encoding="utf-8"))
+    # A finished run writes {"meta", "results"}; one that was stopped has only the list it wrote so far.
+    for result in data["results"] if isinstance(data, dict) else data:
         rules = load_rules(result["transcript"])
         row: dict[str, Any] = {"run": directory.name, "transcript": result["transcript"], "total": len(rules.facts)}
         for agent, data in result["agents"].items():

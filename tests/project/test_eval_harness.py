@@ -217,6 +217,20 @@ def test_rescoring_applies_this_trees_additions_to_a_kept_summary(tmp_path: Path
     assert (run / "rust-ingest" / "ours" / "summary.rescored.md").exists()
 
 
+def test_rescoring_reads_a_finished_runs_results_with_their_meta(tmp_path: Path) -> None:
+    import rescore
+
+    rules = load_rules("rust-ingest")
+    run = tmp_path / "run"
+    (run / "rust-ingest" / "pi").mkdir(parents=True)
+    (run / "rust-ingest" / "pi" / "summary.md").write_text("## Goal\nFind the duplicates.\n", encoding="utf-8")
+    results = [{"transcript": "rust-ingest", "agents": {"pi": {"first_kept_entry_id": rules.cut_entry_id,
+                                                                "probes_right": 1}}}]
+    (run / "results.json").write_text(json.dumps({"meta": {"agents": ["pi"]}, "results": results}))
+    [row] = rescore.rescore(run)
+    assert (row["transcript"], row["pi_prose"], row["pi_probes"]) == ("rust-ingest", 0, 1)
+
+
 def test_tool_calls_after_counts_the_assistant_calls_written_after_the_question(tmp_path: Path) -> None:
     def assistant(*names: str) -> dict[str, Any]:
         blocks = [{"type": "text", "text": "x"}] + [{"type": "toolCall", "id": n, "name": n, "arguments": {}}
