@@ -37,6 +37,7 @@ _TALLIES = (
     re.compile(r"^# Looks like you failed (?P<failed>\d+) tests? of \d+.*$"),  # TAP
     re.compile(r"^\s*(?P<failed>\d+) failing\s*$"),  # mocha
 )
+_LINE_MAX = 2_000
 # A test the runner marks as failed: group 1 is its name as printed.
 _FAILED_NAMES = (
     re.compile(r"^test (\S+) \.\.\. FAILED$"),  # cargo
@@ -67,6 +68,8 @@ def run_report(output: str) -> RunReport | None:
     names: dict[str, None] = {}
     for line in output.splitlines():
         stripped = line.rstrip()
+        if len(stripped) > _LINE_MAX:  # no runner prints its tally or a name that long; some patterns are
+            continue  # quadratic on a long line of " > " (Gradle's), and output lines are not cut
         for pattern in _TALLIES:
             match = pattern.match(stripped)
             if match:

@@ -72,6 +72,11 @@ def _in_place(args: Sequence[str], code_options: str) -> list[str] | None:
         elif arg.startswith(("--expression", "--file")):
             code_given = True
             index += "=" not in arg
+        elif arg == "--":  # the end of the options: the rest are the script and the files
+            files.extend(args[index + 1:])
+            break
+        elif arg.startswith("--"):  # --quiet, --regexp-extended, --posix...: a switch, never a file
+            pass
         elif arg.startswith("-") and len(arg) > 1 and not arg.startswith("--"):
             for position, flag in enumerate(arg[1:], 1):
                 if flag == "i":

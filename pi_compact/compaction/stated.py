@@ -51,9 +51,10 @@ _NEXT = re.compile(
     r"\b(?:(?:the )?next steps?\b|after (?:this|that)\b|afterwards\b|as a follow[- ]up\b|once (?:this|that) is done\b)",
     re.IGNORECASE,
 )
-# A name written as a setting: in backticks, UPPER_CASE, camelCase, or dotted/snake_case.
-_NAME = (r"`[^`\n]{2,60}`|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+"
-         r"|[a-z][a-z0-9]*(?:[._][a-z0-9]+)+")
+# A name written as a setting: in backticks, UPPER_CASE, camelCase, or dotted/snake_case. The parts are
+# counted: unbounded, a long dotted run ("a.a.a...") is scanned again from every dot (quadratic time).
+_NAME = (r"`[^`\n]{2,60}`|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){1,8}|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*){1,8}"
+         r"|[a-z][a-z0-9]*(?:[._][a-z0-9]+){1,8}")
 # A value unmistakably written as one: quoted, a number, a switch, or a token with a digit or a separator
 # ("set fooBar to the default" states none).
 _VALUE = r"`[^`\n]{1,60}`|\"[^\"\n]{1,60}\"|[-+]?\d[\w.:/%-]*|true\b|false\b|on\b|off\b|\w+[\d_./:-][\w.:/-]*"

@@ -42,6 +42,12 @@ def test_sed_with_expressions_lists_every_file() -> None:
     assert written_paths("sed -i.bak -e s/a/b/ -e s/c/d/ a.txt b.txt") == ["a.txt", "b.txt"]
 
 
+def test_sed_long_switches_are_not_taken_for_the_script_or_a_file() -> None:
+    assert written_paths("sed --quiet -i s/a/b/ notes.txt") == ["notes.txt"]
+    assert written_paths("sed --regexp-extended --posix -i 's/(a)/b/' a.txt b.txt") == ["a.txt", "b.txt"]
+    assert written_paths("sed -i -- s/a/b/ plain.txt") == ["plain.txt"]
+
+
 def test_sed_without_in_place_writes_nothing() -> None:
     assert written_paths("sed -n 1,20p src/app.ts") == []
 
