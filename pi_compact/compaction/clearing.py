@@ -55,12 +55,13 @@ class Cleared:
     tokens: int
 
 
-def rules_for(settings: CompactionSettings, window: int) -> ClearRules | None:
+def rules_for(settings: CompactionSettings, window: int, answer_room: int = 0) -> ClearRules | None:
     """The clearing rules on ``window`` (0: unknown) from ``compaction.clearToolResults``; None when off.
-    A value the user set is used as set; an unset one is the default, scaled down on a small window."""
+    A value the user set is used as set; an unset one is the default, scaled down on a small window, to
+    the compaction threshold that ``answer_room`` (the thinking budget kept whole) sets (``Budgets``)."""
     if not settings.clear_tool_results:
         return None
-    threshold = Budgets.of(settings, window).threshold if window > 0 else 0
+    threshold = Budgets.of(settings, window, answer_room).threshold if window > 0 else 0
     keep, least = settings.clear_keep_recent_tokens, settings.clear_min_tokens
     if keep is None:
         keep = min(KEEP_RECENT_TOKENS, threshold // 4) if threshold > 0 else KEEP_RECENT_TOKENS

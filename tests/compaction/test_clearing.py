@@ -144,3 +144,8 @@ def test_a_call_id_a_server_uses_again_in_a_later_reply_clears_only_the_old_resu
 def test_a_malformed_result_time_in_a_file_is_no_failure() -> None:
     path = chain(user("read"), {**tool_result("x", tool_call_id="c0"), "timestamp": [1, 2]})
     assert result_entry_ids(path) == {("c0", None): "test-id-1"}
+
+
+def test_defaults_scale_to_the_threshold_the_answer_room_lowers() -> None:
+    # 16,384 less an 8,192 answer room (not the 4,096 reserve): a threshold of 8,192, as compaction's.
+    assert rules_for(CompactionSettings(reserve_tokens=4096), 16384, answer_room=8192) == ClearRules(2048, 1024)

@@ -78,14 +78,16 @@ class ToolClearing:
 
     def step(
         self, store: SessionStore, messages: Sequence[Message], estimate: Estimator, settings: CompactionSettings,
-        window: int, tokens: int, pinned: Callable[[], Iterable[str]], now_ms: int,
+        budgets: Budgets, tokens: int, pinned: Callable[[], Iterable[str]], now_ms: int,
     ) -> tuple[Cleared, ...]:
         """Clear more when the context as sent (``tokens``) is past the point where a compaction would start
-        and the rules find a large enough step; the step (recorded first), else ()."""
-        rules = rules_for(settings, window)
-        budgets = Budgets.of(settings, window)
+        and the rules find a large enough step; the step (recorded first), else ().
+
+        ``budgets`` are the ones the compaction threshold is measured with (the model's answer room
+        included), so clearing always gets its turn before a compaction would run."""
+        rules = rules_for(settings, budgets.window, budgets.answer_room)
         start = budgets.soft_threshold if settings.background else budgets.threshold
-        if rules is None or window <= 0 or tokens <= start:
+        if rules is None or budgets.window <= 0 or tokens <= start:
             return ()
         new = plan_step(messages, self.ids, self.cleared, pinned(), estimate, rules)
         if new:

@@ -155,9 +155,9 @@ class Compactions:
         def pinned() -> set[str]:  # asked only past the threshold: pins are read from the file
             return pinned_results(self._pins.current(self._store.customs_on_path, self._store.leaf_id))
 
+        budgets = self._context.budgets_for(model, settings.compaction)  # the compaction threshold's own
         step = self._context.clearing.step(self._store, self._context.messages, self._context.estimator_of(model),
-                                           settings.compaction, model.info.context_window, before, pinned,
-                                           self._now())
+                                           settings.compaction, budgets, before, pinned, self._now())
         if step:
             after = self._context.usage_for(model, settings.compaction).tokens
             self._emit(Notice(cleared_notice(len(step), before - after, after), "info"))
@@ -167,7 +167,8 @@ class Compactions:
         """Tree moves and ``/uncompact`` of this session (``model`` None: no branch summaries)."""
         hooks = self._hooks if isinstance(self._hooks, TreeHooks) else None
         return Navigator(self._store, model, settings, self._emit, hooks, self._now,
-                         self.summarizers.for_settings(settings))
+                         self.summarizers.for_settings(settings),
+                         self._context.answer_room(model) if model is not None else 0)
 
     def switch(self, enabled: bool) -> None:
         """``/autocompact on|off``: turning it on gives the loop guard a fresh start."""
