@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_compact.compaction.budgets import Budgets
-from pi_compact.compaction.tokens import Estimator
+from pi_compact.compaction.tokens import Estimator, assistant_usage, calculate_context_tokens
 from pi_compact.messages import Message
 from pi_compact.settings import CompactionSettings
 
@@ -121,6 +121,22 @@ def cleared_on_path(path: Iterable[Mapping[str, Any]]) -> dict[str, Cleared]:
                 tokens = item.get("tokens")
                 cleared.setdefault(item["entryId"], Cleared(item["entryId"], tokens if isinstance(tokens, int) else 0))
     return cleared
+
+
+def cleared_since_usage(path: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The entry ids cleared by records on ``path`` (root first) after its newest assistant reply with a
+    usage worth anchoring on: that usage was measured on a request still carrying them whole (a step after
+    the last reply of a run, or before a request that then failed), so a context size anchored on it
+    must subtract what they save."""
+    late: set[str] = set()
+    for entry in path:
+        message = entry.get("message") if entry.get("type") == "message" else None
+        usage = assistant_usage(message) if isinstance(message, Mapping) else None
+        if usage is not None and calculate_context_tokens(usage) > 0:
+            late.clear()  # this reply's request carried every stub recorded so far
+        elif entry.get("type") == "custom" and entry.get("customType") == CLEARED_TYPE:
+            late.update(cleared_on_path((entry,)))
+    return late
 
 
 def record_fields(step: Sequence[Cleared]) -> dict[str, Any]:
@@ -235,5 +251,6 @@ def savings(
 
 
 __all__ = ["ARGS_CHARS", "CLEARED_TYPE", "KEEP_RECENT_TOKENS", "MIN_CLEAR_TOKENS", "ClearRules", "Cleared",
-           "ResultKey", "candidates", "cleared_on_path", "plan_step", "project", "record_fields", "result_entry_ids",
-           "result_key", "rules_for", "savings", "short_arguments", "stub_text", "stubbed", "tool_results"]
+           "ResultKey", "candidates", "cleared_on_path", "cleared_since_usage", "plan_step", "project",
+           "record_fields", "result_entry_ids", "result_key", "rules_for", "savings", "short_arguments",
+           "stub_text", "stubbed", "tool_results"]

@@ -18,6 +18,7 @@ from builders import assistant, sized, tool_call, tool_result, usage, user
 from pi_compact.agent.events import CompactionStart, Notice
 from pi_compact.compaction.clearing import CLEARED_TYPE
 from pi_compact.llm.protocol import ModelInfo
+from pi_compact.llm.scripted import ScriptedReply
 from pi_compact.session.store import SessionStore
 
 SONNET = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200_000, 64_000, reasoning=True)
@@ -64,3 +65,21 @@ def test_clearing_starts_where_compaction_starts_when_the_thinking_budget_lowers
     assert [e.text for e in h.events if isinstance(e, Notice) and e.text.startswith("Cleared ")] != []
     assert len(cleared_in(h.path)) == 6  # each read (30k) crosses the protected newest 20k: all may go
     assert h.session.context_usage().tokens <= 178_592
+
+
+def test_a_resumed_session_counts_results_cleared_after_the_last_reply_as_the_run_did(tmp_path: Path) -> None:
+    # The reply measures 9,200 tokens (threshold 8,000): the run clears after it, so that reply's usage still
+    # counts the originals. A resume must subtract them as the run did, and not compact on the next prompt.
+    store = read_session(tmp_path / "session.jsonl", reads=6, tokens=1_500, last_input=100)
+    h = make_model_harness(tmp_path, ScriptedReply(text="They are read.", prompt_tokens=9_200),
+                           settings=clearing_on(), store=store)
+    h.session.prompt("Are they read?")
+    assert len(cleared_in(h.path)) >= 4
+    figure = h.session.context_usage().tokens
+    assert figure < 8_000
+    h.session.close()
+    again = make_model_harness(tmp_path / "again", "Yes.", scripted_summary(), settings=clearing_on(),
+                               store=SessionStore.open(h.path, str(h.cwd), T0 + 100_000))
+    assert again.session.context_usage().tokens == figure
+    again.session.prompt("Anything else?")
+    assert [e for e in again.events if isinstance(e, CompactionStart)] == []

@@ -8,6 +8,7 @@ from pi_compact.compaction.clearing import (
     Cleared,
     ClearRules,
     cleared_on_path,
+    cleared_since_usage,
     plan_step,
     project,
     record_fields,
@@ -17,7 +18,7 @@ from pi_compact.compaction.clearing import (
 )
 from pi_compact.compaction.tokens import estimate_tokens_chars4
 from pi_compact.settings import CompactionSettings
-from tests.builders import TIMESTAMP_MS, assistant, chain, sized, tool_call, tool_result, user
+from tests.builders import TIMESTAMP_MS, assistant, chain, sized, tool_call, tool_result, usage, user
 
 RULES = ClearRules(keep_recent_tokens=2000, min_clear_tokens=1000)
 
@@ -149,3 +150,9 @@ def test_a_malformed_result_time_in_a_file_is_no_failure() -> None:
 def test_defaults_scale_to_the_threshold_the_answer_room_lowers() -> None:
     # 16,384 less an 8,192 answer room (not the 4,096 reserve): a threshold of 8,192, as compaction's.
     assert rules_for(CompactionSettings(reserve_tokens=4096), 16384, answer_room=8192) == ClearRules(2048, 1024)
+
+
+def test_results_cleared_after_the_newest_measured_reply_are_the_late_ones() -> None:
+    path = chain(*reads(3), record_fields([Cleared("test-id-2", 900)]), assistant("ok", usage=usage(input=500)),
+                 record_fields([Cleared("test-id-4", 800)]), assistant(stop_reason="error", usage=usage(input=900)))
+    assert cleared_since_usage(path) == {"test-id-4"}  # a failed reply's usage measures nothing

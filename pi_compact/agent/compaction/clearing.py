@@ -22,6 +22,7 @@ from pi_compact.compaction.clearing import (
     Cleared,
     ResultKey,
     cleared_on_path,
+    cleared_since_usage,
     plan_step,
     project,
     record_fields,
@@ -45,12 +46,16 @@ class ToolClearing:
         # was sent with fewer predates the step, so its usage still counts the original.
         self._at: dict[str, int] = {}
 
-    def reload(self, store: SessionStore) -> None:
-        """Read the branch's cleared set and result ids back from the file."""
-        self.ids = result_entry_ids(store.branch_tail())
+    def reload(self, store: SessionStore, live: int) -> None:
+        """Read the branch's cleared set and result ids back from the file; ``live``: how many messages the
+        rebuilt live context holds (results cleared after the newest reply's usage count as cleared then)."""
+        tail = store.branch_tail()
+        self.ids = result_entry_ids(tail)
         customs, _ = store.customs_on_path(store.leaf_id, None)
         self.cleared = cleared_on_path(customs)
-        self._at = {}
+        # A step after the last reply (at the end of a run, or before a request that failed) is not in the
+        # usage that reply recorded: as in the run that cleared, the next figure subtracts its saving.
+        self._at = {entry_id: live for entry_id in cleared_since_usage(tail) if entry_id in self.cleared}
 
     def note(self, entry: Mapping[str, Any]) -> None:
         """An entry was appended: a tool result's id is known from now on."""

@@ -126,7 +126,7 @@ class LiveContext:
         self.messages = list(context.messages)
         self.fresh_from = fresh_start(branch, context)
         self._scan = None
-        self.clearing.reload(store)
+        self.clearing.reload(store, len(self.messages))
 
     def sent(self) -> list[Message]:
         """The messages as the next request carries them: cleared tool results as their stubs."""
