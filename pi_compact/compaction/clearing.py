@@ -145,10 +145,17 @@ def record_fields(step: Sequence[Cleared]) -> dict[str, Any]:
             "data": {"cleared": [{"entryId": c.entry_id, "tokens": c.tokens} for c in step]}}
 
 
+# A reply that failed or was cancelled is no answer: the request converter leaves it out (as pi does), so
+# the model never read the results before it in that turn.
+_NO_ANSWER = frozenset({"error", "aborted"})
+
+
 def _unanswered_from(messages: Sequence[Message]) -> int:
-    """Where the results the model has not seen yet begin: after the newest assistant message."""
+    """Where the results the model has not seen yet begin: after the newest assistant message that was
+    an answer (not a failed or aborted reply)."""
     for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "assistant":
+        message = messages[index]
+        if message.get("role") == "assistant" and message.get("stopReason") not in _NO_ANSWER:
             return index + 1
     return len(messages)
 

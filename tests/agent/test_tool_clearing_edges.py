@@ -83,3 +83,19 @@ def test_a_resumed_session_counts_results_cleared_after_the_last_reply_as_the_ru
     assert again.session.context_usage().tokens == figure
     again.session.prompt("Anything else?")
     assert [e for e in again.events if isinstance(e, CompactionStart)] == []
+
+
+def test_a_read_the_model_never_saw_because_its_reply_failed_is_not_cleared(tmp_path: Path) -> None:
+    store = read_session(tmp_path / "session.jsonl", reads=3, tokens=1_500, last_input=4_800)
+    t = T0 + 1_000
+    store.append_message(assistant(tool_calls=[tool_call("read", {"path": "big.txt"}, "big")], stop_reason="toolUse",
+                                   usage=usage(input=4_900), timestamp=t), t)
+    store.append_message(tool_result("BIG-FILE " + sized(5_000), tool_call_id="big", tool_name="read",
+                                     timestamp=t + 10), t + 10)
+    store.append_message(assistant(stop_reason="error", timestamp=t + 20), t + 20)
+    h = make_model_harness(tmp_path, "Read it now.", scripted_summary(), settings=clearing_on(), store=store)
+    h.session.prompt("Try again.")
+    assert len(cleared_in(h.path)) == 3  # the three reads the model answered
+    sent = json.dumps(h.agent_requests()[-1].messages)
+    assert "BIG-FILE" in sent and "FILE-0 " not in sent
+    assert [e for e in h.events if isinstance(e, CompactionStart)] == []

@@ -156,3 +156,11 @@ def test_results_cleared_after_the_newest_measured_reply_are_the_late_ones() -> 
     path = chain(*reads(3), record_fields([Cleared("test-id-2", 900)]), assistant("ok", usage=usage(input=500)),
                  record_fields([Cleared("test-id-4", 800)]), assistant(stop_reason="error", usage=usage(input=900)))
     assert cleared_since_usage(path) == {"test-id-4"}  # a failed reply's usage measures nothing
+
+
+def test_a_result_followed_only_by_a_failed_reply_is_unanswered_and_kept() -> None:
+    # The error reply never reached the model's eyes with the result: the converter drops it from requests.
+    for reason in ("error", "aborted"):
+        messages = [*reads(4), assistant(tool_calls=[tool_call("read", {"path": "big.py"}, "c4")]),
+                    tool_result(sized(5000), tool_call_id="c4", tool_name="read"), assistant(stop_reason=reason)]
+        assert step(messages, 5) == ["e0", "e1", "e2", "e3"]
