@@ -29,6 +29,7 @@ from pi_compact.compaction.clearing import (
     result_entry_ids,
     rules_for,
     savings,
+    tool_results,
 )
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
@@ -64,6 +65,11 @@ class ToolClearing:
     def sent(self, messages: Sequence[Message]) -> list[Message]:
         """``messages`` as the next request carries them."""
         return project(messages, self.ids, self.cleared)
+
+    def carried(self, messages: Sequence[Message]) -> bool:
+        """Does the request for ``messages`` carry any cleared result as its stub?"""
+        return bool(self.cleared) and any(
+            entry_id in self.cleared for _, _, entry_id, _ in tool_results(messages, self.ids) if entry_id)
 
     def cleared_in(self, messages: Sequence[Message], estimate: Estimator) -> tuple[int, int]:
         """How many tool results of ``messages`` the request carries as stubs, and the tokens of tool output

@@ -136,13 +136,19 @@ class Compactions:
 
     def planned_cut(self, model: ChatModel, settings: Settings) -> int | None:
         """Where the next compaction would cut, in request messages, once the context is past the soft
-        threshold; None before, or where summaries are never asked on the prefix. The chat request marks
+        threshold; None before, where summaries are never asked on the prefix, or once tool results in
+        the context are cleared. The chat request marks
         it for the prompt cache, so the summary request on that prefix reads what the chat request wrote."""
         compaction = settings.compaction
         if compaction.reuse_prefix == "never" or not model.prefix_by_default and compaction.reuse_prefix == "auto":
             return None
         usage = self._context.usage_for(model, compaction)
         if usage.tokens <= usage.threshold * compaction.soft_threshold_percent // 100:
+            return None
+        if self._context.clearing.carried(self._context.messages):
+            # The requests carry stubs where a summary must read the originals: no summary can be asked on
+            # their prefix, so no cut is planned (nor a breakpoint spent on it). A step clears everything
+            # but the newest tool output, so a cleared result lies before any cut in practice.
             return None
         return planned_cut(self._store.branch_tail(), self._context.messages, compaction,
                            lambda messages: with_recall_hint(messages, False))
@@ -192,7 +198,7 @@ class Compactions:
         the new model holds nothing)."""
         if self.thinking is None or self._requests.sent_any:
             return None
-        return self._requests.peek(self._context.messages, settings, self.thinking.current(model))
+        return self._requests.peek(self._context.sent(), settings, self.thinking.current(model))
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),
