@@ -99,3 +99,12 @@ def test_a_read_the_model_never_saw_because_its_reply_failed_is_not_cleared(tmp_
     sent = json.dumps(h.agent_requests()[-1].messages)
     assert "BIG-FILE" in sent and "FILE-0 " not in sent
     assert [e for e in h.events if isinstance(e, CompactionStart)] == []
+
+
+def test_uncompact_measures_the_restored_context_against_the_same_threshold(tmp_path: Path) -> None:
+    store = read_session(tmp_path / "session.jsonl", reads=3, tokens=1_500, last_input=4_800)
+    h = make_model_harness(tmp_path, scripted_summary(), info=SONNET, thinking="high", settings=clearing_on(),
+                           store=store)
+    assert h.session.compact() is not None
+    outcome = h.session.uncompact()
+    assert outcome.threshold == h.session.context_usage().threshold == 178_592
