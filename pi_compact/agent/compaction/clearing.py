@@ -2,12 +2,15 @@
 
 The rules and the stubs are ``compaction.clearing``'s (pure); this keeps the state of one session's
 current branch and writes a step's record. ``ToolClearing``:
-- ``reload(store)`` reads the cleared set back from the branch's records (a resumed session, a tree
-  move and a compaction rebuild it; results a compaction dropped simply no longer match);
+- ``reload(store, live)`` reads the cleared set back from the branch's records (a resumed session, a tree
+  move and a compaction rebuild it; results a compaction dropped simply no longer match), those cleared
+  after the newest measured reply still counted as unsent;
 - ``sent(messages)`` is the context as the request carries it (stubs for the cleared results);
+  ``carried(messages)`` whether it carries any;
 - ``step`` clears more when the context as sent is past the compaction threshold (the soft one with
-  ``compaction.background``) and a step frees at least ``minClearTokens``: it records the step as a
-  ``custom`` entry first, so the file says what every later request left out;
+  ``compaction.background``; the model's answer room left, as for compaction) and a step frees at least
+  ``minClearTokens``: it records the step as a ``custom`` entry first, so the file says what every later
+  request left out;
 - ``unsent_saving``: what the newest provider usage counted that the next request no longer carries
   (results cleared after the request it measured), so the threshold counts the request as sent.
 """
