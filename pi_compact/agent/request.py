@@ -113,8 +113,9 @@ class Requests:
         self.sent.clear()
 
     def peek(self, messages: Sequence[Message], settings: Settings, thinking: str) -> ChatRequest:
-        """The request a turn would send after ``messages`` now, without recall, recording nothing: what a
-        summary is asked on when no chat request was sent in this run (a resume, ``compact FILE``)."""
+        """The request a turn would send after ``messages`` (as sent: cleared tool results as their stubs)
+        now, without recall, recording nothing: what a summary is asked on when no chat request was sent in
+        this run (a resume, ``compact FILE``)."""
         return self._build(messages, settings, thinking, None, None)
 
     def _build(self, messages: Sequence[Message], settings: Settings, thinking: str, recalled: str | None,

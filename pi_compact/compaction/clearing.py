@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_compact.compaction.budgets import Budgets
-from pi_compact.compaction.tokens import Estimator
+from pi_compact.compaction.tokens import Estimator, assistant_usage, calculate_context_tokens
 from pi_compact.messages import Message
 from pi_compact.settings import CompactionSettings
 
@@ -55,12 +55,13 @@ class Cleared:
     tokens: int
 
 
-def rules_for(settings: CompactionSettings, window: int) -> ClearRules | None:
+def rules_for(settings: CompactionSettings, window: int, answer_room: int = 0) -> ClearRules | None:
     """The clearing rules on ``window`` (0: unknown) from ``compaction.clearToolResults``; None when off.
-    A value the user set is used as set; an unset one is the default, scaled down on a small window."""
+    A value the user set is used as set; an unset one is the default, scaled down on a small window, to
+    the compaction threshold that ``answer_room`` (the thinking budget kept whole) sets (``Budgets``)."""
     if not settings.clear_tool_results:
         return None
-    threshold = Budgets.of(settings, window).threshold if window > 0 else 0
+    threshold = Budgets.of(settings, window, answer_room).threshold if window > 0 else 0
     keep, least = settings.clear_keep_recent_tokens, settings.clear_min_tokens
     if keep is None:
         keep = min(KEEP_RECENT_TOKENS, threshold // 4) if threshold > 0 else KEEP_RECENT_TOKENS
@@ -122,16 +123,39 @@ def cleared_on_path(path: Iterable[Mapping[str, Any]]) -> dict[str, Cleared]:
     return cleared
 
 
+def cleared_since_usage(path: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The entry ids cleared by records on ``path`` (root first) after its newest assistant reply with a
+    usage worth anchoring on: that usage was measured on a request still carrying them whole (a step after
+    the last reply of a run, or before a request that then failed), so a context size anchored on it
+    must subtract what they save."""
+    late: set[str] = set()
+    for entry in path:
+        message = entry.get("message") if entry.get("type") == "message" else None
+        usage = assistant_usage(message) if isinstance(message, Mapping) else None
+        if usage is not None and calculate_context_tokens(usage) > 0:
+            late.clear()  # this reply's request carried every stub recorded so far
+        elif entry.get("type") == "custom" and entry.get("customType") == CLEARED_TYPE:
+            late.update(cleared_on_path((entry,)))
+    return late
+
+
 def record_fields(step: Sequence[Cleared]) -> dict[str, Any]:
     """The ``custom`` entry recording one clearing step (pi keeps it and leaves it out of the context)."""
     return {"type": "custom", "customType": CLEARED_TYPE,
             "data": {"cleared": [{"entryId": c.entry_id, "tokens": c.tokens} for c in step]}}
 
 
+# A reply that failed or was cancelled is no answer: the request converter leaves it out (as pi does), so
+# the model never read the results before it in that turn.
+_NO_ANSWER = frozenset({"error", "aborted"})
+
+
 def _unanswered_from(messages: Sequence[Message]) -> int:
-    """Where the results the model has not seen yet begin: after the newest assistant message."""
+    """Where the results the model has not seen yet begin: after the newest assistant message that was
+    an answer (not a failed or aborted reply)."""
     for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "assistant":
+        message = messages[index]
+        if message.get("role") == "assistant" and message.get("stopReason") not in _NO_ANSWER:
             return index + 1
     return len(messages)
 
@@ -234,5 +258,6 @@ def savings(
 
 
 __all__ = ["ARGS_CHARS", "CLEARED_TYPE", "KEEP_RECENT_TOKENS", "MIN_CLEAR_TOKENS", "ClearRules", "Cleared",
-           "ResultKey", "candidates", "cleared_on_path", "plan_step", "project", "record_fields", "result_entry_ids",
-           "result_key", "rules_for", "savings", "short_arguments", "stub_text", "stubbed", "tool_results"]
+           "ResultKey", "candidates", "cleared_on_path", "cleared_since_usage", "plan_step", "project",
+           "record_fields", "result_entry_ids", "result_key", "rules_for", "savings", "short_arguments",
+           "stub_text", "stubbed", "tool_results"]

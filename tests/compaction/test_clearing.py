@@ -8,6 +8,7 @@ from pi_compact.compaction.clearing import (
     Cleared,
     ClearRules,
     cleared_on_path,
+    cleared_since_usage,
     plan_step,
     project,
     record_fields,
@@ -17,7 +18,7 @@ from pi_compact.compaction.clearing import (
 )
 from pi_compact.compaction.tokens import estimate_tokens_chars4
 from pi_compact.settings import CompactionSettings
-from tests.builders import TIMESTAMP_MS, assistant, chain, sized, tool_call, tool_result, user
+from tests.builders import TIMESTAMP_MS, assistant, chain, sized, tool_call, tool_result, usage, user
 
 RULES = ClearRules(keep_recent_tokens=2000, min_clear_tokens=1000)
 
@@ -144,3 +145,22 @@ def test_a_call_id_a_server_uses_again_in_a_later_reply_clears_only_the_old_resu
 def test_a_malformed_result_time_in_a_file_is_no_failure() -> None:
     path = chain(user("read"), {**tool_result("x", tool_call_id="c0"), "timestamp": [1, 2]})
     assert result_entry_ids(path) == {("c0", None): "test-id-1"}
+
+
+def test_defaults_scale_to_the_threshold_the_answer_room_lowers() -> None:
+    # 16,384 less an 8,192 answer room (not the 4,096 reserve): a threshold of 8,192, as compaction's.
+    assert rules_for(CompactionSettings(reserve_tokens=4096), 16384, answer_room=8192) == ClearRules(2048, 1024)
+
+
+def test_results_cleared_after_the_newest_measured_reply_are_the_late_ones() -> None:
+    path = chain(*reads(3), record_fields([Cleared("test-id-2", 900)]), assistant("ok", usage=usage(input=500)),
+                 record_fields([Cleared("test-id-4", 800)]), assistant(stop_reason="error", usage=usage(input=900)))
+    assert cleared_since_usage(path) == {"test-id-4"}  # a failed reply's usage measures nothing
+
+
+def test_a_result_followed_only_by_a_failed_reply_is_unanswered_and_kept() -> None:
+    # The error reply never reached the model's eyes with the result: the converter drops it from requests.
+    for reason in ("error", "aborted"):
+        messages = [*reads(4), assistant(tool_calls=[tool_call("read", {"path": "big.py"}, "c4")]),
+                    tool_result(sized(5000), tool_call_id="c4", tool_name="read"), assistant(stop_reason=reason)]
+        assert step(messages, 5) == ["e0", "e1", "e2", "e3"]

@@ -2,12 +2,15 @@
 
 The rules and the stubs are ``compaction.clearing``'s (pure); this keeps the state of one session's
 current branch and writes a step's record. ``ToolClearing``:
-- ``reload(store)`` reads the cleared set back from the branch's records (a resumed session, a tree
-  move and a compaction rebuild it; results a compaction dropped simply no longer match);
+- ``reload(store, live)`` reads the cleared set back from the branch's records (a resumed session, a tree
+  move and a compaction rebuild it; results a compaction dropped simply no longer match), those cleared
+  after the newest measured reply still counted as unsent;
 - ``sent(messages)`` is the context as the request carries it (stubs for the cleared results);
+  ``carried(messages)`` whether it carries any;
 - ``step`` clears more when the context as sent is past the compaction threshold (the soft one with
-  ``compaction.background``) and a step frees at least ``minClearTokens``: it records the step as a
-  ``custom`` entry first, so the file says what every later request left out;
+  ``compaction.background``; the model's answer room left, as for compaction) and a step frees at least
+  ``minClearTokens``: it records the step as a ``custom`` entry first, so the file says what every later
+  request left out;
 - ``unsent_saving``: what the newest provider usage counted that the next request no longer carries
   (results cleared after the request it measured), so the threshold counts the request as sent.
 """
@@ -22,12 +25,14 @@ from pi_compact.compaction.clearing import (
     Cleared,
     ResultKey,
     cleared_on_path,
+    cleared_since_usage,
     plan_step,
     project,
     record_fields,
     result_entry_ids,
     rules_for,
     savings,
+    tool_results,
 )
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
@@ -45,12 +50,16 @@ class ToolClearing:
         # was sent with fewer predates the step, so its usage still counts the original.
         self._at: dict[str, int] = {}
 
-    def reload(self, store: SessionStore) -> None:
-        """Read the branch's cleared set and result ids back from the file."""
-        self.ids = result_entry_ids(store.branch_tail())
+    def reload(self, store: SessionStore, live: int) -> None:
+        """Read the branch's cleared set and result ids back from the file; ``live``: how many messages the
+        rebuilt live context holds (results cleared after the newest reply's usage count as cleared then)."""
+        tail = store.branch_tail()
+        self.ids = result_entry_ids(tail)
         customs, _ = store.customs_on_path(store.leaf_id, None)
         self.cleared = cleared_on_path(customs)
-        self._at = {}
+        # A step after the last reply (at the end of a run, or before a request that failed) is not in the
+        # usage that reply recorded: as in the run that cleared, the next figure subtracts its saving.
+        self._at = {entry_id: live for entry_id in cleared_since_usage(tail) if entry_id in self.cleared}
 
     def note(self, entry: Mapping[str, Any]) -> None:
         """An entry was appended: a tool result's id is known from now on."""
@@ -59,6 +68,11 @@ class ToolClearing:
     def sent(self, messages: Sequence[Message]) -> list[Message]:
         """``messages`` as the next request carries them."""
         return project(messages, self.ids, self.cleared)
+
+    def carried(self, messages: Sequence[Message]) -> bool:
+        """Does the request for ``messages`` carry any cleared result as its stub?"""
+        return bool(self.cleared) and any(
+            entry_id in self.cleared for _, _, entry_id, _ in tool_results(messages, self.ids) if entry_id)
 
     def cleared_in(self, messages: Sequence[Message], estimate: Estimator) -> tuple[int, int]:
         """How many tool results of ``messages`` the request carries as stubs, and the tokens of tool output
@@ -78,14 +92,16 @@ class ToolClearing:
 
     def step(
         self, store: SessionStore, messages: Sequence[Message], estimate: Estimator, settings: CompactionSettings,
-        window: int, tokens: int, pinned: Callable[[], Iterable[str]], now_ms: int,
+        budgets: Budgets, tokens: int, pinned: Callable[[], Iterable[str]], now_ms: int,
     ) -> tuple[Cleared, ...]:
         """Clear more when the context as sent (``tokens``) is past the point where a compaction would start
-        and the rules find a large enough step; the step (recorded first), else ()."""
-        rules = rules_for(settings, window)
-        budgets = Budgets.of(settings, window)
+        and the rules find a large enough step; the step (recorded first), else ().
+
+        ``budgets`` are the ones the compaction threshold is measured with (the model's answer room
+        included), so clearing always gets its turn before a compaction would run."""
+        rules = rules_for(settings, budgets.window, budgets.answer_room)
         start = budgets.soft_threshold if settings.background else budgets.threshold
-        if rules is None or window <= 0 or tokens <= start:
+        if rules is None or budgets.window <= 0 or tokens <= start:
             return ()
         new = plan_step(messages, self.ids, self.cleared, pinned(), estimate, rules)
         if new:

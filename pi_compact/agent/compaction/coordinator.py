@@ -136,13 +136,19 @@ class Compactions:
 
     def planned_cut(self, model: ChatModel, settings: Settings) -> int | None:
         """Where the next compaction would cut, in request messages, once the context is past the soft
-        threshold; None before, or where summaries are never asked on the prefix. The chat request marks
+        threshold; None before, where summaries are never asked on the prefix, or once tool results in
+        the context are cleared. The chat request marks
         it for the prompt cache, so the summary request on that prefix reads what the chat request wrote."""
         compaction = settings.compaction
         if compaction.reuse_prefix == "never" or not model.prefix_by_default and compaction.reuse_prefix == "auto":
             return None
         usage = self._context.usage_for(model, compaction)
         if usage.tokens <= usage.threshold * compaction.soft_threshold_percent // 100:
+            return None
+        if self._context.clearing.carried(self._context.messages):
+            # The requests carry stubs where a summary must read the originals: no summary can be asked on
+            # their prefix, so no cut is planned (nor a breakpoint spent on it). A step clears everything
+            # but the newest tool output, so a cleared result lies before any cut in practice.
             return None
         return planned_cut(self._store.branch_tail(), self._context.messages, compaction,
                            lambda messages: with_recall_hint(messages, False))
@@ -155,9 +161,9 @@ class Compactions:
         def pinned() -> set[str]:  # asked only past the threshold: pins are read from the file
             return pinned_results(self._pins.current(self._store.customs_on_path, self._store.leaf_id))
 
+        budgets = self._context.budgets_for(model, settings.compaction)  # the compaction threshold's own
         step = self._context.clearing.step(self._store, self._context.messages, self._context.estimator_of(model),
-                                           settings.compaction, model.info.context_window, before, pinned,
-                                           self._now())
+                                           settings.compaction, budgets, before, pinned, self._now())
         if step:
             after = self._context.usage_for(model, settings.compaction).tokens
             self._emit(Notice(cleared_notice(len(step), before - after, after), "info"))
@@ -167,7 +173,8 @@ class Compactions:
         """Tree moves and ``/uncompact`` of this session (``model`` None: no branch summaries)."""
         hooks = self._hooks if isinstance(self._hooks, TreeHooks) else None
         return Navigator(self._store, model, settings, self._emit, hooks, self._now,
-                         self.summarizers.for_settings(settings))
+                         self.summarizers.for_settings(settings),
+                         self._context.answer_room(model) if model is not None else 0)
 
     def switch(self, enabled: bool) -> None:
         """``/autocompact on|off``: turning it on gives the loop guard a fresh start."""
@@ -191,7 +198,7 @@ class Compactions:
         the new model holds nothing)."""
         if self.thinking is None or self._requests.sent_any:
             return None
-        return self._requests.peek(self._context.messages, settings, self.thinking.current(model))
+        return self._requests.peek(self._context.sent(), settings, self.thinking.current(model))
 
     def _diagnose(self, model: ChatModel, settings: Settings) -> str:
         return diagnose(self._system_prompt, self._store.branch(), self._context.estimator_of(model),

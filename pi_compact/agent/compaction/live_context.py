@@ -86,9 +86,14 @@ class LiveContext:
         """The estimator for requests to ``model``: ``base``, calibrated by its replies when ``calibrate``."""
         return self.estimator(self.base, reply_key(model))
 
+    def budgets_for(self, model: ChatModel, settings: CompactionSettings) -> Budgets:
+        """The budgets of ``model``'s window, its answer room left free: one threshold for clearing,
+        compaction and every figure."""
+        return Budgets.of(settings, model.info.context_window, self.answer_room(model))
+
     def usage_for(self, model: ChatModel, settings: CompactionSettings) -> ContextUsage:
         """How full the context is for ``model``: its window, and the threshold the budgets set on it."""
-        budgets = Budgets.of(settings, model.info.context_window, self.answer_room(model))
+        budgets = self.budgets_for(model, settings)
         return self.usage(self.base, budgets.window, budgets.threshold, reply_key(model))
 
     def size_of(self, messages: Sequence[Message], model: ChatModel) -> int:
@@ -121,7 +126,7 @@ class LiveContext:
         self.messages = list(context.messages)
         self.fresh_from = fresh_start(branch, context)
         self._scan = None
-        self.clearing.reload(store)
+        self.clearing.reload(store, len(self.messages))
 
     def sent(self) -> list[Message]:
         """The messages as the next request carries them: cleared tool results as their stubs."""

@@ -64,6 +64,9 @@ class Navigator:
     hooks: TreeHooks | None = None
     now_ms: Callable[[], int] = clock.now_ms
     summarizer: Summarizer | None = None
+    # What the next request must leave free beside its prompt (the thinking budget kept whole): the
+    # /uncompact threshold is the one compaction and clearing use (``Budgets.answer_room``).
+    answer_room: int = 0
 
     # ---- /tree -----------------------------------------------------------------------------------
 
@@ -178,7 +181,7 @@ class Navigator:
         restored = project(project_path(path).messages, result_entry_ids(path), cleared_on_path(path))
         tokens = estimate_context_tokens(restored, estimator_for(compaction.token_estimator)).tokens
         window = context_window if context_window is not None else _window_of(self.model)
-        threshold = Budgets.of(compaction, window).threshold if window else None
+        threshold = Budgets.of(compaction, window, self.answer_room).threshold if window else None
         if not force and plan.left_behind:
             raise CompactionError(
                 f"{plan.left_behind} message{'s' if plan.left_behind != 1 else ''} came after compaction "

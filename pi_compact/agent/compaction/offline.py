@@ -149,14 +149,15 @@ def _compact(
     requests = Requests(store, system_prompt(tools), tools, now_ms)
     context.overhead = requests.overhead
     level = session_level(store, settings)
-    # The request the session's next turn would send: the provider may still hold its prefix from the last
-    # run, and the summary is asked on it where that is expected to cost less (``prefix_cost``).
+    # The request the session's next turn would send (cleared tool results as stubs, as it carries them): the
+    # provider may still hold its prefix from the last run, and the summary is asked on it where that is
+    # expected to cost less (``prefix_cost``); with stubs before the cut it is no prefix of the originals.
     compactor = Compactor(store, model, settings, emit, allow_fallback=job.allow_fallback, summarizer=summarizer,
                           thinking=level,
                           measure=lambda messages: context.size_of(messages, model),
                           size_now=lambda: context.usage_for(model, settings.compaction).tokens,
                           estimator=context.estimator_of(model),
-                          last_request=lambda: requests.peek(context.messages, settings,
+                          last_request=lambda: requests.peek(context.sent(), settings,
                                                              clamp_level(info, level).level))
     # The plan above is used unless fitting the settings to the model's window changed them.
     planned = (branch, plan) if settings.compaction == planned_with else None
