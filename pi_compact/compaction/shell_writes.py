@@ -63,7 +63,8 @@ def _option_value(args: Sequence[str], short: str, long: str) -> str | None:
 def _in_place(args: Sequence[str], code_options: str) -> list[str] | None:
     """The files of an in-place ``sed`` / ``perl`` call (None when not in place): options in clusters,
     ``-i`` with an attached suffix (``-i.bak``) or BSD sed's separate empty one (``-i ''``)."""
-    in_place, code_given, files = False, False, []
+    in_place, code_given = False, False
+    files: list[str] = []
     index = 0
     while index < len(args):
         arg = args[index]

@@ -2,7 +2,7 @@
 
 Levels are pi's: off, minimal, low, medium, high, xhigh. A model litellm does not call a reasoning
 model can only do "off"; a reasoning model does minimal..high, "off" unless it always thinks (Gemini
-2.5 Pro and 3, OpenAI's gpt-5 family), "xhigh" only where pi's registry maps it (Claude Opus 4.6+,
+2.5 Pro and 3, OpenAI's gpt-5 family and o-series), "xhigh" only where pi's registry maps it (Claude Opus 4.6+,
 gpt-5.2+), and "minimal" not on OpenAI's o-series or gpt-5.1+ (their API refuses it). ``clamp_level``
 moves a level the model cannot do to the next one up, else down (pi's ``clampThinkingLevel``) and says
 whether it changed, so a caller can show one notice. ``thinking_budget`` is the token budget a level buys
@@ -28,7 +28,8 @@ _GEMINI_BUDGETS: tuple[tuple[str, dict[str, int]], ...] = (
     ("2.5-flash", {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}),
 )
 _XHIGH = re.compile(r"opus-4[-.][67]|gpt-5\.[2-9]")
-_ALWAYS_THINKS = re.compile(r"gemini-2\.5-pro|gemini-3|gpt-5")
+# OpenAI's o-series reasons on every request too: sending no effort leaves it at the API's default (medium).
+_ALWAYS_THINKS = re.compile(r"gemini-2\.5-pro|gemini-3|gpt-5|^o[1-9]")
 # OpenAI's o-series (o1, o3, o3-mini, o4-mini...) takes the efforts low, medium and high, and gpt-5.1 and later
 # replaced "minimal" with "none": the API refuses "minimal" for both.
 _NO_MINIMAL = re.compile(r"^o[1-9]|gpt-5\.[1-9]")

@@ -125,6 +125,17 @@ def test_minimal_asked_of_a_model_that_refuses_it_is_sent_as_low(server: FakeRes
     assert server.requests[0]["reasoning"]["effort"] == "low" and server.rejections == []
 
 
+@pytest.mark.parametrize(("name", "least"), [("openai/o4-mini", "low"), ("openai/o3", "low"),
+                                             ("openai/gpt-5", "minimal"), ("openai/gpt-5.1", "low")])
+def test_thinking_off_on_a_model_that_always_reasons_sends_its_least_effort_not_the_apis_default(
+        server: FakeResponsesServer, name: str, least: str) -> None:
+    # Without a "reasoning" field the API reasons at its default, medium: "off" would cost more than "low".
+    assert "off" not in supported_levels(resolve_model(name, settings=Settings()))
+    server.enqueue(text_reply("ok"))
+    ask(openai_model(server, name), [user("hi")], thinking="off")
+    assert server.requests[0]["reasoning"]["effort"] == least and server.rejections == []
+
+
 def test_gpt_5_2_takes_xhigh(server: FakeResponsesServer) -> None:
     server.enqueue(text_reply("ok"))
     ask(openai_model(server, "openai/gpt-5.2"), [user("hi")], thinking="xhigh")

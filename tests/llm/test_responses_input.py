@@ -52,6 +52,14 @@ def test_an_id_from_another_provider_gets_a_hashed_item_id_and_a_clean_call_id()
     assert items[1]["call_id"] == "call_a_b"
 
 
+def test_foreign_ids_of_only_unsafe_characters_get_distinct_call_ids_that_are_never_empty() -> None:
+    reply = assistant(call("___"), call("..."), provider="mistral", model="devstral", api="openai-completions")
+    items = to_input("", [reply, result("___"), result("...")], O4)
+    calls = [item["call_id"] for item in items if item["type"] == "function_call"]
+    outputs = [item["call_id"] for item in items if item["type"] == "function_call_output"]
+    assert all(calls) and len(set(calls)) == 2 and outputs == calls
+
+
 def test_an_anthropic_tool_id_goes_as_a_call_id_without_an_item_id() -> None:
     items = to_input("", [assistant(call("toolu_01abc"), provider="anthropic", model="claude-sonnet-4-5",
                                     api="anthropic-messages"), result("toolu_01abc")], O4)

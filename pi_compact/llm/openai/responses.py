@@ -108,9 +108,10 @@ def request_body(info: ModelInfo, request: ChatRequest, api_base: str | None) ->
 
 
 def reasoning_effort(info: ModelInfo, level: str | None) -> str | None:
-    """The ``reasoning.effort`` for thinking ``level``: the level the model takes nearest to it (pi's clamp);
-    None for "off", no level, or a model that does not reason (the model's own default then applies)."""
-    if not info.reasoning or level not in LEVELS or level == "off":
+    """The ``reasoning.effort`` for thinking ``level``: the level the model takes nearest to it (pi's clamp,
+    so "off" on a model that always reasons is its least effort, not the API's default); None for "off" on a
+    model that can stop, no level, or a model that does not reason."""
+    if not info.reasoning or level not in LEVELS:
         return None
     clamped = clamp_level(info, level).level
     return None if clamped == "off" else clamped

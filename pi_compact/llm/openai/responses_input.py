@@ -67,7 +67,10 @@ def call_id_of(tool_call_id: str) -> str:
 
 
 def _clean(part: str) -> str:
-    return _UNSAFE.sub("_", part)[:MAX_ID].rstrip("_")
+    # Never empty: the API refuses an empty call_id, and a foreign id can be all unsafe characters ("___");
+    # the stand-in is the id's hash, so two such calls in one reply stay two.
+    cleaned = _UNSAFE.sub("_", part)[:MAX_ID].rstrip("_")
+    return cleaned or "call_" + hashlib.sha256(part.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _foreign_item_id(item_id: str) -> str:
