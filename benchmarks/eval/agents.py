@@ -41,7 +41,7 @@ BASELINE = "ours-base"
 # ``ours-reads`` / ``ours-reads-off`` (issue 32): instead of ``compact FILE``, a live loop of file reads on the
 # transcript's session (``read_loop.py``) with tool-result clearing on / off; then the same probes.
 READ_LOOPS = {"ours-reads": True, "ours-reads-off": False}
-READ_LOOP_FILES = 12
+READ_LOOP_FILES = 12  # --read-loop-files
 READ_DRIVER = Path(__file__).resolve().parent / "read_loop.py"
 DRIVER = Path(__file__).resolve().parent / "turn_then_compact.py"
 PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
@@ -112,6 +112,7 @@ class Agent:
                  pi: Path | None = None, root: Path = ROOT) -> None:
         self.name, self.target, self.timeout_s = name, target, timeout_s
         self.probe_timeout_s = timeout_s
+        self.read_loop_files = READ_LOOP_FILES
         home = scratch / "home"
         agent_dir = home / "agent"
         agent_dir.mkdir(parents=True, exist_ok=True)
@@ -171,7 +172,7 @@ class Agent:
         if self.name in REUSE_MODES:
             return self._turn_then_compact(session)
         if self.name in READ_LOOPS:
-            return self._run([sys.executable, str(READ_DRIVER), str(session), "--files", str(READ_LOOP_FILES),
+            return self._run([sys.executable, str(READ_DRIVER), str(session), "--files", str(self.read_loop_files),
                               *self.model_flags])
         if self.name in ("ours", BASELINE):
             return self._run([*self.base, "compact", str(session), *self.model_flags])

@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import wide  # noqa: E402
 from agents import (  # noqa: E402
     BASELINE,
+    READ_LOOP_FILES,
     READ_LOOPS,
     REUSE_MODES,
     Agent,
@@ -85,7 +86,7 @@ def _prompt_tokens(exchanges: list[Exchange]) -> int | None:
 
 def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, out: Path,
               timeout_s: float, pi: Path | None, probe_timeout_s: float = 900.0,
-              baseline_root: Path | None = None) -> dict[str, Any]:
+              baseline_root: Path | None = None, read_loop_files: int = READ_LOOP_FILES) -> dict[str, Any]:
     """Compact one transcript with one agent, then ask every probe (the baseline agent is timed on its
     compaction alone); returns the scores and raw paths."""
     scratch = out / rules.name / name
@@ -93,6 +94,7 @@ def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, ou
     root = baseline_root if name == BASELINE and baseline_root is not None else ROOT
     agent = Agent(name, scratch, target, proxy.base_url, timeout_s, pi, root)
     agent.probe_timeout_s = probe_timeout_s
+    agent.read_loop_files = read_loop_files
     try:
         return _compact_and_ask(agent, rules, proxy, scratch)
     finally:
@@ -174,6 +176,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "file reads with tool-result clearing on / off instead of compact FILE, then the probes; "
                              "ours-prefix,ours-serialized: a chat turn "
                              "first, then the compaction on its prefix or serialized (issue 24)")
+    parser.add_argument("--read-loop-files", type=int, default=READ_LOOP_FILES,
+                        help="files the ours-reads agents read, one turn each")
     parser.add_argument("--baseline-root", type=Path,
                         help=f"another pi-compact checkout: adds the agent {BASELINE}, compacted with that code "
                              "after the others on each transcript and timed, with no probes")
@@ -224,7 +228,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for agent in agents:
                 print(f"{name}: {agent}…", file=sys.stderr, flush=True)
                 result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
-                                                       args.probe_timeout, args.baseline_root)
+                                                       args.probe_timeout, args.baseline_root, args.read_loop_files)
             cuts = {data["first_kept_entry_id"] for data in result["agents"].values()}
             result["same_cut"] = len(cuts) == 1 and rules.cut_entry_id in cuts
             results.append(result)

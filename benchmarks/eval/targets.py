@@ -24,7 +24,7 @@ from scoring import Rules
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTED_KEPT = 7  # facts the canned summary states (the first seven of the transcript's list)
 UNKNOWN = "I do not know."
-READ_PROMPT = re.compile(r"^Read (\S+) and say in one sentence what it is for\.", re.MULTILINE)
+READ_PROMPT = re.compile(r"^Use the read tool to open (\S+), then say in one sentence", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -92,14 +92,11 @@ class ScriptedTarget:
         text = _text(body)
         if request_kind(body) == "summarizer":  # serialized, or asked on the chat prefix
             return self._reply(text=canned_summary(rules), prompt_tokens=len(text) // 4, completion_tokens=300)
-        messages = body.get("messages", [])
-        users = [m for m in messages if m.get("role") == "user"]
-        read = READ_PROMPT.search(_text({"messages": users[-1:]}))
-        if read:  # the read loop: read the file it names, then say one sentence about it
-            if messages[-1].get("role") == "tool":
+        path, read = _read_asked(body.get("messages", []))
+        if path is not None:  # the read loop: read the file it names, then say one sentence about it
+            if read:
                 return self._reply(text="It holds small helper functions.", prompt_tokens=len(text) // 4)
-            return self._reply(tool_calls=(self._call("read", {"path": read.group(1)}),),
-                               prompt_tokens=len(text) // 4)
+            return self._reply(tool_calls=(self._call("read", {"path": path}),), prompt_tokens=len(text) // 4)
         asked = _last_user(body)
         for probe in rules.probes:
             if probe["question"] in asked:
@@ -110,6 +107,24 @@ class ScriptedTarget:
 
     def stop(self) -> None:
         self.server.stop()
+
+
+def _read_asked(messages: list[dict[str, Any]]) -> tuple[str | None, bool]:
+    """The path the read loop's prompt names in the current turn (None: not such a turn), and whether its
+    result is already there. The turn is everything after the newest assistant answer; automatic recall may
+    have put its excerpts after the prompt as one more user message."""
+    read = False
+    for message in reversed(messages):
+        role = message.get("role")
+        if role == "tool":
+            read = True
+        elif role == "assistant" and not message.get("tool_calls"):
+            return None, False
+        elif role == "user":
+            found = READ_PROMPT.search(_text({"messages": [message]}))
+            if found:
+                return found.group(1), read
+    return None, False
 
 
 def _last_user(body: dict[str, Any]) -> str:
