@@ -4,7 +4,9 @@ Both agents talk to ``proxy.base_url``; each request is forwarded to the upstrea
 base URL (with the upstream's own key), streamed back as it arrives (a slow local model must not trip
 a first-byte timeout), and recorded under the current ``tag``: the request body, the assembled reply
 text, the usage and llama.cpp ``timings`` the server reported, and the seconds it took. With
-``temperature`` set, every chat request is sent with that temperature (greedy decoding at 0).
+``temperature`` set, every chat request is sent with that temperature (greedy decoding at 0). With
+``cold_summaries`` every summarizer request asks llama.cpp not to reuse its prompt cache
+(``cache_prompt: false``), so compaction times compare on the same footing.
 A request is a summarizer request when it offers no tools and wraps a conversation in
 ``<conversation>`` tags (both agents' summary prompts do); everything else is a chat turn.
 """
@@ -93,7 +95,12 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         if body is not None and owner.temperature is not None and "messages" in body:
             body["temperature"] = owner.temperature
-        exchange = Exchange(owner.tag, request_kind(body or {}), body or {"GET": self.path})
+        kind = request_kind(body or {})
+        if body is not None and owner.cold_summaries and kind == "summarizer":
+            # llama.cpp otherwise reuses whatever prefix a slot still holds: the baseline's summary request
+            # matched ~1.8k tokens of ours' just before it and looked faster than it is.
+            body["cache_prompt"] = False
+        exchange = Exchange(owner.tag, kind, body or {"GET": self.path})
         started = time.monotonic()
         upstream = urllib.parse.urlsplit(owner.upstream)
         path = upstream.path.rstrip("/") + self.path.removeprefix("/v1")
@@ -134,10 +141,12 @@ class _Server(ThreadingHTTPServer):
 class RecordingProxy:
     """Forward to ``upstream`` (a ``.../v1`` base URL) and record every exchange."""
 
-    def __init__(self, upstream: str, upstream_key: str = "sk-none", temperature: float | None = 0.0) -> None:
+    def __init__(self, upstream: str, upstream_key: str = "sk-none", temperature: float | None = 0.0,
+                 cold_summaries: bool = False) -> None:
         self.upstream = upstream
         self.upstream_key = upstream_key
         self.temperature = temperature
+        self.cold_summaries = cold_summaries
         self.tag = ""
         self._lock = threading.Lock()
         self._exchanges: list[Exchange] = []

@@ -176,6 +176,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "file reads with tool-result clearing on / off instead of compact FILE, then the probes; "
                              "ours-prefix,ours-serialized: a chat turn "
                              "first, then the compaction on its prefix or serialized (issue 24)")
+    parser.add_argument("--cold-summaries", action="store_true",
+                        help="summary requests skip llama.cpp's prompt cache (always with --baseline-root)")
     parser.add_argument("--read-loop-files", type=int, default=READ_LOOP_FILES,
                         help="files the ours-reads agents read, one turn each")
     parser.add_argument("--baseline-root", type=Path,
@@ -215,7 +217,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         target = local_target(args.context_window)
     else:
         target = custom_target(args.model, args.api_base, args.api_key_env, args.context_window, args.max_tokens)
-    proxy = RecordingProxy(target.upstream, target.upstream_key, target.temperature).start()
+    cold = args.cold_summaries or args.baseline_root is not None  # times compared need one footing
+    proxy = RecordingProxy(target.upstream, target.upstream_key, target.temperature, cold).start()
     results = []
     try:
         for name in names:

@@ -349,6 +349,10 @@ def test_the_baseline_agent_compacts_with_the_other_checkout_and_asks_no_probe(t
     assert base["probes"] == [] and base["probes_skipped"].startswith("the baseline is timed")
     assert result["same_cut"]
     out = Path(run["dir"]) / SHORT
+    for agent in ("ours", "ours-base"):  # every summary asked cold, so the two times compare
+        sent = [json.loads(line) for line in (out / agent / "requests.jsonl").read_text().splitlines()]
+        assert [r["request"].get("cache_prompt") for r in sent if r["kind"] == "summarizer"] == [False]
+        assert all("cache_prompt" not in r["request"] for r in sent if r["kind"] != "summarizer")
     assert "BASELINE-TREE" in (out / "ours-base" / "requests.jsonl").read_text()
     assert "BASELINE-TREE" not in (out / "ours" / "requests.jsonl").read_text()
 
