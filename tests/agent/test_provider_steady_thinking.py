@@ -14,7 +14,7 @@ from fakes.anthropic_stream import AnthropicReply, text_reply
 from fakes.cost_session import GrowingSession
 
 from pi_compact.llm.protocol import ModelInfo
-from pi_compact.settings import RetrySettings, Settings
+from pi_compact.settings import CompactionSettings, RetrySettings, Settings
 
 SONNET = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200_000, 64_000, reasoning=True)
 
@@ -22,7 +22,10 @@ SONNET = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200_000, 64_000, 
 def grow_towards_the_window(tmp_path: Path, thinking: str) -> tuple[list[RecordedRequest], list[RecordedRequest]]:
     """A read loop grown towards 195k at ``thinking`` (past where a 16,384 budget fits); the chat requests
     before the first compaction and the summary requests."""
-    settings = Settings(retry=RetrySettings(enabled=False))
+    # Clearing off: this is about the thinking budget up to the compaction. With clearing on (and since clearing
+    # starts at the same threshold) old reads are cleared instead, and the loop, which grows until a
+    # compaction, would never end.
+    settings = Settings(retry=RetrySettings(enabled=False), compaction=CompactionSettings(clear_tool_results=False))
     with FakeAnthropicServer().start() as server:
         harness = make_harness(server, tmp_path, settings=settings, info=SONNET, thinking=thinking)
         session = GrowingSession(harness.cwd, 195_000)
