@@ -22,6 +22,7 @@ import json
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,11 @@ from pi_compact.compaction import prompts  # noqa: E402
 from pi_compact.llm.resolve import create_model, resolve_model  # noqa: E402
 from pi_compact.session.store import SessionStore  # noqa: E402
 from pi_compact.settings import CompactionSettings, RetrySettings, Settings  # noqa: E402
+
+# Issue 34's measurements are of the compaction and the requests around it. Tool-result clearing (issue 32,
+# bench_tool_clearing.py) starts at the same threshold and would clear these read loops instead, and the loops
+# (which grow until a compaction) would never end.
+NO_CLEARING = CompactionSettings(clear_tool_results=False)
 
 MODEL = "anthropic/claude-sonnet-4-5"
 SUMMARY = "\n".join(f"{heading}\n- the work so far" for heading in prompts.HISTORY_HEADINGS)
@@ -105,7 +111,7 @@ def talk(body: dict[str, Any]) -> AnthropicReply:
 
 
 def resume_ours() -> dict[str, Any]:
-    settings = Settings(retry=RetrySettings(enabled=False))
+    settings = Settings(retry=RetrySettings(enabled=False), compaction=NO_CLEARING)
     with tempfile.TemporaryDirectory() as scratch, FakeAnthropicServer().start() as server:
         server.route = talk
         cwd = Path(scratch)
@@ -170,7 +176,7 @@ def loop_route(session: GrowingSession, asked: list[bool]) -> Callable[[dict[str
 
 def loop_ours(reuse: str) -> dict[str, Any]:
     settings = Settings(retry=RetrySettings(enabled=False),
-                        compaction=CompactionSettings(reserve_tokens=LOOP_RESERVE, reuse_prefix=reuse))
+                        compaction=replace(NO_CLEARING, reserve_tokens=LOOP_RESERVE, reuse_prefix=reuse))
     with tempfile.TemporaryDirectory() as scratch, FakeAnthropicServer().start() as server:
         cwd = Path(scratch)
         server.route = loop_route(GrowingSession(cwd, LOOP_TARGET, file_tokens=LOOP_FILE_TOKENS), [])
@@ -202,7 +208,7 @@ def loop_pi() -> dict[str, Any]:
 
 
 def thinking_ours() -> dict[str, Any]:
-    settings = Settings(retry=RetrySettings(enabled=False))
+    settings = Settings(retry=RetrySettings(enabled=False), compaction=NO_CLEARING)
     with tempfile.TemporaryDirectory() as scratch, FakeAnthropicServer().start() as server:
         cwd = Path(scratch)
         server.route = loop_route(GrowingSession(cwd, 195_000), [])
