@@ -59,9 +59,13 @@ def rules_for(settings: CompactionSettings, window: int, answer_room: int = 0) -
     """The clearing rules on ``window`` (0: unknown) from ``compaction.clearToolResults``; None when off.
     A value the user set is used as set; an unset one is the default, scaled down on a small window, to
     the compaction threshold that ``answer_room`` (the thinking budget kept whole) sets (``Budgets``)."""
+    return rules_at(settings, Budgets.of(settings, window, answer_room).threshold if window > 0 else 0)
+
+
+def rules_at(settings: CompactionSettings, threshold: int) -> ClearRules | None:
+    """``rules_for`` with the compaction threshold already derived (0: unknown window)."""
     if not settings.clear_tool_results:
         return None
-    threshold = Budgets.of(settings, window, answer_room).threshold if window > 0 else 0
     keep, least = settings.clear_keep_recent_tokens, settings.clear_min_tokens
     if keep is None:
         keep = min(KEEP_RECENT_TOKENS, threshold // 4) if threshold > 0 else KEEP_RECENT_TOKENS

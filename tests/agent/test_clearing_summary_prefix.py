@@ -84,6 +84,15 @@ def test_chat_requests_mark_no_planned_cut_once_results_before_it_are_cleared(tm
     assert after and [count_cache_breakpoints(r.body) for r in after] == [3] * len(after)
 
 
+def assert_asked_serialized_on_the_originals(entries: list[dict[str, Any]], asked: list[Any]) -> None:
+    [entry] = [e for e in entries if e["type"] == "compaction"]
+    # No prefix to weigh (the requests carried stubs where the summary must read the originals): serialized.
+    assert "summaryRequest" not in entry["details"]
+    assert SUMMARIZER_SYSTEM[:60] in json.dumps(asked[0].body["system"])
+    text = json.dumps(asked[0].body)
+    assert "FILE-0-START" in text and STUB not in text
+
+
 def test_compact_file_after_clearing_asks_serialized_on_the_original_results(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeAnthropicServer().start() as server:
@@ -95,12 +104,7 @@ def test_compact_file_after_clearing_asks_serialized_on_the_original_results(
                                  context_window=SONNET_40K.context_window)
         assert compact_file(options, SETTINGS) == 0
         asked = [r for r in server.records[sent:] if asks_summary(r.body)]
-    [entry] = [e for e in h.entries() if e["type"] == "compaction"]
-    # No prefix to weigh (the requests carried stubs where the summary must read the originals): serialized.
-    assert "summaryRequest" not in entry["details"]
-    assert SUMMARIZER_SYSTEM[:60] in json.dumps(asked[0].body["system"])
-    text = json.dumps(asked[0].body)
-    assert "FILE-0-START" in text and STUB not in text
+    assert_asked_serialized_on_the_originals(h.entries(), asked)
 
 
 def test_a_resumed_compact_after_clearing_asks_serialized_on_the_original_results(tmp_path: Path) -> None:
@@ -112,9 +116,4 @@ def test_a_resumed_compact_after_clearing_asks_serialized_on_the_original_result
                                store=SessionStore.open(first.path, str(first.cwd), 1_700_000_000_000))
         assert resumed.session.compact() is not None
         asked = [r for r in server.records[sent:] if asks_summary(r.body)]
-    [entry] = [e for e in resumed.entries() if e["type"] == "compaction"]
-    # No prefix to weigh (the requests carried stubs where the summary must read the originals): serialized.
-    assert "summaryRequest" not in entry["details"]
-    assert SUMMARIZER_SYSTEM[:60] in json.dumps(asked[0].body["system"])
-    text = json.dumps(asked[0].body)
-    assert "FILE-0-START" in text and STUB not in text
+    assert_asked_serialized_on_the_originals(resumed.entries(), asked)

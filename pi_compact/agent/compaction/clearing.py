@@ -30,7 +30,7 @@ from pi_compact.compaction.clearing import (
     project,
     record_fields,
     result_entry_ids,
-    rules_for,
+    rules_at,
     savings,
     tool_results,
 )
@@ -99,7 +99,7 @@ class ToolClearing:
 
         ``budgets`` are the ones the compaction threshold is measured with (the model's answer room
         included), so clearing always gets its turn before a compaction would run."""
-        rules = rules_for(settings, budgets.window, budgets.answer_room)
+        rules = rules_at(settings, budgets.threshold if budgets.window > 0 else 0)  # the budgets derived once
         start = budgets.soft_threshold if settings.background else budgets.threshold
         if rules is None or budgets.window <= 0 or tokens <= start:
             return ()
