@@ -3,8 +3,8 @@
 
 The harness's ``ours-reads`` (tool-result clearing on) and ``ours-reads-off`` (off) agents run this on
 a transcript's session: it writes ``--files`` source files of about ``--tokens`` tokens each into the
-working directory, then asks one prompt per file ("Use the read tool to open PATH, then say in one
-sentence what the file is for"), each a full turn (the read, then the answer; the reads the model really
+working directory, then asks one prompt per file ("Read PATH, then reply with one sentence on what it
+is for and do nothing else"), each a full turn (the read, then the answer; the reads the model really
 made are counted) with the threshold checks of a live session between them, as the REPL would run them.
 Compactions and clearings happen where the settings make them.
 Printed at the end, one JSON line: turns, reads made, compactions and clearings added, seconds.
@@ -28,9 +28,10 @@ from pi_compact.cli.wiring import build_runtime
 from pi_compact.compaction.clearing import CLEARED_TYPE
 from pi_compact.options import AppOptions
 
-# Said as an instruction to use the tool: asked "Read X and say...", the embedded model answered from the file's
-# name without reading it (the first try on python-authgate).
-PROMPT = "Use the read tool to open {path}, then say in one sentence what the file is for."
+# Worded as the embedded model follows it (measured on short-python): asked "Read X and say..." on a long
+# transcript it answered from the file's name, asked "Use the read tool to open X, then say..." it never
+# called read in 14 turns, and asked "Read X" alone it read, then edited and read other files on its own.
+PROMPT = "Read {path}, then reply with one sentence on what it is for and do nothing else."
 _WORDS = ("ledger", "invoice", "lease", "token", "batch", "queue", "retry", "window", "shard", "cursor")
 
 

@@ -24,7 +24,7 @@ from scoring import Rules
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTED_KEPT = 7  # facts the canned summary states (the first seven of the transcript's list)
 UNKNOWN = "I do not know."
-READ_PROMPT = re.compile(r"^Use the read tool to open (\S+), then say in one sentence", re.MULTILINE)
+READ_PROMPT = re.compile(r"^Read (\S+), then reply with one sentence", re.MULTILINE)
 
 
 @dataclass(frozen=True)
