@@ -86,7 +86,8 @@ def _prompt_tokens(exchanges: list[Exchange]) -> int | None:
 
 def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, out: Path,
               timeout_s: float, pi: Path | None, probe_timeout_s: float = 900.0,
-              baseline_root: Path | None = None, read_loop_files: int = READ_LOOP_FILES) -> dict[str, Any]:
+              baseline_root: Path | None = None, read_loop_files: int = READ_LOOP_FILES,
+              probes: bool = True) -> dict[str, Any]:
     """Compact one transcript with one agent, then ask every probe (the baseline agent is timed on its
     compaction alone); returns the scores and raw paths."""
     scratch = out / rules.name / name
@@ -96,12 +97,13 @@ def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, ou
     agent.probe_timeout_s = probe_timeout_s
     agent.read_loop_files = read_loop_files
     try:
-        return _compact_and_ask(agent, rules, proxy, scratch)
+        return _compact_and_ask(agent, rules, proxy, scratch, probes)
     finally:
         agent.close()
 
 
-def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch: Path) -> dict[str, Any]:
+def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch: Path,
+                     probes: bool = True) -> dict[str, Any]:
     name = agent.name
     session = prepare_session(rules.transcript, scratch / "session.jsonl", agent.project)
     proxy.tag = f"{rules.name}/{name}/compact"
@@ -137,6 +139,9 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
         result["compaction_s"] = loop.get("compact_s", result["compaction_s"])
     if name == BASELINE:
         result["probes_skipped"] = "the baseline is timed on its compaction only"
+        return result
+    if not probes:
+        result["probes_skipped"] = "--no-probes: timed and scored on the compaction only"
         return result
     if not entry and name not in READ_LOOPS:  # asking the uncompacted session would measure something else
         result["probes_right"] = 0
@@ -183,6 +188,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--baseline-root", type=Path,
                         help=f"another pi-compact checkout: adds the agent {BASELINE}, compacted with that code "
                              "after the others on each transcript and timed, with no probes")
+    parser.add_argument("--no-probes", action="store_true",
+                        help="compact and score the summary only: a timing run, minutes per transcript")
     parser.add_argument("--pi-cli", help="pi's dist/cli.js (default: $PI_CLI or node_modules/ here)")
     parser.add_argument("--results", type=Path, help="results directory (default benchmarks/.cache/eval/<time>)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a compaction may take")
@@ -231,7 +238,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for agent in agents:
                 print(f"{name}: {agent}…", file=sys.stderr, flush=True)
                 result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
-                                                       args.probe_timeout, args.baseline_root, args.read_loop_files)
+                                                       args.probe_timeout, args.baseline_root, args.read_loop_files,
+                                                       not args.no_probes)
             cuts = {data["first_kept_entry_id"] for data in result["agents"].values()}
             result["same_cut"] = len(cuts) == 1 and rules.cut_entry_id in cuts
             results.append(result)

@@ -357,6 +357,19 @@ def test_the_baseline_agent_compacts_with_the_other_checkout_and_asks_no_probe(t
     assert "BASELINE-TREE" not in (out / "ours" / "requests.jsonl").read_text()
 
 
+def test_no_probes_scores_and_times_the_compaction_and_asks_nothing(tmp_path: Path) -> None:
+    argv = ["--target", "scripted", "--transcripts", SHORT, "--agents", "ours", "--results", str(tmp_path / "out"),
+            "--no-probes"]
+    (result,) = run_eval.main(argv)["results"]
+    ours = result["agents"]["ours"]
+    assert ours["exit"] == 0 and ours["summarizer_requests"] == 1 and ours["compaction_s"] > 0
+    assert ours["facts_kept"] == SCRIPTED_KEPT + 3  # scored as a full run scores it
+    assert ours["probes"] == [] and ours["probes_skipped"].startswith("--no-probes")
+    sent = (tmp_path / "out" / SHORT / "ours" / "requests.jsonl").read_text().splitlines()
+    assert [json.loads(line)["kind"] for line in sent] == ["summarizer"]  # no probe reached the model
+    assert not list((tmp_path / "out" / SHORT / "ours").glob("probe-*.jsonl"))
+
+
 def test_harness_runs_pi_side_by_side(tmp_path: Path) -> None:
     pi = pi_cli()
     if pi is None or shutil.which("node") is None:
