@@ -84,10 +84,17 @@ def _prompt_tokens(exchanges: list[Exchange]) -> int | None:
     return sum(values) if values else None
 
 
+def _model_seconds(exchanges: list[Exchange]) -> float | None:
+    """Seconds the model server says it spent reading the prompts and writing the answers (llama.cpp's
+    ``timings``), or None where a server reports none."""
+    spans = [e.timings.get("prompt_ms", 0) + e.timings.get("predicted_ms", 0) for e in exchanges if e.timings]
+    return round(sum(spans) / 1000, 1) if spans else None
+
+
 def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, out: Path,
               timeout_s: float, pi: Path | None, probe_timeout_s: float = 900.0,
               baseline_root: Path | None = None, read_loop_files: int = READ_LOOP_FILES,
-              probes: bool = True) -> dict[str, Any]:
+              probes: bool = True, repeat: int = 0) -> dict[str, Any]:
     """Compact one transcript with one agent, then ask every probe (the baseline agent is timed on its
     compaction alone); returns the scores and raw paths."""
     scratch = out / rules.name / name
@@ -97,16 +104,16 @@ def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, ou
     agent.probe_timeout_s = probe_timeout_s
     agent.read_loop_files = read_loop_files
     try:
-        return _compact_and_ask(agent, rules, proxy, scratch, probes)
+        return _compact_and_ask(agent, rules, proxy, scratch, probes, repeat)
     finally:
         agent.close()
 
 
 def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch: Path,
-                     probes: bool = True) -> dict[str, Any]:
+                     probes: bool = True, repeat: int = 0) -> dict[str, Any]:
     name = agent.name
     session = prepare_session(rules.transcript, scratch / "session.jsonl", agent.project)
-    proxy.tag = f"{rules.name}/{name}/compact"
+    proxy.tag = f"{rules.name}/{name}/compact" + (f"/repeat-{repeat}" if repeat else "")  # the proxy keeps all
     ran = agent.compact(session)
     exchanges = proxy.take(proxy.tag)
     _write_exchanges(scratch / "requests.jsonl", exchanges)
@@ -127,6 +134,7 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
         "facts_kept_ids": kept, "facts_lost": [f["id"] for f in rules.facts if f["id"] not in kept],
         "summarizer_requests": len(summarizer), "summarizer_prompt_tokens": _prompt_tokens(summarizer),
         "summarizer_server_s": round(sum(e.seconds for e in summarizer), 1),
+        "summarizer_model_s": _model_seconds(summarizer),
         "fallback": bool(details.get("fallback")), "quality_gate": details.get("qualityGate"),
         "probes": [],
     }
@@ -190,6 +198,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "after the others on each transcript and timed, with no probes")
     parser.add_argument("--no-probes", action="store_true",
                         help="compact and score the summary only: a timing run, minutes per transcript")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="compact each transcript this many times per agent, the agents in turn (the repeats "
+                             "ask no probes): a load spike on a shared machine shows as one slow run of several")
     parser.add_argument("--pi-cli", help="pi's dist/cli.js (default: $PI_CLI or node_modules/ here)")
     parser.add_argument("--results", type=Path, help="results directory (default benchmarks/.cache/eval/<time>)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a compaction may take")
@@ -240,6 +251,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
                                                        args.probe_timeout, args.baseline_root, args.read_loop_files,
                                                        not args.no_probes)
+            for again in range(1, args.repeat):  # the agents in turn once more, compaction only
+                for agent in agents:
+                    print(f"{name}: {agent} (repeat {again})…", file=sys.stderr, flush=True)
+                    rerun = run_agent(agent, rules, target, proxy, out / f"repeat-{again}", args.timeout, pi,
+                                      args.probe_timeout, args.baseline_root, args.read_loop_files, False, again)
+                    result["agents"][agent].setdefault("repeats", []).append(
+                        {k: rerun[k] for k in ("compaction_s", "summarizer_model_s", "facts_kept_whole")})
             cuts = {data["first_kept_entry_id"] for data in result["agents"].values()}
             result["same_cut"] = len(cuts) == 1 and rules.cut_entry_id in cuts
             results.append(result)

@@ -370,6 +370,19 @@ def test_no_probes_scores_and_times_the_compaction_and_asks_nothing(tmp_path: Pa
     assert not list((tmp_path / "out" / SHORT / "ours").glob("probe-*.jsonl"))
 
 
+def test_repeat_compacts_each_agent_again_in_turn_and_records_each_time(tmp_path: Path) -> None:
+    argv = ["--target", "scripted", "--transcripts", SHORT, "--agents", "ours", "--results", str(tmp_path / "out"),
+            "--no-probes", "--repeat", "3"]
+    (result,) = run_eval.main(argv)["results"]
+    ours = result["agents"]["ours"]
+    assert len(ours["repeats"]) == 2
+    assert [r["facts_kept_whole"] for r in ours["repeats"]] == [ours["facts_kept_whole"]] * 2
+    assert all(r["compaction_s"] > 0 for r in ours["repeats"])
+    for again in (1, 2):  # each repeat compacted a fresh copy, with its own raw outputs
+        sent = (tmp_path / "out" / f"repeat-{again}" / SHORT / "ours" / "requests.jsonl").read_text().splitlines()
+        assert [json.loads(line)["kind"] for line in sent] == ["summarizer"]
+
+
 def test_harness_runs_pi_side_by_side(tmp_path: Path) -> None:
     pi = pi_cli()
     if pi is None or shutil.which("node") is None:
