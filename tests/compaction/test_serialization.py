@@ -203,3 +203,35 @@ def test_file_read_limit_never_keeps_more_than_pi_would() -> None:
 def test_pi_text_keeps_2000_chars_of_a_file_read() -> None:
     out = serialize_conversation([tool_result("f" * 1800, tool_name="read")])
     assert out == "[Tool result]: " + "f" * 1800
+
+
+# ---- long successful output, condensed for the summarizer ---------------------------------------------
+
+PASSING_RUN = "\n".join([f"tests/test_quota.py::test_case_{n} PASSED" for n in range(20)] + ["", "20 passed in 7.68s"])
+
+
+def test_a_long_successful_run_keeps_its_head_and_tally_for_the_summarizer() -> None:
+    (out,) = serialize_message(tool_result(PASSING_RUN, tool_name="bash"), FILE_READ_MAX_CHARS, mark_failed=True)
+    lines = out.split("\n")
+    assert lines[0] == "[Tool result]: tests/test_quota.py::test_case_0 PASSED"
+    assert lines[5] == "tests/test_quota.py::test_case_5 PASSED"
+    assert lines[6] == "[... 10 lines left out]"
+    assert lines[-1] == "20 passed in 7.68s" and lines[-2] == ""
+    assert len(lines) == 13
+
+
+def test_a_failed_run_keeps_every_line_for_the_summarizer() -> None:
+    failed = PASSING_RUN.replace("test_case_9 PASSED", "test_case_9 FAILED")
+    (out,) = serialize_message(tool_result(failed, tool_name="bash", is_error=True), FILE_READ_MAX_CHARS,
+                               mark_failed=True)
+    assert out == "[Tool result (failed)]: " + failed
+
+
+def test_pi_text_keeps_a_long_successful_run_whole() -> None:
+    assert serialize_conversation([tool_result(PASSING_RUN, tool_name="bash")]) == "[Tool result]: " + PASSING_RUN
+
+
+def test_output_one_line_over_the_kept_lines_is_not_condensed() -> None:
+    text = "\n".join(f"line {n}" for n in range(13))
+    (out,) = serialize_message(tool_result(text, tool_name="grep"), FILE_READ_MAX_CHARS, mark_failed=True)
+    assert out == "[Tool result]: " + text
