@@ -40,6 +40,11 @@ class Budgets:
         return self.window - max(self.reserve, self.answer_room)
 
     @property
+    def known_threshold(self) -> int:
+        """``threshold`` where the window is known, else 0 (what rules scaled to the threshold read as unknown)."""
+        return self.threshold if self.window > 0 else 0
+
+    @property
     def soft_threshold(self) -> int:
         """Context tokens past which a background summary starts: ``softThresholdPercent`` of the threshold."""
         return self.threshold * self.soft_percent // 100

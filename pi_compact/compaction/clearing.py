@@ -23,7 +23,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.tokens import Estimator, assistant_usage, calculate_context_tokens
 from pi_compact.messages import Message
 from pi_compact.settings import CompactionSettings
@@ -55,15 +54,10 @@ class Cleared:
     tokens: int
 
 
-def rules_for(settings: CompactionSettings, window: int, answer_room: int = 0) -> ClearRules | None:
-    """The clearing rules on ``window`` (0: unknown) from ``compaction.clearToolResults``; None when off.
-    A value the user set is used as set; an unset one is the default, scaled down on a small window, to
-    the compaction threshold that ``answer_room`` (the thinking budget kept whole) sets (``Budgets``)."""
-    return rules_at(settings, Budgets.of(settings, window, answer_room).threshold if window > 0 else 0)
-
-
 def rules_at(settings: CompactionSettings, threshold: int) -> ClearRules | None:
-    """``rules_for`` with the compaction threshold already derived (0: unknown window)."""
+    """The clearing rules from ``compaction.clearToolResults`` at a compaction ``threshold``
+    (``Budgets.known_threshold``, 0: unknown window); None when off. A value the user set is used as set; an
+    unset one is the default, scaled down to a small threshold."""
     if not settings.clear_tool_results:
         return None
     keep, least = settings.clear_keep_recent_tokens, settings.clear_min_tokens
@@ -263,5 +257,5 @@ def savings(
 
 __all__ = ["ARGS_CHARS", "CLEARED_TYPE", "KEEP_RECENT_TOKENS", "MIN_CLEAR_TOKENS", "ClearRules", "Cleared",
            "ResultKey", "candidates", "cleared_on_path", "cleared_since_usage", "plan_step", "project",
-           "record_fields", "result_entry_ids", "result_key", "rules_for", "savings", "short_arguments",
+           "record_fields", "result_entry_ids", "result_key", "savings", "short_arguments",
            "stub_text", "stubbed", "tool_results"]

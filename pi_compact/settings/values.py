@@ -37,7 +37,7 @@ class CompactionSettings:
     background: bool = False
     soft_threshold_percent: int = 70
     # ``compaction.clearToolResults``: old tool results leave the request (never the file) before anything
-    # is summarized, see ``compaction.clearing``. None: scaled to the window (``clearing.rules_for``).
+    # is summarized, see ``compaction.clearing``. None: scaled to the window (``clearing.rules_at``).
     clear_tool_results: bool = True
     clear_keep_recent_tokens: int | None = None
     clear_min_tokens: int | None = None

@@ -34,3 +34,10 @@ def test_a_high_thinking_budget_moves_the_threshold_down_to_leave_it_whole() -> 
     # medium's 8,192 fits in the reserve: pi's threshold stands
     assert Budgets.of(CompactionSettings(reserve_tokens=16_384), 200_000, answer_room(200_000, 8_192)).threshold \
         == 183_616
+
+
+def test_the_known_threshold_of_an_unknown_window_is_zero_not_minus_the_reserve() -> None:
+    settings = CompactionSettings(reserve_tokens=4_096)
+    assert Budgets.of(settings, 0).threshold == -4_096
+    assert Budgets.of(settings, 0).known_threshold == 0
+    assert Budgets.of(settings, 16_384).known_threshold == 12_288

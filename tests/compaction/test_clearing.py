@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.clearing import (
     Cleared,
     ClearRules,
@@ -13,7 +14,7 @@ from pi_compact.compaction.clearing import (
     project,
     record_fields,
     result_entry_ids,
-    rules_for,
+    rules_at,
     stub_text,
 )
 from pi_compact.compaction.tokens import estimate_tokens_chars4
@@ -119,6 +120,10 @@ def test_the_cleared_set_is_read_back_from_its_records_on_the_path() -> None:
     assert cleared_on_path(path) == {"test-id-2": Cleared("test-id-2", 900), "test-id-4": Cleared("test-id-4", 800)}
     assert result_entry_ids(path) == {("c0", TIMESTAMP_MS): "test-id-2", ("c1", TIMESTAMP_MS): "test-id-4",
                                       ("c2", TIMESTAMP_MS): "test-id-6"}
+
+
+def rules_for(settings: CompactionSettings, window: int, answer_room: int = 0) -> ClearRules | None:
+    return rules_at(settings, Budgets.of(settings, window, answer_room).known_threshold)
 
 
 def test_defaults_are_scaled_down_on_a_small_window_and_kept_as_set() -> None:

@@ -99,7 +99,7 @@ class ToolClearing:
 
         ``budgets`` are the ones the compaction threshold is measured with (the model's answer room
         included), so clearing always gets its turn before a compaction would run."""
-        rules = rules_at(settings, budgets.threshold if budgets.window > 0 else 0)  # the budgets derived once
+        rules = rules_at(settings, budgets.known_threshold)  # the budgets derived once
         start = budgets.soft_threshold if settings.background else budgets.threshold
         if rules is None or budgets.window <= 0 or tokens <= start:
             return ()
