@@ -110,7 +110,7 @@ def prompt_sizes(shape: PrefixShape, plan: CompactionPlan, instructions: str | N
 def _conversation(messages: Sequence[Message]) -> str:
     """The conversation as a serialized request carries it (file reads cut short, as ``summarize`` does)."""
     return "\n\n".join(part for m in convert_to_llm(messages)
-                        for part in serialize_message(m, FILE_READ_MAX_CHARS, mark_failed=True))
+                        for part in serialize_message(m, FILE_READ_MAX_CHARS, for_summarizer=True))
 
 
 def _text_tokens(*texts: str) -> int:

@@ -67,12 +67,12 @@ def format_tool_call(block: Mapping[str, Any]) -> str:
 
 
 def serialize_message(
-    message: Message, file_read_limit: int = TOOL_RESULT_MAX_CHARS, *, mark_failed: bool = False,
+    message: Message, file_read_limit: int = TOOL_RESULT_MAX_CHARS, *, for_summarizer: bool = False,
 ) -> list[str]:
     """The text blocks one LLM message contributes (possibly none).
 
     ``file_read_limit``: where the result of a file read is cut (other tool results: at 2000).
-    ``mark_failed``: the summarizer's text (pi's has neither): tag a failed tool result (``isError``) as
+    ``for_summarizer``: the summarizer's text (pi's has neither): tag a failed tool result (``isError``) as
     failed, and condense a long successful result of a tool other than a file read (``condense_output``).
     """
     role = message.get("role")
@@ -103,10 +103,11 @@ def serialize_message(
         return parts
     if role == "toolResult":
         text = text_of(message.get("content"))
-        limit = file_read_limit if message.get("toolName") in FILE_READ_TOOLS else TOOL_RESULT_MAX_CHARS
+        file_read = message.get("toolName") in FILE_READ_TOOLS
+        limit = file_read_limit if file_read else TOOL_RESULT_MAX_CHARS
         failed = bool(message.get("isError"))
-        tag = FAILED_RESULT_TAG if mark_failed and failed else "[Tool result]:"
-        if mark_failed and not failed and message.get("toolName") not in FILE_READ_TOOLS:
+        tag = FAILED_RESULT_TAG if for_summarizer and failed else "[Tool result]:"
+        if for_summarizer and not failed and not file_read:
             text = condense_output(text)
         return [f"{tag} {truncate_tool_result(text, min(limit, TOOL_RESULT_MAX_CHARS))}"] if text else []
     return []

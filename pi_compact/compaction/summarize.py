@@ -94,7 +94,7 @@ def _room(budget: SummaryBudget, max_tokens: int, fixed_text: str, shrink: int) 
 
 def _blocks(messages: Sequence[Message]) -> list[str]:
     return [part for m in convert_to_llm(messages)
-            for part in serialize_message(m, FILE_READ_MAX_CHARS, mark_failed=True)]
+            for part in serialize_message(m, FILE_READ_MAX_CHARS, for_summarizer=True)]
 
 
 def _history(

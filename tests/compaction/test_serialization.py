@@ -211,7 +211,7 @@ PASSING_RUN = "\n".join([f"tests/test_quota.py::test_case_{n} PASSED" for n in r
 
 
 def test_a_long_successful_run_keeps_its_head_and_tally_for_the_summarizer() -> None:
-    (out,) = serialize_message(tool_result(PASSING_RUN, tool_name="bash"), FILE_READ_MAX_CHARS, mark_failed=True)
+    (out,) = serialize_message(tool_result(PASSING_RUN, tool_name="bash"), FILE_READ_MAX_CHARS, for_summarizer=True)
     lines = out.split("\n")
     assert lines[0] == "[Tool result]: tests/test_quota.py::test_case_0 PASSED"
     assert lines[5] == "tests/test_quota.py::test_case_5 PASSED"
@@ -223,7 +223,7 @@ def test_a_long_successful_run_keeps_its_head_and_tally_for_the_summarizer() -> 
 def test_a_failed_run_keeps_every_line_for_the_summarizer() -> None:
     failed = PASSING_RUN.replace("test_case_9 PASSED", "test_case_9 FAILED")
     (out,) = serialize_message(tool_result(failed, tool_name="bash", is_error=True), FILE_READ_MAX_CHARS,
-                               mark_failed=True)
+                               for_summarizer=True)
     assert out == "[Tool result (failed)]: " + failed
 
 
@@ -233,5 +233,5 @@ def test_pi_text_keeps_a_long_successful_run_whole() -> None:
 
 def test_output_one_line_over_the_kept_lines_is_not_condensed() -> None:
     text = "\n".join(f"line {n}" for n in range(13))
-    (out,) = serialize_message(tool_result(text, tool_name="grep"), FILE_READ_MAX_CHARS, mark_failed=True)
+    (out,) = serialize_message(tool_result(text, tool_name="grep"), FILE_READ_MAX_CHARS, for_summarizer=True)
     assert out == "[Tool result]: " + text

@@ -131,8 +131,8 @@ def test_the_summarizer_reads_failed_results_marked_and_pis_serialization_is_unc
     failed = tool_result(EDIT_MISSING, tool_name="edit", is_error=True)
     passed = tool_result("Edited app.py.", tool_name="edit")
     assert serialize_message(failed) == [f"[Tool result]: {EDIT_MISSING}"]
-    assert serialize_message(failed, mark_failed=True) == [f"[Tool result (failed)]: {EDIT_MISSING}"]
-    assert serialize_message(passed, mark_failed=True) == ["[Tool result]: Edited app.py."]
+    assert serialize_message(failed, for_summarizer=True) == [f"[Tool result (failed)]: {EDIT_MISSING}"]
+    assert serialize_message(passed, for_summarizer=True) == ["[Tool result]: Edited app.py."]
 
 
 def test_a_compaction_carries_the_failed_edit_and_the_missing_pytest_the_summary_left_out(tmp_path: Path) -> None:
