@@ -20,6 +20,7 @@ from pi_compact.llm.protocol import (
     assistant_message,
     empty_usage,
 )
+from pi_compact.llm.server_compaction import ITERATIONS_KEY, REPLY_KEY
 
 # litellm carries a Gemini thought signature inside the tool-call id after this separator (and in the
 # call's ``provider_specific_fields``); we keep the id clean and the signature on the block, as pi does.
@@ -63,7 +64,11 @@ class MessageAssembler:
       ``prompt_tokens``), cost from per-token prices when known, else zeros;
     - stopReason: stop -> "stop" ("toolUse" when tool calls were made), length -> "length",
       tool_calls -> "toolUse"; any other finish reason becomes an error whose text names it, as pi
-      does (z.ai reports overflow as finish reason ``model_context_window_exceeded``).
+      does (z.ai reports overflow as finish reason ``model_context_window_exceeded``);
+    - a provider's compaction block (litellm's ``compaction_blocks``) verbatim under
+      ``server_compaction.REPLY_KEY``, and the usage of each sampling pass (``usage_iterations`` chunks) in
+      pi's shape under ``ITERATIONS_KEY``; a reply that is nothing but the block stopped where the server
+      paused after compacting ("stop": litellm reports Anthropic's "compaction" stop as "length").
 
     ``size`` counts the UTF-8 bytes of everything kept so far (text, thinking, signatures, tool-call
     arguments), so that the stream loop can stop a reply that never ends. Deltas are kept as lists of
@@ -81,6 +86,8 @@ class MessageAssembler:
         self._usage: dict[str, Any] | None = None
         self._finish_reason: str | None = None
         self._response_id: str | None = None  # an OpenAI Responses reply's id, which pi records as ``responseId``
+        self._compaction: dict[str, Any] | None = None  # the provider's compaction block, as it streamed
+        self._iterations: list[dict[str, Any]] = []
         self.started = False
         self.size = 0
 
@@ -91,6 +98,9 @@ class MessageAssembler:
         usage = _get(chunk, "usage")
         if usage is not None:
             self._usage = self._pi_usage(usage)
+        iterations = _get(chunk, "usage_iterations")
+        if isinstance(iterations, list):
+            self._iterations = [self._pass_usage(item) for item in iterations]
         for choice in _get(chunk, "choices") or ():
             if _int(_get(choice, "index")) != 0:
                 continue  # we ask for one choice; ignore any extras
@@ -102,6 +112,9 @@ class MessageAssembler:
                 yield ThinkingDelta(thinking)
             for block in _get(delta, "thinking_blocks") or ():
                 self._signed_block(block)
+            compaction = _get(_get(delta, "provider_specific_fields"), "compaction_blocks")
+            if isinstance(compaction, list) and compaction and isinstance(compaction[-1], Mapping):
+                self._compaction_block(compaction[-1])
             item = _get(delta, "reasoning_item")
             if item is not None:
                 yield from self._reasoning_item(item)
@@ -146,10 +159,16 @@ class MessageAssembler:
         )
         if self._response_id is not None:
             message["responseId"] = self._response_id
+        if self._compaction is not None:
+            message[REPLY_KEY] = dict(self._compaction)
+        if self._iterations:
+            message[ITERATIONS_KEY] = [dict(item) for item in self._iterations]
         return message
 
     def _stop_reason(self) -> tuple[str, str | None]:
         reason = self._finish_reason
+        if reason == "length" and self._compaction is not None and not self._blocks:
+            return "stop", None  # paused after compacting (the API's stop "compaction", as litellm maps it)
         if reason in _TOOL_REASONS or (self._calls and reason in (None, "stop")):
             return "toolUse", None
         if reason is None:
@@ -248,6 +267,23 @@ class MessageAssembler:
         if not block["id"]:
             block["id"] = f"call_{self._timestamp}_{index}"  # some servers omit ids; keep calls pairable
         return ToolCallDelta(index, block["id"], block["name"], fragment)
+
+    def _compaction_block(self, block: Mapping[str, Any]) -> None:
+        """litellm's latest view of the block (its start, then the summary joined in): kept whole."""
+        self.started = True
+        before = len(str((self._compaction or {}).get("content") or ""))
+        self._compaction = {key: value for key, value in block.items()}
+        self.size += max(0, _utf8_size(str(self._compaction.get("content") or "")) - before)
+
+    def _pass_usage(self, item: Any) -> dict[str, Any]:
+        """One entry of Anthropic's ``usage.iterations`` in pi's shape (its own ``input`` excludes the cache)."""
+        counts = {"input": _int(_get(item, "input_tokens")), "output": _int(_get(item, "output_tokens")),
+                  "cacheRead": _int(_get(item, "cache_read_input_tokens")),
+                  "cacheWrite": _int(_get(item, "cache_creation_input_tokens"))}
+        cost = {key: counts[key] * self._costs.get(key, 0.0) for key in counts}
+        cost["total"] = sum(cost.values())
+        return {"type": str(_get(item, "type") or "message"), **counts, "totalTokens": sum(counts.values()),
+                "cost": cost}
 
     def _pi_usage(self, usage: Any) -> dict[str, Any]:
         prompt = _int(_get(usage, "prompt_tokens"))

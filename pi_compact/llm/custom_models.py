@@ -52,6 +52,7 @@ def custom_info(
         system_role="developer" if model.reasoning and developer else "system",
         reasoning_effort=effort if model.api == DIRECT_API else None, costs=costs,
         overflow_texts=(*overflow_texts, *model.overflow_texts),
+        server_compaction=providers.compaction_for_api(model.api) if model.server_compaction else None,
     )
 
 

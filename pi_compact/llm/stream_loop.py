@@ -23,6 +23,7 @@ from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import ABORTED_MESSAGE, Done, ModelInfo, Retrying, StreamEvent, aborted_message
 from pi_compact.llm.redact import redact
 from pi_compact.llm.retry import backoff_delay_ms, describe
+from pi_compact.llm.server_compaction import REPLY_KEY
 from pi_compact.settings import RetrySettings
 
 _POLL_S = 0.05  # how often a waiting stream looks at its cancel token
@@ -81,10 +82,12 @@ def stream_reply(
 
 
 def _is_empty_reply(message: dict[str, Any], info: ModelInfo) -> bool:
-    """A plain stop with nothing in it; a silent overflow (usage past the window) is left to the caller."""
+    """A plain stop with nothing in it (a compaction block counts); a silent overflow (usage past the window)
+    is left to the caller."""
     return (
         message["stopReason"] == "stop"
         and not message["content"]
+        and REPLY_KEY not in message
         and not is_context_overflow(message, info.context_window, info.overflow_texts)
     )
 

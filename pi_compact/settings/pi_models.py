@@ -12,7 +12,8 @@ What pi-compact uses of it (``llm/custom_models.py``): providers' ``baseUrl``, `
 name, a literal, or ``!command``), ``compat.supportsDeveloperRole`` and ``compat.supportsReasoningEffort``;
 models' ``id``, ``api``, ``baseUrl``, ``reasoning``, ``contextWindow``, ``maxTokens``, ``cost``; and
 ``modelOverrides``' ``contextWindow``, ``maxTokens`` and ``reasoning`` for a provider's built-in models;
-and pi-compact's own ``overflowTexts`` (provider or model: the server's words for "the prompt is too long").
+and pi-compact's own ``overflowTexts`` (provider or model: the server's words for "the prompt is too long")
+and ``serverCompaction`` (model or ``modelOverrides``: whether the provider compacts on its server for it).
 Other keys (``headers``, ``name``, ``input``, ``thinkingLevelMap``...) are accepted and not used.
 """
 
@@ -62,6 +63,7 @@ class PiModel:
     cost: tuple[tuple[str, float], ...] = ()  # dollars per million tokens, by pi's keys
     compat: PiCompat = PiCompat()
     overflow_texts: tuple[str, ...] = ()  # ``overflowTexts`` of the model and its provider (ours, not pi's)
+    server_compaction: bool = False  # ``serverCompaction`` (ours): its API compacts on the server for it
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class PiModelOverride:
     context_window: int | None = None
     max_tokens: int | None = None
     reasoning: bool | None = None
+    server_compaction: bool | None = None  # ``serverCompaction`` (ours); None: the model map decides
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,7 @@ def _models(provider: PiProvider, config: dict[str, Any]) -> list[PiModel]:
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS, cost=_cost(entry, where),
             compat=_compat(entry, where).over(provider.compat),
             overflow_texts=(*_texts(entry, where), *provider.overflow_texts),
+            server_compaction=_flag(entry, "serverCompaction", where) or False,
         ))
     return out
 
@@ -224,7 +228,15 @@ def _override(provider: str, model_id: str, entry: Any) -> PiModelOverride:
     reasoning = entry.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, bool):
         raise _Invalid(f'{where}: "reasoning" must be true or false')
-    return PiModelOverride(_positive(entry, "contextWindow", where), _positive(entry, "maxTokens", where), reasoning)
+    return PiModelOverride(_positive(entry, "contextWindow", where), _positive(entry, "maxTokens", where), reasoning,
+                           _flag(entry, "serverCompaction", where))
+
+
+def _flag(config: dict[str, Any], key: str, where: str) -> bool | None:
+    value = config.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise _Invalid(f'{where}: "{key}" must be true or false')
+    return value
 
 
 def _text(config: dict[str, Any], key: str, where: str) -> str | None:

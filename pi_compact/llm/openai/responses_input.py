@@ -18,7 +18,9 @@ session either tool wrote continues in the other:
   item ids with the reasoning that made them);
 - tool results become ``function_call_output`` items for their call's ``call_id``; a call left without a
   result gets "No result provided", a result without its call is dropped; failed replies (``error`` /
-  ``aborted``) are skipped.
+  ``aborted``) are skipped;
+- a compaction summary carrying a window ``/responses/compact`` returned for the target model and account
+  (``server_compaction.carried_window``) goes as that window's items; anywhere else as its readable summary.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 from pi_compact.jstext import valid_text
 from pi_compact.llm.convert import EMPTY_RESULT_TEXT, NO_RESULT_TEXT, Target
 from pi_compact.llm.protocol import ToolSpec
+from pi_compact.llm.server_compaction import carried_window
 from pi_compact.messages import Message, to_llm_message
 
 MAX_ID = 64  # the API's limit on item ids and call ids
@@ -86,6 +89,13 @@ class _Conversion:
         self.index = 0  # pi numbers assistant messages without an id by their place in the history
 
     def feed(self, message: Message) -> None:
+        target = self.target
+        window = carried_window(message, target.provider, target.api, target.model_id, target.account)
+        if window is not None:
+            self.close_calls()
+            self.items.extend(window)
+            self.index += 1  # it holds the summary's place in the history, as its text would
+            return
         llm = to_llm_message(message)
         if llm is None:
             return
