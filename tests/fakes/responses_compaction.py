@@ -38,12 +38,19 @@ def mint(secret: bytes, model: str, key: str, summary: str) -> str:
     return base64.b64encode(body + _mac(secret, body, model, key)).decode()
 
 
-def verify(secret: bytes, encrypted: object, model: str, key: str) -> bool:
+def decoded(encrypted: object) -> bytes | None:
+    """The bytes of a base64 payload the server issued, or None when it is not base64 text at all."""
     if not isinstance(encrypted, str):
-        return False
+        return None
     try:
-        raw = base64.b64decode(encrypted, validate=True)
+        return base64.b64decode(encrypted, validate=True)
     except ValueError:
+        return None
+
+
+def verify(secret: bytes, encrypted: object, model: str, key: str) -> bool:
+    raw = decoded(encrypted)
+    if raw is None:
         return False
     body, mac = raw[:-_MAC], raw[-_MAC:]
     well_formed = raw.startswith(b"gAAAA") and len(body) > 5 + _NONCE

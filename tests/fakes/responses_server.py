@@ -85,11 +85,8 @@ class FakeResponsesServer(ScriptedFake[ResponsesReply, RecordedRequest]):
         return base64.b64encode(b"gAAAA" + mac + secrets.token_bytes(64)).decode()
 
     def verify_reasoning(self, item_id: str, encrypted: object) -> bool:
-        if not isinstance(encrypted, str):
-            return False
-        try:
-            raw = base64.b64decode(encrypted, validate=True)
-        except ValueError:
+        raw = compaction.decoded(encrypted)
+        if raw is None:
             return False
         mac = hmac.new(self._secret, item_id.encode(), hashlib.sha256).digest()
         return raw.startswith(b"gAAAA") and hmac.compare_digest(raw[5:37], mac)
@@ -118,22 +115,28 @@ class FakeResponsesServer(ScriptedFake[ResponsesReply, RecordedRequest]):
         if exchange.method != "POST" or exchange.path != "/v1/responses":
             exchange.send_json(404, OpenAIError(404, f"Invalid URL ({exchange.method} {exchange.path})").body())
             return
+        accepted = self._accept(exchange, compact=False)
+        if accepted is not None:
+            self._answer(exchange, *accepted)
+
+    def _accept(self, exchange: Exchange, *, compact: bool) -> tuple[dict[str, Any], ResponsesReply, int] | None:
+        """The body, its scripted reply and its input tokens; None when refused (already answered)."""
         try:
             body = exchange.json_body()
         except ValueError:
             body = None
         tokens = estimate_tokens(body) if isinstance(body, dict) else 0
-        error = check_request(exchange.headers, body, self, prompt_tokens=tokens)
+        error = check_request(exchange.headers, body, self, prompt_tokens=tokens, compact=compact)
         if error is not None or not isinstance(body, dict):
             self._reject(exchange, body if isinstance(body, dict) else {}, error or OpenAIError(400, "bad body"))
-            return
+            return None
         reply = self._next_reply(body)
         if reply.status != 200:
             self._reject(exchange, body, OpenAIError(reply.status, reply.error_message, code=reply.error_code,
                                                      type="server_error" if reply.status >= 500 else
                                                      "invalid_request_error"))
-            return
-        self._answer(exchange, body, reply, tokens)
+            return None
+        return body, reply, tokens
 
     def _reject(self, exchange: Exchange, body: dict[str, Any], error: OpenAIError) -> None:
         self._keep(RecordedRequest(exchange.path, exchange.headers, body, error, None, None))
@@ -178,21 +181,10 @@ class FakeResponsesServer(ScriptedFake[ResponsesReply, RecordedRequest]):
 
     def _compact(self, exchange: Exchange) -> None:
         """``POST /v1/responses/compact``: the input's user messages, then one compaction item for the rest."""
-        try:
-            body = exchange.json_body()
-        except ValueError:
-            body = None
-        tokens = estimate_tokens(body) if isinstance(body, dict) else 0
-        error = check_request(exchange.headers, body, self, prompt_tokens=tokens, compact=True)
-        if error is not None or not isinstance(body, dict):
-            self._reject(exchange, body if isinstance(body, dict) else {}, error or OpenAIError(400, "bad body"))
+        accepted = self._accept(exchange, compact=True)
+        if accepted is None:
             return
-        reply = self._next_reply(body)
-        if reply.status != 200:
-            self._reject(exchange, body, OpenAIError(reply.status, reply.error_message, code=reply.error_code,
-                                                     type="server_error" if reply.status >= 500 else
-                                                     "invalid_request_error"))
-            return
+        body, reply, tokens = accepted
         key = exchange.headers["authorization"].removeprefix("Bearer ")
         items = body.get("input") if isinstance(body.get("input"), list) else []
         summary = _summary_of(reply)
