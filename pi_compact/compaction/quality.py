@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.compaction.kept import TAGS
 from pi_compact.compaction.prompts import (
     CONSTRAINTS,
     DECISIONS,
@@ -32,6 +33,7 @@ CARRIED_SECTIONS = (CONSTRAINTS, DECISIONS)
 # Sections a non-empty history always has something to say about.
 CONTENT_SECTIONS = (GOAL, PROGRESS, NEXT_STEPS)
 CARRIED_MARK = "(carried forward)"
+_BLOCK_OPENINGS = frozenset(f"<{tag}>" for tag in TAGS)
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(?:\[[ xX]\]\s+)?")  # group 1: the marker, without a checkbox
 _NON_WORD = re.compile(r"[^\w]+")
 _PLACEHOLDER = re.compile(r"^\[[^\]]*\](?: because \[[^\]]*\])?$")  # Key Decisions' is two
@@ -63,8 +65,8 @@ def sections(summary: str) -> dict[str, str]:
         if stripped.startswith("## "):
             current = found.setdefault(stripped, [])
             continue
-        if stripped.startswith(("---", "<read-files>", "<modified-files>")):
-            break  # the history part ends here: a split turn's context or the file lists follow
+        if stripped.startswith("---") or stripped in _BLOCK_OPENINGS:
+            break  # the history part ends here: a split turn's context or the blocks of ``kept`` follow
         if current is not None:
             current.append(line)
     return {heading: "\n".join(lines).strip() for heading, lines in found.items()}
