@@ -82,7 +82,8 @@ def _status(call: Call) -> str:
 def _command(call: Call) -> str | None:
     command = str(call.arguments.get("command") or "")
     who = "command run by the user" if call.by_user else "command"
-    report = run_report(program_output(call.output)) if is_test_command(command) else None
+    test = is_test_command(command)
+    report = run_report(program_output(call.output)) if test else None
     if report is not None:
         failed = report.failed or not call.ok
         line = f"test run {_target(call)}: {_status(call) if failed else 'passed'}, {quote(report.tally)}"
@@ -93,7 +94,7 @@ def _command(call: Call) -> str | None:
         error = failure_excerpt("bash", call.output) if failed else None
         return line + (f"; error: {quote(error)}" if error and error != report.tally else "")
     if call.ok:
-        return f"test run {_target(call)}: passed (exit 0)" if is_test_command(command) else None
+        return f"test run {_target(call)}: passed (exit 0)" if test else None
     error = failure_excerpt("bash", call.output)
     return f"{who} {_target(call)}: {_status(call)}" + (f": {quote(error)}" if error else "")
 

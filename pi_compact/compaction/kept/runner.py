@@ -22,7 +22,7 @@ _RUNNERS = frozenset({
     "gotestsum", "karma", "playwright", "cypress", "nextest", "trial", "busted",
 })
 # Programs whose next word (after options) says a test run: ``cargo test``, ``npm run test:unit``.
-_SUBCOMMANDS = {
+_SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "cargo": ("test", "nextest"), "go": ("test",), "npm": ("test", "t", "run"), "yarn": ("test", "run"),
     "pnpm": ("test", "run"), "bun": ("test", "run"), "deno": ("test",), "dotnet": ("test",),
     "mvn": ("test", "verify"), "gradle": ("test", "check"), "gradlew": ("test", "check"), "make": ("test", "check"),
@@ -85,8 +85,15 @@ def _starts_runner(words: list[str]) -> bool:
     return "test" in name.lower() or "spec" in name.lower()  # ./run_tests.sh, bin/rspec-all
 
 
+# Every runner's command line holds one of these words: most lines (ls, cat, git...) are ruled out unparsed.
+_MAYBE = re.compile("|".join(sorted({"test", "spec", "check", "verify", *_RUNNERS}, key=len, reverse=True)),
+                    re.IGNORECASE)
+
+
 def is_test_command(command: str) -> bool:
     """Does ``command`` start a test runner (in any of its simple commands)?"""
+    if not _MAYBE.search(command):
+        return False
     try:
         commands = [list(simple.words) for simple in simple_commands(command)]
     except Unreadable:

@@ -28,7 +28,7 @@ from pi_compact.compaction.kept.user_messages import budget_tokens, user_message
 from pi_compact.compaction.plan import CompactionPlan
 
 OUTCOME_SHARE = 2 / 100  # of the window for ``<tool-outcomes>``: 327 tokens of the embedded model's 16k
-OUTCOME_TOKENS = (150, 6_000)
+OUTCOME_TOKENS = (150, 3_000)  # about 8 lines on 16k, 60 on 128k and more: older outcomes matter less
 _PREVIOUS_ITEMS = 200  # read back from a previous entry's details, at most (a hand-edited file may hold more)
 _PREVIOUS_CHARS = 8_000  # of one item read back
 _ONCE_CHARS = 40  # a shorter item ("yes, go on") found in the prose proves nothing was kept there
