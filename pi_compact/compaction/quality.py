@@ -293,8 +293,8 @@ def merge_new_items(first: str, retry: str) -> tuple[str, dict[str, list[str]]]:
 #   done or obsolete still counts as present because its text is;
 # - no inflation: a summary must be smaller than the text it replaces, unless it is short anyway
 #   (``SHORT_SUMMARY_TOKENS``): then the history is too small, not the summary too long.
-# The user's stated rules are no reason to ask again: one the summary lacks is added without a model
-# (``rules.add_missing_rules``).
+# The user's own words are no reason to ask again: they are kept word for word after the summary, without
+# a model (``compaction.kept``).
 def gate_problems(summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int) -> list[str]:
     """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes."""
     problems = [f"the section {h} is empty or a placeholder" for h in placeholder_sections(summary)]

@@ -217,6 +217,9 @@ def estimated_tokens_after(summary: str, kept: Sequence[Message], estimate: Esti
 # - when the model still fails, a deterministic summary is built instead (``details.fallback``);
 # - a split turn whose history is empty keeps the previous summary (pi replaces it with "No prior history." and
 #   loses it).
+# - what a summary must keep whatever the model writes (the user's messages, the tools' outcomes, the files
+#   shell commands wrote) is appended after the model's answer as tagged blocks of quoted data, in one place
+#   here (``compaction.kept``), for the model-free summary too.
 def summarize(
     plan: CompactionPlan,
     model: ChatModel,

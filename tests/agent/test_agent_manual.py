@@ -41,9 +41,10 @@ def test_manual_compaction_sends_the_instructions_to_the_summarizer(
     _history(h)
     scripted_server.enqueue(summary_reply())
     result = h.session.compact(FOCUS)
-    # The model's summary, then the user's typed messages word for word, newest first (issue 41).
+    # The model's summary, then the user's typed messages word for word, newest first (issue 41): here the
+    # newest only, as the block may take at most a third of the ~400 tokens the compaction replaces.
     assert result is not None and without_blocks(result.summary) == SUMMARY
-    assert block_lines(result.summary, "user-messages") == [f'"{padded("QUESTION-1")}"', f'"{padded("QUESTION-0")}"']
+    assert block_lines(result.summary, "user-messages") == [f'"{padded("QUESTION-1")}"']
     summarizer = h.summarizer_requests()
     assert len(summarizer) == 1
     assert summarizer[0]["messages"][1]["content"][0]["text"].endswith(f"\n\nAdditional focus: {FOCUS}")

@@ -126,12 +126,9 @@ def test_a_model_switch_reclamps_with_one_notice_and_restores_the_choice(tmp_pat
 
 
 def test_a_summary_reasons_at_the_session_level(tmp_path: Path) -> None:
-    # Long answers to short questions: the user's questions are kept word for word (issue 41), so a history of
-    # long questions alone would gain nothing from a summary.
-    h = make_model_harness(tmp_path, padded("one", 300), padded("two", 300), scripted_summary(), info=SONNET,
-                           thinking="low")
-    h.session.prompt("first question")
-    h.session.prompt("second question")
+    h = make_model_harness(tmp_path, "one", "two", scripted_summary(), info=SONNET, thinking="low")
+    h.session.prompt(padded("first", 300))
+    h.session.prompt(padded("second", 300))
     assert h.session.compact() is not None
     summary = [request for request in h.model.history if not request.tools]
     assert summary and all(request.thinking_level == "low" for request in summary)

@@ -307,9 +307,7 @@ def test_split_turn_at_previous_kept_boundary_keeps_previous_summary(
     write_session(path, chain(
         user("first question"),
         assistant("first answer"),
-        # A turn prefix big enough that its summary is smaller (no inflation), even with the user's message
-        # kept in <user-messages> (cut there to 400 tokens).
-        user(sized(1200)),
+        user(sized(100)),  # a turn prefix big enough that its summary is smaller (no inflation)
         assistant(sized(400)),
         compaction(previous, "test-id-2", 4000),
         user(sized(300)),
@@ -337,9 +335,7 @@ def test_split_turn_keeping_previous_summary_has_one_file_list_block(
     write_session(path, chain(
         user("first question"),
         assistant("first answer"),
-        # A turn prefix big enough that its summary is smaller (no inflation), even with the user's message
-        # kept in <user-messages> (cut there to 400 tokens).
-        user(sized(1200)),
+        user(sized(100)),  # a turn prefix big enough that its summary is smaller (no inflation)
         assistant(sized(400)),
         compaction(previous + old_lists, "test-id-2", 4000,
                    details={"readFiles": ["docs/a.md"], "modifiedFiles": ["src/old.py"]}),

@@ -26,9 +26,15 @@ from pi_compact.compaction.kept.files import file_lists, path_line
 from pi_compact.compaction.kept.outcomes import tool_outcomes
 from pi_compact.compaction.kept.user_messages import budget_tokens, user_messages
 from pi_compact.compaction.plan import CompactionPlan
+from pi_compact.compaction.tokens import estimate_text_tokens, estimate_tokens_auto
 
 OUTCOME_SHARE = 2 / 100  # of the window for ``<tool-outcomes>``: 327 tokens of the embedded model's 16k
 OUTCOME_TOKENS = (150, 3_000)  # about 8 lines on 16k, 60 on 128k and more: older outcomes matter less
+# Of what a compaction replaces (the summarized messages and the previous summary), the most each block may
+# take, so the summary can still be smaller than what it replaces: a compaction of little more than the
+# user's own words would otherwise gain nothing. Real compactions replace far more than the window shares.
+USER_SHARE_OF_REPLACED = 1 / 3
+OUTCOME_SHARE_OF_REPLACED = 1 / 6
 _PREVIOUS_ITEMS = 200  # read back from a previous entry's details, at most (a hand-edited file may hold more)
 _PREVIOUS_CHARS = 8_000  # of one item read back
 _ONCE_CHARS = 40  # a shorter item ("yes, go on") found in the prose proves nothing was kept there
@@ -57,6 +63,15 @@ class Source:
     def files(self) -> tuple[list[str], list[str], list[str]]:
         return file_lists(self.plan)
 
+    @cached_property
+    def replaced(self) -> int:
+        """The tokens the compaction replaces: the summarized messages and the previous summary."""
+        return sum(map(estimate_tokens_auto, self.messages)) + estimate_text_tokens(self.plan.previous_summary or "")
+
+    def budget(self, of_window: int, share_of_replaced: float) -> int:
+        """A block's tokens: its share of the window, at most its share of what is replaced."""
+        return min(of_window, int(self.replaced * share_of_replaced))
+
 
 def _outcome_budget(window: int) -> int:
     low, high = OUTCOME_TOKENS
@@ -79,10 +94,11 @@ class Kind:
 
 KINDS: tuple[Kind, ...] = (
     Kind("user-messages", "userMessages",
-         lambda s: user_messages(s.messages, s.previous("userMessages"), budget_tokens(s.window)), quote,
-         once=True),
+         lambda s: user_messages(s.messages, s.previous("userMessages"),
+                                 s.budget(budget_tokens(s.window), USER_SHARE_OF_REPLACED)), quote, once=True),
     Kind("tool-outcomes", "toolOutcomes",
-         lambda s: tool_outcomes(s.messages, s.previous("toolOutcomes"), _outcome_budget(s.window)), clean),
+         lambda s: tool_outcomes(s.messages, s.previous("toolOutcomes"),
+                                 s.budget(_outcome_budget(s.window), OUTCOME_SHARE_OF_REPLACED)), clean),
     Kind("read-files", "readFiles", lambda s: s.files[0], path_line, pi_key=True),
     Kind("modified-files", "modifiedFiles", lambda s: s.files[1], path_line, pi_key=True),
 )
