@@ -48,6 +48,9 @@ class CompactionPlan:
     # The kept region holds more than keepRecentTokens: no valid cut followed the message that filled it
     # (``CutPoint.over_budget``).
     kept_over_budget: bool = False
+    # The previous compaction's ``details.kept`` (what ``compaction.kept`` carries on; empty when that
+    # compaction was pi's or an extension's).
+    previous_kept: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def is_empty(self) -> bool:
@@ -120,11 +123,15 @@ def prepare_compaction(
 
     ops = FileOps()
     previous_summary = None
+    previous_kept: Mapping[str, Any] = {}
     if previous is not None:
         summary = previous.get("summary")
         previous_summary = summary if isinstance(summary, str) else None
         if not previous.get("fromHook"):
             ops.seed(previous.get("details"))
+            details = previous.get("details")
+            kept_items = details.get("kept") if isinstance(details, Mapping) else None
+            previous_kept = kept_items if isinstance(kept_items, Mapping) else {}
     for message in (*to_summarize, *prefix):
         ops.add_from(message)
     read_files, modified_files = file_lists(ops)
@@ -144,6 +151,7 @@ def prepare_compaction(
         modified_files=tuple(modified_files),
         kept_messages=tuple(kept),
         kept_over_budget=cut.over_budget,
+        previous_kept=previous_kept,
     )
 
 

@@ -60,7 +60,7 @@ HISTORY_FORMAT = _FORMAT  # the structure every history summary has, whichever w
 # A small model told only "copy exact values" copies whole messages instead (measured: Goal, Done and Key
 # Decisions of the 1.5B model were the user's requests, word for word, and the values were lost). So the
 # notes are its own, short, and the exact values sit inside them; only the user's rules are copied whole
-# (a rule it leaves out is added by code: ``rules.add_missing_rules``).
+# (the user's messages themselves are kept word for word after the summary by code: ``compaction.kept``).
 EXACT_VALUES = """Write short notes in your own words; do not paste the user's messages or the assistant's \
 replies. Copy whole only the user's rules: every rule the user gave, in the user's words, under Constraints & \
 Preferences.

@@ -12,16 +12,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.asking import Ask, NotReusable, SummarizerOverflow, answer, ask_serialized
 from pi_compact.compaction.chunks import split_block, take_chunk
 from pi_compact.compaction.fallback import derived_sections, fallback_summary
-from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
+from pi_compact.compaction.fileops import strip_file_lists
 from pi_compact.compaction.gated import NOTHING_REPLACED, gated_summary
-from pi_compact.compaction.kept import add_kept_facts, file_lists_with_shell_writes
+from pi_compact.compaction.kept import for_model, keep, with_blocks
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
     SPLIT_TURN_SEPARATOR,
@@ -37,7 +37,6 @@ from pi_compact.compaction.quality import clear_placeholders
 from pi_compact.compaction.reuse import VERBATIM_PREFIX_TOKENS, PrefixShape
 from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
-from pi_compact.compaction.tool_errors import add_missing_errors, tool_errors
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message, compaction_summary_message, convert_to_llm
@@ -218,6 +217,9 @@ def estimated_tokens_after(summary: str, kept: Sequence[Message], estimate: Esti
 # - when the model still fails, a deterministic summary is built instead (``details.fallback``);
 # - a split turn whose history is empty keeps the previous summary (pi replaces it with "No prior history." and
 #   loses it).
+# - what a summary must keep whatever the model writes (the user's messages, the tools' outcomes, the files
+#   shell commands wrote) is appended after the model's answer as tagged blocks of quoted data, in one place
+#   here (``compaction.kept``), for the model-free summary too.
 def summarize(
     plan: CompactionPlan,
     model: ChatModel,
@@ -233,17 +235,18 @@ def summarize(
     """Summarize a plan; falls back to a model-free summary on failure (unless ``allow_fallback`` is
     False: then the failure is raised), raises Cancelled on cancel. ``shape``: ask on the last chat
     request's prefix first (``compaction.reuse``); ``details.summaryRequest`` then says which way served."""
-    read, modified, gate = file_lists_with_shell_writes(plan)  # beyond pi: files shell commands wrote
-    details: dict[str, Any] = {"readFiles": read, "modifiedFiles": modified}
+    kept = keep(plan, budget.context_window)  # beyond pi: what the summary keeps by construction
+    details: dict[str, Any] = kept.details()
+    gate: list[dict[str, Any]] = [{"action": "shellFilesAdded", "files": list(kept.shell_files)}] \
+        if kept.shell_files else []
+    # The model is shown the previous summary without our blocks (``kept.for_model``).
+    asked = replace(plan, previous_summary=for_model(plan.previous_summary)) \
+        if plan.previous_summary is not None else plan
     source: Source = "model"
     error: str | None = None
     try:
-        body = clear_placeholders(_model_summary(plan, model, budget, instructions, cancel, reasoning,
+        body = clear_placeholders(_model_summary(asked, model, budget, instructions, cancel, reasoning,
                                                  run_parallel or _parallel, gate, shape, details))
-        body, errors = add_missing_errors(body, tool_errors([*plan.messages_to_summarize, *plan.turn_prefix_messages]))
-        if errors:  # the exact errors of failed tool calls (a split turn's start too), word for word, as the rules are
-            gate.append({"action": "errorsAdded", "errors": errors})
-        body = add_kept_facts(body, plan, gate)  # ids the user typed, names the edits added
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:
@@ -255,12 +258,12 @@ def summarize(
         source = "fallback"
         details.update({"fallback": True, "error": error})
         body = fallback_summary(
-            [*plan.messages_to_summarize, *plan.turn_prefix_messages],
-            previous_summary=plan.previous_summary, read_files=read, modified_files=modified, error=error,
+            [*plan.messages_to_summarize, *plan.turn_prefix_messages], previous_summary=asked.previous_summary,
+            error=error,
         )
     if gate:
         details["qualityGate"] = gate
-    summary = body + format_file_lists(read, modified)
+    summary = with_blocks(body, kept)
     return CompactionResult(
         summary=summary, first_kept_entry_id=plan.first_kept_entry_id, tokens_before=plan.tokens_before,
         details=details, source=source, estimated_tokens_after=estimated_tokens_after(summary, plan.kept_messages),

@@ -1,14 +1,16 @@
-"""The newest test run's failures are kept by name and tally (runs.py)."""
+"""A test run is a runner's command with a runner's tally, and its outcome is kept by tally and failed names
+(``compaction.kept.runner``, ``compaction.kept.outcomes``)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from builders import assistant, structured_summary, tool_result, user
+from builders import assistant, bash_execution, tool_call, tool_result, user
 from fixtures_path import FIXTURES, needs_fixtures, parity_sessions
 
-from pi_compact.compaction.runs import TEST_RUN_PREFIX, RunReport, add_failed_run, newest_failed_run, run_report
+from pi_compact.compaction.kept.outcomes import tool_outcomes
+from pi_compact.compaction.kept.runner import RunReport, is_test_command, run_report
 from pi_compact.messages import text_of
 
 CARGO = """running 3 tests
@@ -59,39 +61,54 @@ def test_output_with_no_runners_tally_is_no_test_run() -> None:
     assert run_report("FAILED to connect\ntest this ... FAILED? no\n2 passed the check") is None
 
 
-def test_the_newest_failed_run_is_kept_and_a_later_pass_is_said() -> None:
-    older = tool_result(CARGO.replace("split_tenant", "older_one"), is_error=True)
-    failing = tool_result(CARGO, is_error=True)
-    passing = tool_result("test result: ok. 3 passed; 0 failed; 0 ignored")
-    run, passed_after = newest_failed_run([older, failing, assistant("fixed"), passing])
-    assert run is not None and run.names == ("parser::tests::split_tenant",) and passed_after
-    summary, added = add_failed_run(structured_summary("x"), run, passed_after)
-    assert added[-1] == "(test result: FAILED. 2 passed; 1 failed; 0 ignored; finished in 2.29s; a later run passed)"
+@pytest.mark.parametrize("command", [
+    "pytest -q", "python -m pytest tests/test_a.py", "uv run pytest", "cd api && cargo test --lib", "go test ./...",
+    "npm test", "npm run test:unit", "npx vitest run", "make test", "./run_tests.sh", "timeout 60 pytest -x",
+    "CI=1 yarn test", "dotnet test", "./gradlew test", "bundle exec rspec",
+])
+def test_a_runners_command_is_a_test_command(command: str) -> None:
+    assert is_test_command(command)
 
 
-def test_no_failed_run_adds_nothing() -> None:
-    passing = tool_result("test result: ok. 3 passed; 0 failed; 0 ignored")
-    assert newest_failed_run([passing]) == (None, False)
-    assert add_failed_run(structured_summary("x"), None) == (structured_summary("x"), [])
+@pytest.mark.parametrize("command", [
+    "cat old-report.txt", "grep FAILED log.txt", "ls tests", "python app.py", "npm install", "make build",
+    "git log -1", "cargo build",
+])
+def test_a_command_that_starts_no_runner_is_no_test_command(command: str) -> None:
+    assert not is_test_command(command)
 
 
-def test_a_runs_tally_in_a_users_message_is_not_a_test_run() -> None:
-    assert newest_failed_run([user(CARGO)]) == (None, False)
+def _run(command: str, output: str, call_id: str, failed: bool) -> list[dict[str, object]]:
+    return [assistant(tool_calls=[tool_call("bash", {"command": command}, call_id)]),
+            tool_result(output, tool_call_id=call_id, is_error=failed)]
 
 
-def test_a_failed_run_the_summary_lacks_goes_on_one_line_under_critical_context() -> None:
-    summary, added = add_failed_run(structured_summary("x"), *newest_failed_run([tool_result(CARGO, is_error=True)]))
-    line = f"{TEST_RUN_PREFIX}parser::tests::split_tenant, (test result: FAILED. 2 passed; 1 failed; 0 ignored; " \
-           "finished in 2.29s)"
-    assert summary.endswith("## Critical Context\n" + line)
-    assert added == ["parser::tests::split_tenant", "(test result: FAILED. 2 passed; 1 failed; 0 ignored; "
-                                                    "finished in 2.29s)"]
+def test_each_run_is_kept_newest_first_with_its_tally_and_failed_names() -> None:
+    messages = [*_run("cargo test", CARGO, "c1", True), assistant("fixed"),
+                *_run("cargo test", "test result: ok. 3 passed; 0 failed; 0 ignored", "c2", False)]
+    assert tool_outcomes(messages, [], 1000) == [
+        'test run "cargo test": passed, "test result: ok. 3 passed; 0 failed; 0 ignored"',
+        'test run "cargo test": FAILED, "test result: FAILED. 2 passed; 1 failed; 0 ignored; finished in 2.29s"; '
+        'failed tests: "parser::tests::split_tenant"',
+    ]
 
 
-def test_a_failed_run_the_summary_quotes_is_not_added() -> None:
-    summary = structured_summary("x") + "\n- parser::tests::split_tenant failed: test result: FAILED. 2 passed; " \
-                                        "1 failed; 0 ignored; finished in 2.29s"
-    assert add_failed_run(summary, *newest_failed_run([tool_result(CARGO, is_error=True)])) == (summary, [])
+def test_a_failed_pytest_run_gives_its_exit_status_tally_names_and_error_line() -> None:
+    output = ("E   KeyError: 'shard_weight'\nFAILED tests/test_shard.py::test_load - KeyError\n"
+              "1 failed, 3 passed in 0.20s\n\n[Exit code: 1]")
+    assert tool_outcomes(_run("python -m pytest -q", output, "c1", True), [], 1000) == [
+        'test run "python -m pytest -q": FAILED (exit 1), "1 failed, 3 passed in 0.20s"; failed tests: '
+        '"tests/test_shard.py::test_load"; error: "KeyError: \'shard_weight\'"']
+
+
+def test_the_users_own_test_run_is_kept_too() -> None:
+    assert tool_outcomes([bash_execution("pytest -q", "2 passed in 0.01s", exit_code=0)], [], 1000) == [
+        'test run "pytest -q": passed, "2 passed in 0.01s"']
+
+
+def test_a_runs_tally_in_a_users_message_or_printed_by_cat_is_not_a_test_run() -> None:
+    messages = [user(CARGO), *_run("cat report.txt", CARGO, "c1", False)]
+    assert tool_outcomes(messages, [], 1000) == []
 
 
 @needs_fixtures

@@ -16,6 +16,7 @@ _OPERATORS = (
     "&>>", "<<<", "<<-", "&&", "||", ";;", "|&", ">>", ">|", ">&", "&>", "<<", "<&", "<>",
     ">", "<", "|", "&", ";", "(", ")",
 )
+_OPERATOR_STARTS = frozenset(op[0] for op in _OPERATORS)
 SEPARATORS = frozenset({"&&", "||", ";;", "|&", "|", "&", ";", "\n"})
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
@@ -108,7 +109,8 @@ def tokens(command: str) -> tuple[list[tuple[bool, str]], list[str]]:
                 raise Unreadable("an unclosed quote")
             started = True
         else:
-            operator = next((op for op in _OPERATORS if text.startswith(op, i)), None)
+            operator = next((op for op in _OPERATORS if text.startswith(op, i)), None) \
+                if char in _OPERATOR_STARTS else None  # most characters start none: not tried 21 times
             if operator is None:
                 word.append(char)
                 started = True

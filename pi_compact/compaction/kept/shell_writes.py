@@ -8,6 +8,11 @@ in-place ``sed -i`` / ``perl -i``, redirects ``>``/``>>`` (not to ``/dev/...``, 
 listing nothing: any command it does not know writes nothing, a line it cannot read (``shell_lex``)
 writes nothing, a path with a variable or glob is skipped, and a command on either side of ``||`` is
 skipped (it may have failed, or not run). ``cd DIR`` makes the paths after it relative to DIR as written.
+
+A file counts as written only by a command known to have run and succeeded (``succeeded_only``): the
+line exited with 0, so its last pipeline succeeded, and so did every pipeline joined to it by ``&&``;
+of a pipeline only the last command's status is known. ``false && touch ghost.txt; echo ok`` exits with
+0 and writes nothing; ``cd src && sed -i 's/a/b/' x.py`` writes ``src/x.py``.
 """
 
 from __future__ import annotations
@@ -16,14 +21,13 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from pi_compact.compaction.shell_lex import Simple, Unreadable, simple_commands
-from pi_compact.compaction.succeeded import succeeded_calls
+from pi_compact.compaction.kept.calls import finished_calls
+from pi_compact.compaction.kept.shell_lex import Simple, Unreadable, simple_commands
 from pi_compact.messages import Message
 
 _NOT_A_PATH = re.compile(r"[$*?\[\]{}`]")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _PREFIXES = frozenset({"sudo", "time", "nohup", "command", "env"})
-_BASH = frozenset({"bash"})
 _UNKNOWN = "\0"  # the directory after ``cd -`` or ``cd $VAR``: relative paths then mean nothing known
 
 
@@ -254,22 +258,43 @@ def _resolved(path: str, directory: str | None, file: bool = True) -> str | None
     return posixpath.normpath(posixpath.join(directory, path))
 
 
-def written_paths(command: str) -> list[str]:
-    """The files ``command`` writes, each once, in order (nothing when it cannot be read with certainty)."""
+def known_to_succeed(commands: Sequence[Simple]) -> list[bool]:
+    """For each simple command of a line that exited with 0: is it known to have run and succeeded?"""
+    known = [False] * len(commands)
+    following = True  # the pipeline after the current one is known to have succeeded (the line's end: yes)
+    index = len(commands) - 1
+    while index >= 0:
+        end = index  # the last command of this pipeline; its start is where ``|`` stops joining
+        while index > 0 and commands[index].before in ("|", "|&"):
+            index -= 1
+        start = commands[index]
+        last = end == len(commands) - 1
+        joined = commands[end].after in (("", "\n", ";") if last else ("&&",))
+        ok = following and joined and start.before != "||" and commands[end].after != "||"
+        known[end] = ok
+        following = ok
+        index -= 1
+    return known
+
+
+def written_paths(command: str, succeeded_only: bool = False) -> list[str]:
+    """The files ``command`` writes, each once, in order (nothing when it cannot be read with certainty);
+    ``succeeded_only``: the command line exited with 0, count only the commands known to have succeeded."""
     try:
         commands = simple_commands(command)
     except Unreadable:
         return []
+    known = known_to_succeed(commands) if succeeded_only else [True] * len(commands)
     found: list[str] = []
     directory: str | None = None
-    for simple in commands:
+    for simple, ran in zip(commands, known, strict=True):
         words = [w for w in simple.words if not _ASSIGNMENT.match(w)] if simple.words else []
         if words and words[0] == "cd":
             # ``cd`` alone, ``cd -`` or ``cd $DIR``: where the shell is is no longer known.
             resolved = _resolved(words[1], directory, file=False) if len(words) == 2 else None
-            directory = _UNKNOWN if resolved is None else resolved
+            directory = _UNKNOWN if resolved is None or not ran else resolved
             continue
-        if "||" in (simple.before, simple.after):
+        if "||" in (simple.before, simple.after) or not ran:
             continue  # it may have failed, or not run at all
         paths, own = _command_paths(simple)
         base = directory if own is None else (_resolved(own, directory) or _UNKNOWN)
@@ -281,18 +306,13 @@ def written_paths(command: str) -> list[str]:
 
 
 def shell_written_files(*histories: Iterable[Message]) -> list[str]:
-    """The files that bash tool calls which succeeded wrote in ``histories``, each once; also a user's own
-    shell runs (``!cmd``) that exited with 0."""
-    messages = [m for history in histories for m in history]
+    """The files that bash tool calls which succeeded wrote in ``histories``, each once (a user's own
+    shell runs, ``!cmd``, too); only the commands of a line known to have succeeded count."""
     found: dict[str, None] = {}
-    commands = [str(arguments.get("command") or "") for _, arguments in succeeded_calls(messages, _BASH)]
-    commands += [
-        str(m.get("command") or "") for m in messages
-        if m.get("role") == "bashExecution" and m.get("exitCode") == 0 and not m.get("cancelled")
-    ]
-    for command in commands:
-        found.update(dict.fromkeys(written_paths(command)))
+    for call in finished_calls(m for history in histories for m in history):
+        if call.tool == "bash" and call.ok:
+            found.update(dict.fromkeys(written_paths(str(call.arguments.get("command") or ""), succeeded_only=True)))
     return list(found)
 
 
-__all__ = ["shell_written_files", "written_paths"]
+__all__ = ["known_to_succeed", "shell_written_files", "written_paths"]

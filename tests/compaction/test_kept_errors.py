@@ -1,4 +1,5 @@
-"""Exact errors of failed tool calls put back into a summary that left them out (``compaction.tool_errors``)."""
+"""Why a tool call failed, chosen by what its output is (``compaction.kept.errors``), kept word for word on
+the call's line of ``<tool-outcomes>`` whatever the summary says (``compaction.kept``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from builders import (
     write_session,
 )
 
-from pi_compact.compaction.tool_errors import add_missing_errors, error_excerpt, tool_errors
+from pi_compact.compaction.kept.blocks import block_lines
+from pi_compact.compaction.kept.errors import error_excerpt, failure_excerpt
+from pi_compact.compaction.kept.outcomes import tool_outcomes
 
 PYTEST = (
     "____ test_load_shard ____\n\n    def test_load_shard():\n>       run_case()\n\nE   KeyError: 'shard_weight'\n"
@@ -48,47 +51,70 @@ def test_compiler_and_system_errors_are_found_with_their_location() -> None:
         "grep: src/wrap.ts: No such file or directory")
 
 
-def test_output_that_names_no_error_gives_nothing() -> None:
-    assert error_excerpt("Command exited with code 1") is None
-    assert error_excerpt("=== RUN TestA\n--- PASS: TestA (0.01s)\nok  pkg 0.2s") is None
+def test_output_that_names_no_error_gives_the_last_line_the_program_printed_never_our_note() -> None:
+    assert error_excerpt("Command exited with code 1") is None  # pi's note: nothing the program said
+    assert error_excerpt("(no output)\n\n[Exit code: 1]") == "(no output)"
+    assert error_excerpt("building...\nmake: giving up\n\n[Exit code: 2]") == "make: giving up"
 
 
-def test_only_failed_results_count_and_the_newest_three_distinct_are_kept() -> None:
-    messages = [
-        tool_result("ValueError: passing output mentions an error", tool_name="bash"),  # not a failure
-        *(tool_result(f"TypeError: case {n}", tool_name="bash", is_error=True) for n in range(5)),
-        tool_result("TypeError: case 3", tool_name="bash", is_error=True),  # the same error again: once, newest
-    ]
-    assert tool_errors(messages) == [("bash", "TypeError: case 2"), ("bash", "TypeError: case 4"),
-                                     ("bash", "TypeError: case 3")]
+def test_a_python_traceback_gives_the_exception_it_ends_with() -> None:
+    output = ('Traceback (most recent call last):\n  File "app.py", line 9, in <module>\n    load()\n'
+              '  File "app.py", line 4, in load\n    raise ValueError("error: not this line")\n'
+              "LookupError: shard 'eu-2' has no weight\n\n[Exit code: 1]")
+    assert error_excerpt(output) == "LookupError: shard 'eu-2' has no weight"
 
 
-def test_an_error_the_summary_quotes_is_not_added_again() -> None:
-    quoted = "## Critical Context\n- `KeyError: 'shard_weight'`\n"
-    summary = structured_summary("fix").replace("## Critical Context\n", quoted)
-    assert add_missing_errors(summary, [("bash", "KeyError: 'shard_weight'")]) == (summary, [])
+def test_a_failed_run_without_an_error_line_gives_the_runners_tally() -> None:
+    assert error_excerpt("collected 4 items\n....\n=== 4 failed in 0.31s ===\n\n[Exit code: 1]") == (
+        "4 failed in 0.31s")
 
 
-def test_a_missing_error_goes_under_critical_context_word_for_word() -> None:
-    summary = structured_summary("fix")
-    added, errors = add_missing_errors(summary, [("bash", GO_ERROR)])
-    assert errors == [GO_ERROR]
-    assert added.endswith(f"## Critical Context\n- Error from bash: {GO_ERROR}")
+def test_a_token_in_an_error_line_is_hidden() -> None:
+    assert error_excerpt("fatal: bad credentials ghp_" + "a" * 36) == "fatal: bad credentials [redacted]"
 
 
-def test_a_compaction_adds_the_error_its_summary_left_out_and_records_it(tmp_path: Path) -> None:
+def test_only_failed_results_count_newest_first_each_once() -> None:
+    messages = []
+    for n, (text, failed) in enumerate([("ValueError: passing output mentions an error", False),
+                                        *((f"TypeError: case {k}", True) for k in range(3)),
+                                        ("TypeError: case 1", True)]):
+        messages += [assistant(tool_calls=[tool_call("bash", {"command": "./run"}, f"c{n}")]),
+                     tool_result(text, tool_call_id=f"c{n}", is_error=failed)]
+    assert tool_outcomes(messages, [], 1000) == [
+        'command "./run": FAILED: "TypeError: case 1"', 'command "./run": FAILED: "TypeError: case 2"',
+        'command "./run": FAILED: "TypeError: case 0"']
+
+
+def test_the_outcomes_keep_what_fits_their_budget_the_newest_first() -> None:
+    messages = []
+    for n in range(20):
+        messages += [assistant(tool_calls=[tool_call("bash", {"command": f"./step {n}"}, f"c{n}")]),
+                     tool_result(f"OSError: step {n} broke", tool_call_id=f"c{n}", is_error=True)]
+    kept = tool_outcomes(messages, ['command "./older": FAILED: "x"'], 60)
+    assert kept[0] == 'command "./step 19": FAILED: "OSError: step 19 broke"' and 2 <= len(kept) < 20
+
+
+def test_the_previous_summarys_outcomes_follow_the_new_ones() -> None:
+    messages = [assistant(tool_calls=[tool_call("bash", {"command": "./run"}, "c1")]),
+                tool_result("OSError: new", tool_call_id="c1", is_error=True)]
+    assert tool_outcomes(messages, ['edit "a.py": applied'], 1000) == [
+        'command "./run": FAILED: "OSError: new"', 'edit "a.py": applied']
+
+
+def test_a_compaction_keeps_the_error_in_its_outcomes_not_in_a_section(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     write_session(path, chain(
         user("Make the shard map faster."),
-        assistant(tool_calls=[tool_call("bash", {"command": "go test ./..."}, "call-1")]),
+        assistant(tool_calls=[tool_call("bash", {"command": "go run ./cmd/render"}, "call-1")]),
         tool_result(GO_PANIC, tool_call_id="call-1", tool_name="bash", is_error=True),
         assistant("Fixed the nil map. " + sized(600)),
         user("Good. " + sized(300)),
         assistant("Done. " + sized(300)),
     ))
     entry, model = compact_in_process(path, tmp_path, structured_summary("shard map"))
-    assert f"- Error from bash: {GO_ERROR}" in str(entry["summary"])
-    assert {"action": "errorsAdded", "errors": [GO_ERROR]} in entry["details"]["qualityGate"]
+    summary = str(entry["summary"])
+    assert block_lines(summary, "tool-outcomes") == [f'command "go run ./cmd/render": FAILED (exit 1): "{GO_ERROR}"']
+    assert GO_ERROR not in summary.split("<user-messages>")[0]  # the sections are the model's alone
     assert len(model.history) == 1  # no model request for it
 
 
@@ -101,13 +127,8 @@ NO_PYTEST = "/usr/bin/python: No module named pytest\n\n[Exit code: 1]"
 
 
 def test_a_failed_edit_gives_its_own_message_as_the_error() -> None:
-    messages = [tool_result(EDIT_MISSING, tool_name="edit", is_error=True),
-                tool_result(PI_EDIT_MISSING + "\nMore detail.", tool_name="edit", is_error=True)]
-    assert tool_errors(messages) == [("edit", EDIT_MISSING), ("edit", PI_EDIT_MISSING)]
-
-
-def test_a_failed_command_without_an_error_line_still_gives_nothing() -> None:
-    assert tool_errors([tool_result("make: done\n\n[Exit code: 2]", tool_name="bash", is_error=True)]) == []
+    assert failure_excerpt("edit", EDIT_MISSING) == EDIT_MISSING
+    assert failure_excerpt("edit", PI_EDIT_MISSING + "\nMore detail.") == PI_EDIT_MISSING
 
 
 def test_a_missing_python_module_is_an_error_line_in_both_spellings() -> None:
@@ -115,14 +136,6 @@ def test_a_missing_python_module_is_an_error_line_in_both_spellings() -> None:
     traceback = ("Traceback (most recent call last):\n  File \"t.py\", line 1\n"
                  "ModuleNotFoundError: No module named 'pytest'")
     assert error_excerpt(traceback) == "ModuleNotFoundError: No module named 'pytest'"
-
-
-def test_a_failed_edit_is_added_as_not_applied() -> None:
-    found = [("edit", EDIT_MISSING), ("bash", "x: No module named pytest")]
-    added, errors = add_missing_errors(structured_summary("fix"), found)
-    assert errors == [EDIT_MISSING, "x: No module named pytest"]
-    assert added.endswith(f"## Critical Context\n- Error from edit (failed, not applied): {EDIT_MISSING}\n"
-                          "- Error from bash: x: No module named pytest")
 
 
 def test_the_summarizer_reads_failed_results_marked_and_pis_serialization_is_unchanged() -> None:
@@ -153,9 +166,10 @@ def test_a_compaction_carries_the_failed_edit_and_the_missing_pytest_the_summary
     asked = str(model.history[0].messages)
     assert f"[Tool result (failed)]: {EDIT_MISSING}" in asked
     assert "[Tool result (failed)]: /usr/bin/python: No module named pytest" in asked
-    summary = str(entry["summary"])
-    assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in summary
-    assert "- Error from bash: /usr/bin/python: No module named pytest" in summary
+    assert block_lines(str(entry["summary"]), "tool-outcomes") == [
+        'command "python -m pytest": FAILED (exit 1): "/usr/bin/python: No module named pytest"',
+        f'edit "app.py": FAILED, nothing changed: "{EDIT_MISSING}"',
+    ]
 
 
 def test_a_failed_edit_in_the_start_of_a_split_turn_is_carried_too(tmp_path: Path) -> None:
@@ -176,7 +190,8 @@ def test_a_failed_edit_in_the_start_of_a_split_turn_is_carried_too(tmp_path: Pat
                                       "## Context for Suffix\n- (none)")
     assert entry["details"]["splitTurn"] is True and entry["details"]["keptOverBudget"] is True
     assert len(model.history) == 2  # the history and the start of the turn, each summarized
-    assert f"- Error from edit (failed, not applied): {EDIT_MISSING}" in str(entry["summary"])
+    assert block_lines(str(entry["summary"]), "tool-outcomes") == [
+        f'edit "app.py": FAILED, nothing changed: "{EDIT_MISSING}"']
 
 
 def test_a_rust_unwrap_panic_printed_under_a_tests_stdout_is_the_error() -> None:

@@ -1,5 +1,5 @@
-"""Names of functions, classes and settings the edits added, put back into a summary that left them out
-(``compaction.added_names``), and through a whole compaction with the other additions (``compaction.kept``)."""
+"""Names of functions, classes and settings an edit or write added (``compaction.kept.names``), kept on
+the edit's line of ``<tool-outcomes>`` through a whole compaction (``compaction.kept``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from builders import (
     write_session,
 )
 
-from pi_compact.compaction.added_names import add_missing_names, added_names, defined_names, listed_names
+from pi_compact.compaction.kept.blocks import block_lines
+from pi_compact.compaction.kept.names import added_names, defined_names, replacements
 
 
 def test_python_functions_and_classes_are_definitions() -> None:
@@ -63,71 +64,28 @@ def test_an_env_file_key_is_a_setting() -> None:
 
 
 def test_a_changed_config_value_adds_no_name() -> None:
-    messages = [
-        assistant(tool_calls=[tool_call("edit", {"path": "conf/limits.yml", "oldText": "burst: 5",
-                                                 "newText": "burst: 8\nwindow_ms: 250"})]),
-        tool_result("ok", tool_name="edit"),
-    ]
-    assert added_names(messages) == ["window_ms"]
+    assert added_names("edit", {"path": "conf/limits.yml", "oldText": "burst: 5",
+                                "newText": "burst: 8\nwindow_ms: 250"}) == ["window_ms"]
 
 
 def test_a_whole_config_file_written_adds_no_keys() -> None:
-    messages = [assistant(tool_calls=[tool_call("write", {"path": "package.json", "content": '{\n  "name": "x"\n}'})]),
-                tool_result("ok", tool_name="write")]
-    assert added_names(messages) == []
+    assert added_names("write", {"path": "package.json", "content": '{\n  "name": "x"\n}'}) == []
 
 
 def test_a_name_already_in_the_old_text_was_not_added() -> None:
-    messages = [
-        assistant(tool_calls=[tool_call("edit", {"path": "a.py", "oldText": "def keep():\n    pass",
-                                                 "newText": "def keep():\n    return 1\n\ndef fresh():\n    pass"})]),
-        tool_result("ok", tool_name="edit"),
-    ]
-    assert added_names(messages) == ["fresh"]
+    assert added_names("edit", {"path": "a.py", "oldText": "def keep():\n    pass",
+                                "newText": "def keep():\n    return 1\n\ndef fresh():\n    pass"}) == ["fresh"]
 
 
 def test_a_written_files_definitions_are_added() -> None:
-    messages = [assistant(tool_calls=[tool_call("write", {"path": "b.py", "content": "class Store:\n    pass\n"})]),
-                tool_result("ok", tool_name="write")]
-    assert added_names(messages) == ["Store"]
+    assert added_names("write", {"path": "b.py", "content": "class Store:\n    pass\n"}) == ["Store"]
 
 
-def test_a_failed_edit_adds_no_name() -> None:
-    edit = tool_call("edit", {"path": "a.py", "oldText": "x", "newText": "def nope(): pass"})
-    messages = [assistant(tool_calls=[edit]),
-                tool_result("Could not find the exact text", tool_name="edit", is_error=True)]
-    assert added_names(messages) == []
-
-
-def test_added_names_keeps_the_newest_distinct_ones() -> None:
-    messages: list[Any] = []
-    for n in range(12):
-        messages += [assistant(tool_calls=[tool_call("write", {"path": f"m{n}.py", "content": f"def f{n}(): pass"},
-                                                     f"c{n}")]),
-                     tool_result("ok", tool_call_id=f"c{n}", tool_name="write")]
-    assert added_names(messages, limit=3) == ["f9", "f10", "f11"]
-
-
-def test_names_an_earlier_summary_listed_carry_on() -> None:
-    previous = structured_summary("x") + "\n- Names added by the edits: refill, Store"
-    assert listed_names(previous) == ["refill", "Store"]
-    assert added_names([], previous) == ["refill", "Store"]
-
-
-def test_a_name_the_summary_mentions_is_not_added_again() -> None:
-    summary = structured_summary("x").replace("## Critical Context\n", "## Critical Context\n- added `refill()`\n")
-    assert add_missing_names(summary, ["refill"]) == (summary, [])
-
-
-def test_a_name_inside_a_longer_word_does_not_count_as_mentioned() -> None:
-    summary = structured_summary("x").replace("## Critical Context\n", "## Critical Context\n- refill_all\n")
-    assert add_missing_names(summary, ["refill"])[1] == ["refill"]
-
-
-def test_missing_names_go_on_one_line_under_critical_context() -> None:
-    added, names = add_missing_names(structured_summary("x"), ["refill_tokens_locked", "MAX_BURST"])
-    assert names == ["refill_tokens_locked", "MAX_BURST"]
-    assert added.endswith("## Critical Context\n- Names added by the edits: refill_tokens_locked, MAX_BURST")
+def test_pis_list_of_edits_is_read_as_well_as_one_old_and_new_text() -> None:
+    arguments = {"path": "a.py", "edits": [{"oldText": "x = 1", "newText": "def first(): pass"},
+                                           {"oldText": "y = 2", "newText": "def second(): pass"}]}
+    assert replacements("edit", arguments) == [("x = 1", "def first(): pass"), ("y = 2", "def second(): pass")]
+    assert added_names("edit", arguments) == ["first", "second"]
 
 
 # ---- through a compaction whose scripted summary omits all of them ---------------------------------
@@ -154,10 +112,25 @@ def compact_session(tmp_path: Path) -> dict[str, Any]:
     return dict(entry)
 
 
-def test_a_compaction_adds_the_names_its_summary_left_out_and_records_them(tmp_path: Path) -> None:
+def test_a_compaction_keeps_the_name_the_edit_added_on_its_outcome_line(tmp_path: Path) -> None:
     entry = compact_session(tmp_path)
-    assert "- Names added by the edits: refill_locked" in str(entry["summary"])
-    assert {"action": "namesAdded", "names": ["refill_locked"]} in entry["details"]["qualityGate"]
+    outcomes = block_lines(str(entry["summary"]), "tool-outcomes")
+    assert outcomes == ['edit "src/bucket.py": applied, "def refill(self):" -> "def refill_locked(self):"; '
+                        'adds "refill_locked"']
+    assert entry["details"]["kept"]["toolOutcomes"] == outcomes
+
+
+def test_a_failed_edit_adds_no_name(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    write_session(path, chain(
+        user("Add the helper. " + sized(50)),
+        assistant(tool_calls=[tool_call("edit", {"path": "a.py", "oldText": "x", "newText": "def nope(): pass"})]),
+        tool_result("Could not find the exact text in a.py.", tool_name="edit", is_error=True),
+        assistant("Done. " + sized(600)), user("Good. " + sized(300)), assistant("Next. " + sized(300)),
+    ))
+    entry, _ = compact_in_process(path, tmp_path, structured_summary("x"))
+    assert block_lines(str(entry["summary"]), "tool-outcomes") == [
+        'edit "a.py": FAILED, nothing changed: "Could not find the exact text in a.py."']
 
 
 def test_a_compaction_lists_the_shell_written_config_beside_the_edited_file(tmp_path: Path) -> None:
