@@ -164,22 +164,24 @@ def decide(cwd: PathLike, found: Iterable[Claim], policy: TrustPolicy) -> Verdic
     if not found or policy.flag or set(keys) <= set(policy.accepted):
         return Verdict(True, accepted=tuple(keys))
     answer: Answer | None = remembered(cwd, keys)
+    saved: str | None = None  # what saving the answer had to say
     if answer is None and policy.ask is not None:
         answer = policy.ask(Path(cwd), found)
         if answer in ("trust", "ignore"):
             try:
-                remember(cwd, answer, keys)
+                saved = remember(cwd, answer, keys)
             except OSError as exc:
                 note = f"The trust answer could not be saved ({exc.strerror or exc})."
                 return Verdict(answer == "trust", note, tuple(keys) if answer == "trust" else ())
     if answer in ("trust", "once"):
-        return Verdict(True, accepted=tuple(keys))
+        return Verdict(True, saved, accepted=tuple(keys))
     names = ", ".join(claim.key for claim in found)
     how = HOW_TO_TRUST
     if answer == "ignore":
         how = f"you chose to ignore them (remembered in {store_path()}); --trust-project uses them"
-    return Verdict(False, f"Ignoring this project's risky settings ({names}) in {Path(cwd) / PROJECT_CONFIG_DIR}: "
-                          f"they could send your keys or conversation elsewhere or run code; {how}.")
+    note = (f"Ignoring this project's risky settings ({names}) in {Path(cwd) / PROJECT_CONFIG_DIR}: they could "
+            f"send your keys or conversation elsewhere or run code; {how}.")
+    return Verdict(False, f"{note} {saved}" if saved else note)
 
 
 __all__ = [
