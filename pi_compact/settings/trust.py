@@ -5,8 +5,9 @@ Contract:
 - Risky (``claims``): a ``models.<name>`` field other than ``contextWindow``/``maxTokens`` (``apiBase``
   and anything key- or header-like: where the user's API key and conversation go), ``compaction.model``
   (where every summary request goes), ``localModelPath`` (a model file of the repository's choosing),
-  ``sessionDir`` and every ``.pi/extensions/*.py`` (code run at start). Every other key is safe and applies
-  without asking.
+  ``defaultModel`` and ``defaultProvider`` (which of the user's providers gets the conversation, and whose key
+  command runs), ``sessionDir`` and every ``.pi/extensions/*.py`` (code run at start). Every other key is
+  safe and applies without asking.
 - ``approve`` in a project file can only make approval stricter than the global value (or the default):
   a weaker one never applies, trusted or not; ``strictest_approve`` drops it with a warning.
 - A claim is shown whole (``Claim.shown``: the full value as ASCII JSON, never cut), and what is trusted
@@ -34,7 +35,8 @@ from pi_compact.settings.trust_store import remember, remembered, store_path
 
 Answer = Literal["trust", "once", "ignore", "skip"]  # "skip": ignore this time, remember nothing
 SAFE_MODEL_FIELDS = frozenset({"contextWindow", "maxTokens"})
-RISKY_KEYS: tuple[tuple[str, ...], ...] = (("compaction", "model"), ("localModelPath",), ("sessionDir",))
+RISKY_KEYS: tuple[tuple[str, ...], ...] = (
+    ("compaction", "model"), ("localModelPath",), ("sessionDir",), ("defaultProvider",), ("defaultModel",))
 APPROVE_ORDER = {"none": 0, "edits": 1, "all": 2}
 HOW_TO_TRUST = "run with --trust-project to use them, or answer the trust question in the terminal"
 
