@@ -2,8 +2,9 @@
 
 Shared by the HTTP adapters: each supplies ``open_stream()`` (one request; an iterable of
 chat-completion chunks, see ``assemble``) and ``failure_of`` (its exceptions as a ``Failure``).
-Retries happen only before the first delta; every error text is redacted. A reply that never ends is
-stopped at ``retry.max_reply_bytes`` of content or ``retry.max_reply_ms`` (an error keeping what streamed),
+Retries happen only before the first delta; every error text is redacted and made ``shown_text.server_text``
+(no escape sequence, a few thousand characters at most). A reply that never ends is stopped at
+``retry.max_reply_bytes`` of what it makes us hold or ``retry.max_reply_ms`` (an error keeping what streamed),
 and the worker reading the socket waits while the consumer is behind, so memory stays bounded either way.
 """
 
@@ -25,6 +26,7 @@ from pi_compact.llm.redact import redact
 from pi_compact.llm.retry import backoff_delay_ms, describe
 from pi_compact.llm.server_compaction import REPLY_KEY
 from pi_compact.settings import RetrySettings
+from pi_compact.shown_text import server_text
 
 _POLL_S = 0.05  # how often a waiting stream looks at its cancel token
 _INBOX_CHUNKS = 256  # chunks read ahead of the consumer at most (the worker waits for room)
@@ -68,7 +70,8 @@ def stream_reply(
                 return
             outcome = Failure("empty_reply", "")
         report = describe(outcome, endpoint=endpoint)
-        text = redact(report.text, secrets)
+        # What the server said reaches the terminal and the session file: no escape sequences, bounded.
+        text = server_text(redact(report.text, secrets))
         if report.retryable and not assembler.started and attempt + 1 < max_attempts:
             delay_ms = backoff_delay_ms(attempt, retry)
             attempt += 1

@@ -1,7 +1,7 @@
 """pi's ``models.json`` (``$PI_CODING_AGENT_DIR/models.json``, else ``~/.pi/agent/models.json``), read as pi reads it.
 
 ``read_pi_models(path)`` returns the file as plain values and its warnings; it never raises. pi's rules:
-JSON with ``//`` and ``/* */`` comments; a file that breaks the schema or the extra checks is ignored
+JSON with ``//`` comments and trailing commas (``pi_json``); a file that breaks the schema or the checks is ignored
 whole (pi keeps only its built-in models then) and said in one warning naming the file; a custom
 provider (one pi does not ship) with models needs ``baseUrl`` and ``apiKey``, and each model an ``api``
 (its own or its provider's); a model's ``contextWindow`` defaults to 128,000 and ``maxTokens`` to 16,384;
@@ -20,12 +20,12 @@ Other keys (``headers``, ``name``, ``input``, ``thinkingLevelMap``...) are accep
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_compact.llm.providers import pi_builtin_api
+from pi_compact.settings.pi_json import loads_pi_json
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_TOKENS = 16_384
@@ -121,7 +121,7 @@ def read_pi_models(path: Path) -> tuple[PiModels, list[str]]:
             return PiModels(), [f"Ignoring {path}: it is not a regular file."]
         if path.stat().st_size > 1_000_000:  # pi's examples are a few KB: a larger file is not a model list
             return PiModels(), [f"Ignoring {path}: it is larger than 1 MB."]
-        text = path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8")  # a byte-order mark stays: JSON.parse refuses it, so pi does
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return PiModels(), [f"Ignoring {path}: it cannot be read ({reason})."]
@@ -133,24 +133,17 @@ def parse_pi_models(text: str, path: str) -> tuple[PiModels, list[str]]:
     if not text.strip():
         return PiModels(path=path), []
     try:
-        raw = json.loads(strip_json_comments(text))
+        raw = loads_pi_json(text)
     except json.JSONDecodeError as exc:
-        return PiModels(), [f"Ignoring {path}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
-                            "pi ignores it too: fix it or delete it."]
+        hint = " (pi reads // comments, not /* */)" if exc.doc.startswith("/*", exc.pos) else ""
+        return PiModels(), [f"Ignoring {path}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+                            f"{hint}; pi ignores it too: fix it or delete it."]
     except RecursionError:
         return PiModels(), [f"Ignoring {path}: its JSON is nested too deeply to read."]
     try:
         return _parse(raw, path), []
     except _Invalid as exc:
         return PiModels(), [f"Ignoring {path}: {exc} (pi ignores the whole file too)."]
-
-
-def strip_json_comments(text: str) -> str:
-    """``text`` without ``//`` and ``/* */`` comments outside strings (as pi's loader strips them)."""
-    return _COMMENT_OR_STRING.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
-
-
-_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
 
 
 def _parse(raw: Any, path: str) -> PiModels:

@@ -11,7 +11,10 @@ session either tool wrote continues in the other:
   from its ``textSignature``; a tool call whose id is ``call_…|fc_…`` becomes a ``function_call`` with the
   two halves as ``call_id`` and ``id``. A reasoning item without encrypted content (the API could only look
   it up by id, and nothing is stored) or not followed by the reply's next item is left out: the API
-  refuses both;
+  refuses both; so is one whose id is longer than the API takes (it cannot have issued it);
+- an id of the target model's own longer than the API's ``MAX_ID`` (a message's, a call's ``call_id`` or
+  item id) is replaced by a prefix and a hash of the whole id, the same on every request, so the request is
+  accepted, its results still pair with their calls, and the prompt cache still matches;
 - another model's reply goes without reasoning; its tool call ids are made acceptable as pi makes them:
   characters outside ``[A-Za-z0-9_-]`` become ``_``, at most 64, an item id from another provider or api
   is replaced by ``fc_`` and a hash, and one of another model of the same api is left out (the API pairs
@@ -77,7 +80,17 @@ def _clean(part: str) -> str:
 
 
 def _foreign_item_id(item_id: str) -> str:
-    return "fc_" + hashlib.sha256(item_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return _hashed("fc_", item_id)
+
+
+def _hashed(prefix: str, long_id: str) -> str:
+    """A stand-in for an id the API would refuse: ``prefix`` and a hash of the whole id (always the same)."""
+    return prefix + hashlib.sha256(long_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _fitted(own_id: str, prefix: str) -> str:
+    """One of the target model's own ids as the API takes it: unchanged, or hashed when too long."""
+    return own_id if len(own_id) <= MAX_ID else _hashed(prefix, own_id)
 
 
 class _Conversion:
@@ -150,7 +163,7 @@ class _Conversion:
         if item_id is None:
             item_id = f"msg_{self.index}"
         elif len(item_id) > MAX_ID:
-            item_id = "msg_" + hashlib.sha256(item_id.encode()).hexdigest()[:24]
+            item_id = _hashed("msg_", item_id)
         item: dict[str, Any] = {"type": "message", "role": "assistant",
                                 "content": [{"type": "output_text", "text": valid_text(text), "annotations": []}],
                                 "status": "completed", "id": item_id}
@@ -167,6 +180,8 @@ class _Conversion:
                 item_id = _foreign_item_id(item_id)
             elif item_id:
                 item_id = ""  # another model of this api: its item id was paired with that model's reasoning
+        else:
+            call_id, item_id = _fitted(call_id, "call_"), _fitted(item_id, "fc_") if item_id else ""
         self.renamed[original] = call_id
         self.pending[call_id] = str(block.get("name", ""))
         arguments = block.get("arguments")
@@ -192,6 +207,8 @@ def _reasoning_item(signature: object) -> dict[str, Any] | None:
     except ValueError:
         return None
     if not isinstance(item, dict) or item.get("type") != "reasoning" or not item.get("encrypted_content"):
+        return None
+    if len(str(item.get("id", ""))) > MAX_ID:  # its encrypted content belongs to that id: it cannot be renamed
         return None
     return item
 
