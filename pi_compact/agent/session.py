@@ -84,6 +84,7 @@ class AgentSession:
         level = self._thinking
         self._context.answer_room = lambda model: thinking_room(model, level)
         self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
+        self.watch_edits = True  # stop edit churn and ask (``agent.churn``); print mode, with nobody to ask, does not
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -197,7 +198,7 @@ class AgentSession:
         approve = self.approval.allows if self.approval is not None else None
         final, self.loop_stop = run_prompt(text, self._model, self._hooks(token), self._tools,
                                            ToolContext(self._cwd, token), self._emit, approve,
-                                           self._settings.max_turns, self._now)
+                                           self._settings.max_turns, self._now, watch_edits=self.watch_edits)
         # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
         if final.get("stopReason") != "aborted":
             self._compactions.compact_if_due("after_run", self._model, self.fitted_settings(), token, final)
