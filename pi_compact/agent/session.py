@@ -210,7 +210,8 @@ class AgentSession:
             self.add_message(message)
 
         return LoopHooks(
-            request=lambda: self._requests.next(self._context.sent(), self.fitted_settings(),
+            request=lambda: self._requests.next(self._context.sent_to(self._model, self.fitted_settings().compaction),
+                                                self.fitted_settings(),
                                                 self._thinking.sync(self._model.info),
                                                 self._context.clearing.cleared.keys(),
                                                 self._compactions.planned_cut(self._model, self.fitted_settings())),
