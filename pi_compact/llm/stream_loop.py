@@ -48,8 +48,11 @@ def stream_reply(
     The blocking iteration runs in a worker thread feeding a queue, so a cancel is honoured within
     ~0.1 s even before the server's first byte. A reply must start (text, thinking or a tool call)
     within ``retry.timeout_ms`` and then never stall longer than ``retry.idle_timeout_ms``
-    (keep-alive comments and empty chunks are not progress). A reply with no content is an error, and
-    so is one past ``retry.max_reply_bytes`` or ``retry.max_reply_ms`` (not retried; its content is kept).
+    (keep-alive comments and empty chunks are not progress; a server's report of how far it has read the
+    prompt is: llama.cpp on a busy laptop reads 20-60 tokens a second, and a long prompt takes minutes
+    before the first token, so each report gives it ``retry.idle_timeout_ms`` more). A reply with no
+    content is an error, and so is one past ``retry.max_reply_bytes`` or ``retry.max_reply_ms`` (not
+    retried; its content is kept).
     """
     timestamp = now_ms()
     max_attempts = retry.max_retries + 1 if retry.enabled else 1
@@ -148,6 +151,8 @@ def _attempt(
                     return _endless(retry, by_time=False)
                 if progressed:
                     deadline = time.monotonic() + retry.idle_timeout_ms / 1000
+                elif isinstance(payload, dict) and payload.get(READING_KEY):  # still reading the prompt
+                    deadline = max(deadline, time.monotonic() + retry.idle_timeout_ms / 1000)
             elif kind == "end":
                 return None
             else:
@@ -185,6 +190,9 @@ def _duration(ms: int) -> str:
 def _megabytes(size: int) -> str:
     return f"{size / 1_000_000:g} MB" if size >= 100_000 else f"{size:,} bytes"
 
+
+# Set on a chunk that reports reading progress (``openai.chunks``): the server is alive, though silent.
+READING_KEY = "x_reading"
 
 _ABORTED = Failure("cancelled", ABORTED_MESSAGE)  # the outcome of an attempt the cancel token stopped
 

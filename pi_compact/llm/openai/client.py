@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import ssl
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
@@ -58,7 +59,8 @@ class OpenAICompatModel(ChatModel):
         self._prompt_progress = prompt_progress
         self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None,
                                        Target(system_role=info.system_role))
-        self._reading: tuple[int, int] | None = None  # (read, total) tokens of the prompt being read
+        self._reading: tuple[int, int, float] | None = None  # (read, total) tokens of the prompt, and when
+        self.reading_rate: float | None = None  # tokens a second the server last read a prompt at (its own timing)
 
     @property
     def info(self) -> ModelInfo:
@@ -67,12 +69,24 @@ class OpenAICompatModel(ChatModel):
     @property
     def progress(self) -> str | None:
         """How far the server has read the prompt of the request under way, while it reads (only with
-        ``prompt_progress``: llama.cpp's report, which a long prompt on the CPU takes minutes to reach)."""
-        reading = self._reading
-        return None if reading is None else f"Reading the prompt: {reading[0]:,} / {reading[1]:,} tokens…"
+        ``prompt_progress``: llama.cpp's report, which a long prompt on the CPU takes minutes to reach).
 
-    def _read(self, processed: int, total: int) -> None:
-        self._reading = (processed, total) if processed < total else None
+        The server reports once per batch (512 tokens: 10-25 s apart on a busy 2-core laptop); more than
+        ``QUIET_S`` after a report the count goes on at the reading rate measured so far, marked ``~``."""
+        reading = self._reading
+        if reading is None:
+            return None
+        read, total, at = reading
+        waited = time.monotonic() - at
+        if self.reading_rate and waited > QUIET_S:
+            guess = min(total - 1, int(read + self.reading_rate * waited))
+            return f"Reading the prompt: ~{guess:,} / {total:,} tokens ({self.reading_rate:.0f}/s)…"
+        return f"Reading the prompt: {read:,} / {total:,} tokens…"
+
+    def _read(self, processed: int, total: int, elapsed_ms: int | None = None) -> None:
+        if elapsed_ms and processed > 0 and elapsed_ms >= MIN_TIMED_MS:
+            self.reading_rate = processed * 1000 / elapsed_ms
+        self._reading = (processed, total, time.monotonic()) if processed < total else None
 
     @property
     def endpoint(self) -> str:
@@ -150,6 +164,12 @@ class OpenAICompatModel(ChatModel):
         if self._ssl is None:
             self._ssl = _default_ssl_context()
         return self._ssl
+
+
+# After a progress report, how long its count is shown as reported before the estimate moves it on; and
+# the least reading time a rate is measured over (the first batch's few milliseconds say nothing).
+QUIET_S = 1.0
+MIN_TIMED_MS = 1000
 
 
 class Reader(Protocol):
