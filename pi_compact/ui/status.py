@@ -51,6 +51,17 @@ def model_ready(model: ChatModel) -> bool:
     return model.ready
 
 
+WINDOW_UNKNOWN = "unknown: start with --context-window N, or set the model's contextWindow in the settings"
+
+
+def why_no_window(model: ChatModel) -> str:
+    """Why ``/context`` has no window to show: the model still loads, or it failed (an unknown window)."""
+    failure = getattr(model, "failure", None)
+    if isinstance(failure, str) and "context window" in failure:
+        return WINDOW_UNKNOWN
+    return "the model could not be loaded, see above" if failure else "model loading"
+
+
 def loading_label(model: ChatModel) -> Callable[[], str]:
     """The spinner text while a model gets ready: its own progress (the local model's start) if it says."""
     return lambda: model.progress or "Loading the model library…"
@@ -183,7 +194,8 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     table.add_column()
     source = "provider usage + estimate" if info.from_usage else "estimate"
     if info.window is None:
-        table.add_row("Context", Text(f"{info.tokens:,} tokens ({source}) / {UNKNOWN} window (model loading)"))
+        table.add_row("Context", Text(f"{info.tokens:,} tokens ({source}) / {UNKNOWN} window "
+                                      f"({why_no_window(session.model)})"))
     else:
         assert info.percent is not None
         size = Text(f"{info.tokens:,} tokens ({source}) / {info.window:,} window ")

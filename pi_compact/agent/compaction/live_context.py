@@ -47,9 +47,11 @@ from pi_compact.llm.overflow import stated_prompt_tokens
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.context import fresh_start, project_path
+from pi_compact.session.entries import message_of_entry
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, TokenEstimator
 
+RESUME_READ = 2_000  # entries read back on opening a compacted session, for the calibration it had
 MAX_PROVEN = 4.0  # an overflow's stated size beyond this many times the estimate is not the estimate's fault
 
 
@@ -78,7 +80,8 @@ class LiveContext:
         # estimator and the last message it saw tell a scan of other messages (or with another
         # estimator) from a stale one.
         self._scan: tuple[Scan, Estimator, Message | None, tuple[str, str] | None, Calibration] | None = None
-        self._earlier: tuple[Pair, ...] = ()  # pairs measured on the contexts this one replaced (this run)
+        self._earlier: tuple[Pair, ...] = ()  # pairs measured on the contexts this one replaced
+        self._resumed = False  # whether the pairs of the context before the file's latest compaction were read
         # What the provider counted for the system prompt and tools over their estimate, measured on the
         # session's first request (this run): tool definitions are JSON, which costs more than chars/4 says.
         self._fixed_ratio: dict[tuple[str, str] | None, float] = {}  # by model: another tokenizer, another ratio
@@ -157,12 +160,30 @@ class LiveContext:
         # The tail is all the context is made of (its projection is what ``context`` gives): a resumed
         # session's older entries stay unread.
         self._carry()
+        if not self._resumed:
+            self._resumed = True
+            self._earlier = self._earlier or self._pairs_before_compaction(store)
         branch = store.branch_tail()
         context = project_path(branch)
         self.messages = list(context.messages)
         self.fresh_from = fresh_start(branch, context)
         self._scan = None
         self.clearing.reload(store, len(self.messages))
+
+    def _pairs_before_compaction(self, store: SessionStore) -> tuple[Pair, ...]:
+        """On opening a compacted session: what the replies of the context its latest compaction replaced
+        measured (read back from the file), as a run that made that compaction would have carried them
+        over it; so ``-c`` keeps the calibration the last run had."""
+        if not self.calibrate or store.compaction_count() == 0:
+            return ()
+        entries, _ = store.path_back(RESUME_READ)
+        kinds = [entry.get("type") for entry in entries]
+        latest = max((i for i, kind in enumerate(kinds) if kind == "compaction"), default=None)
+        if latest is None:
+            return ()
+        previous = max((i for i, kind in enumerate(kinds[:latest]) if kind == "compaction"), default=-1)
+        replaced = [m for m in map(message_of_entry, entries[previous + 1 : latest]) if m is not None]
+        return carried_pairs((), scan(replaced, self.base), replaced)
 
     def sent(self) -> list[Message]:
         """The messages as the next request carries them: cleared tool results as their stubs."""
