@@ -168,6 +168,11 @@ REPEAT_LIMIT = 4
 # times in a row with the same arguments, is stopped as one repeated call is. (An edit-and-test cycle that
 # makes progress changes its edit's arguments, so it is not a cycle.)
 CYCLE_LIMIT = 50
+# Lookups that give the same answer every time within a turn (the compacted history does not change
+# while the turn runs): the embedded model recalled ``test_calc.py`` four times after its fix, between
+# other calls, so no run of identical calls formed. The third identical one in a turn is stopped.
+LOOKUPS = frozenset({"recall"})
+LOOKUP_LIMIT = 3
 
 
 @dataclass(frozen=True)
@@ -225,6 +230,9 @@ class LoopLimits:
                 found = (period, len(self._calls)) if period else None
         if found is not None:
             return self._repeated(*found, len(calls))
+        looked_up = self._looked_up_again(calls)
+        if looked_up is not None:
+            return looked_up
         churned = self._churn.check(calls) if self._churn is not None else None
         if churned is not None:
             return LoopStop(churned.text, call_label({"name": "edit", "arguments": {"path": churned.path}}),
@@ -237,6 +245,25 @@ class LoopLimits:
                 for_model=f"this prompt reached its limit of {self._max_turns} model replies (maxTurns), so the "
                 "loop was stopped before this call. Tell the user what is done and what is left.",
                 count=self._turns)
+        return None
+
+    def _looked_up_again(self, calls: Sequence[Mapping[str, Any]]) -> LoopStop | None:
+        """A stop when a lookup whose answer this turn cannot change (``LOOKUPS``) is made for the
+        ``LOOKUP_LIMIT``-th time with the same arguments, in a row or not."""
+        for call in calls:
+            if call.get("name") not in LOOKUPS:
+                continue
+            signature = _signature(call)
+            count = sum(1 for made, _ in self._calls if made == signature)
+            if count >= LOOKUP_LIMIT:
+                label = call_label(call)
+                return LoopStop(
+                    f"Stopped: the model called `{label}` {count} times in this turn with the same arguments "
+                    "(it finds the same each time); that call was not run. Say what to do differently, or try "
+                    "another model.",
+                    label, f"`{label}` was called {count} times in this turn with the same arguments, and it "
+                    "returns the same each time, so the loop guard stopped this turn before this call."
+                    + _ADVICE_FOR_MODEL, count)
         return None
 
     def _cycle(self) -> int:
