@@ -37,7 +37,7 @@ from pi_compact.session.store import SessionStore
 from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe, read_settings_file
 from pi_compact.settings.freshness import changed_since
 from pi_compact.settings.report import settings_items
-from pi_compact.ui.context_parts import breakdown
+from pi_compact.ui.context_parts import breakdown, why_no_window
 from pi_compact.ui.tree_view import history_rows
 from pi_compact.usage import session_totals, usage_count, usage_tokens
 
@@ -49,17 +49,6 @@ ALERT_PERCENT = 90.0
 def model_ready(model: ChatModel) -> bool:
     """False only for a lazily resolved model that has not resolved yet (reading it would block)."""
     return model.ready
-
-
-WINDOW_UNKNOWN = "unknown: start with --context-window N, or set the model's contextWindow in the settings"
-
-
-def why_no_window(model: ChatModel) -> str:
-    """Why ``/context`` has no window to show: the model still loads, or it failed (an unknown window)."""
-    failure = getattr(model, "failure", None)
-    if isinstance(failure, str) and "context window" in failure:
-        return WINDOW_UNKNOWN
-    return "the model could not be loaded, see above" if failure else "model loading"
 
 
 def loading_label(model: ChatModel) -> Callable[[], str]:
