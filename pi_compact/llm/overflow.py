@@ -142,21 +142,20 @@ def stated_window(text: str) -> int | None:
     None too when the text is not an overflow at all: a size in a rate-limit or payload message
     ("exceeds the limit of 20 MB") is not a context window.
     """
-    if not is_overflow_error_text(text):
-        return None
-    for pattern in _WINDOW_PATTERNS:
-        match = pattern.search(text)
-        if match and int(match.group(1)) > 0:
-            return int(match.group(1))
-    return None
+    return _stated(text, _WINDOW_PATTERNS)
 
 
 def stated_prompt_tokens(text: str) -> int | None:
     """The prompt size (tokens) an overflow error text states, as the server counted it, or None:
     llama.cpp's "request (18735 tokens) exceeds the available context size (16384 tokens)" gives 18735."""
+    return _stated(text, _REQUEST_PATTERNS)
+
+
+def _stated(text: str, patterns: Sequence[re.Pattern[str]]) -> int | None:
+    """The first positive number a pattern's group captures in an overflow ``text`` (None: not overflow)."""
     if not is_overflow_error_text(text):
         return None
-    for pattern in _REQUEST_PATTERNS:
+    for pattern in patterns:
         match = pattern.search(text)
         if match and int(match.group(1)) > 0:
             return int(match.group(1))

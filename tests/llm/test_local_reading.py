@@ -13,28 +13,14 @@ import json
 from typing import Any
 
 import pytest
+from local_harness import Listening
 from scripted_server import Reply, ScriptedServer
 
-from pi_compact.cancel import CancelToken
 from pi_compact.llm.local import model as local_model
 from pi_compact.llm.openai import client as openai_client
 from pi_compact.llm.protocol import ChatRequest, Done, Retrying
 from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.settings import RetrySettings, Settings
-
-
-class _Listening:
-    """A stand-in for a started server at the scripted server's address (no saved prefixes)."""
-
-    api_key = "k"
-    ready = True
-    prefixes = None
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    def wait(self, cancel: CancelToken | None = None) -> str:
-        return self.base
 
 
 def _read(processed: int, total: int, time_ms: int) -> str:
@@ -47,7 +33,7 @@ ANSWER = json.dumps({"choices": [{"index": 0, "delta": {"content": "read it"}, "
 
 
 def _local(monkeypatch: pytest.MonkeyPatch, server: ScriptedServer, retry: RetrySettings) -> Any:
-    monkeypatch.setattr(local_model, "shared_server", lambda spec: _Listening(server.base_url))
+    monkeypatch.setattr(local_model, "shared_server", lambda spec: Listening(server.base_url))
     monkeypatch.setattr(local_model, "runtime_installed", lambda: True)
     monkeypatch.setattr(local_model, "bundled_ready", lambda: True)
     settings = Settings(retry=retry)
