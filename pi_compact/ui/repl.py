@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 COMMAND_NAMES = NAMES  # completion works before the session (and ui.commands) has loaded
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
-WINDOW_UNKNOWN = ("Nothing was sent: the model's context window is unknown (see above); start again with "
+WINDOW_UNKNOWN = ("Nothing was sent: no context window is known for this model (see above); start again with "
                   "--context-window N, or set its contextWindow in the settings.")
 
 

@@ -37,7 +37,7 @@ def test_an_unknown_window_points_at_the_context_window_flag_not_at_another_mode
             term.type("hello")
             term.wait_prompt(since=start, timeout=LONG)
         screen = term.screen()
-        assert "Nothing was sent: the model's context window is unknown (see above); start again with " \
+        assert "Nothing was sent: no context window is known for this model (see above); start again with " \
                "--context-window N" in screen
         assert "pick another with /model NAME" not in screen
         start = term.mark()
@@ -103,8 +103,9 @@ def test_reopening_a_compacted_session_shows_its_last_three_turns(server: Script
         first.close()
     again = _terminal(tmp_path / "b", server, session_file=session_file)
     try:
-        screen = again.wait_for("Answer number 4.", timeout=LONG)
-        assert "compacted here" in screen
+        # The compaction is the branch's last entry: its line comes after the last answer.
+        screen = again.wait_for("compacted here", timeout=LONG)
+        assert screen.index("Answer number 4.") < screen.index("compacted here")
         assert screen.index("pi> question number 2") < screen.index("pi> question number 3") < \
             screen.index("pi> question number 4")
         assert "pi> question number 1" not in screen
