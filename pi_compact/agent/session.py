@@ -159,7 +159,7 @@ class AgentSession:
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
-        return self._context.usage_for(self._model, self.fitted_settings().compaction)
+        return self._context.sent_usage_for(self._model, self.fitted_settings().compaction)
 
     def reload_context(self) -> None:
         """Rebuild the live context from the session file (after anything that changed the branch)."""

@@ -17,6 +17,7 @@ from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
 
 MIN_SHOWN_TOKENS = 256  # less than this of a result tells the model nothing; then it is sent whole and may overflow
+NOTE_ROOM = 96  # tokens left for the note, and for lines that cost more than the average line
 _READ_LINE = re.compile(r"^\s*(\d+)\t")
 
 
@@ -66,11 +67,28 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
         return list(messages)  # images or several blocks: no line to cut at
     text = str(texts[0]["text"])
     tokens = estimator(result)
-    target = tokens - over
+    target = tokens - over - NOTE_ROOM
     if target < MIN_SHOWN_TOKENS or not text:
         return list(messages)
     lines = text.split("\n")
     keep_chars = int(len(text) * target / tokens)
+    fitted: Message | None = None
+    for _ in range(4):  # lines are not all alike: measure the cut, and cut again while it is over
+        fitted, kept = _cut(messages[:index], result, texts[0], lines, keep_chars)
+        if fitted is None:
+            return list(messages)
+        size = estimator(fitted)
+        if size <= tokens - over:
+            break
+        keep_chars = int(kept * (tokens - over - NOTE_ROOM) / size)
+    assert fitted is not None
+    return [*messages[:index], fitted, *messages[index + 1 :]]
+
+
+def _cut(before: Sequence[Message], result: Message, block: Mapping[str, Any], lines: Sequence[str],
+         keep_chars: int) -> tuple[Message | None, int]:
+    """``result`` with its first lines up to ``keep_chars`` and the note, and the characters kept; None
+    when no line or every line would be kept."""
     shown: list[str] = []
     size = 0
     for line in lines:
@@ -79,13 +97,11 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
         shown.append(line)
         size += len(line) + 1
     if not shown or len(shown) == len(lines):
-        return list(messages)
+        return None, size
     numbered = _READ_LINE.match(shown[-1])
     note = cut_note(len(shown), len(lines), str(result.get("toolName") or ""),
-                    _call_args(messages[:index], result.get("toolCallId")),
-                    int(numbered.group(1)) + 1 if numbered else None)
-    fitted = {**result, "content": [{**texts[0], "text": "\n".join(shown) + note}]}
-    return [*messages[:index], fitted, *messages[index + 1 :]]
+                    _call_args(before, result.get("toolCallId")), int(numbered.group(1)) + 1 if numbered else None)
+    return {**result, "content": [{**block, "text": "\n".join(shown) + note}]}, size
 
 
 __all__ = ["MIN_SHOWN_TOKENS", "cut_note", "fit_newest_result", "newest_result_index"]

@@ -93,3 +93,5 @@ def test_a_first_prompt_whose_read_overflows_is_retried_with_the_result_cut_thou
     final = h.session.prompt("What happened at meeting 2 in NOTES.md?")
     assert final is not None and final["stopReason"] == "stop"
     assert any("Cut to fit the context window" in text for text in _tool_texts(h.agent_requests()[-1]))
+
+

@@ -17,6 +17,7 @@ what the request carries, old tool results cleared (``clearing``), and every siz
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pi_compact.agent.compaction.clearing import ToolClearing
@@ -108,6 +109,20 @@ class LiveContext:
         budgets = self.budgets_for(model, settings)
         return self.usage(self.base, budgets.window, budgets.threshold, reply_key(model))
 
+    def sent_usage_for(self, model: ChatModel, settings: CompactionSettings) -> ContextUsage:
+        """``usage_for`` as the next request carries the context: with the turn's newest tool result cut
+        when it must be (``sent_to``). What the status line and ``/context`` show; the triggers and the
+        loop guard read ``usage_for``: a compaction can still make room for more of that result."""
+        usage = self.usage_for(model, settings)
+        sent = self.sent()
+        fitted = self._fit(sent, usage, model)
+        if fitted is sent:
+            return usage
+        estimate = self.estimator_of(model)
+        saving = sum(estimate(whole) - estimate(cut)
+                     for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
+        return replace(usage, tokens=usage.tokens - saving)
+
     def size_of(self, messages: Sequence[Message], model: ChatModel) -> int:
         """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one
         way the status line estimates (the compaction block's before and after, the no-gain check)."""
@@ -193,18 +208,20 @@ class LiveContext:
         """``sent()`` for the next request to ``model``: when it would fill more than half of the room the
         threshold leaves (the answer needs the rest), the turn's newest tool result is cut so the request
         comes down to the threshold (``compaction.newest_fit``)."""
-        return self._fitted(self.sent(), model, settings)
+        sent = self.sent()
+        return self._fit(sent, self.usage_for(model, settings), model)
 
     def cuts_newest(self, model: ChatModel, settings: CompactionSettings) -> bool:
         """Whether the next request to ``model`` carries the turn's newest tool result cut (``sent_to``)."""
         sent = self.sent()
-        return any(a is not b for a, b in zip(self._fitted(sent, model, settings), sent, strict=True))
+        return self._fit(sent, self.usage_for(model, settings), model) is not sent
 
-    def _fitted(self, sent: list[Message], model: ChatModel, settings: CompactionSettings) -> list[Message]:
-        usage = self.usage_for(model, settings)
+    def _fit(self, sent: list[Message], usage: ContextUsage, model: ChatModel) -> list[Message]:
+        """``sent`` itself, or a copy with the newest tool result cut when ``usage`` passes the limit."""
         if not usage.context_window or usage.tokens <= usage.threshold + (usage.context_window - usage.threshold) // 2:
             return sent
-        return fit_newest_result(sent, usage.tokens - usage.threshold, self.estimator_of(model))
+        fitted = fit_newest_result(sent, usage.tokens - usage.threshold, self.estimator_of(model))
+        return sent if all(a is b for a, b in zip(fitted, sent, strict=True)) else fitted
 
     def _carry(self) -> None:
         """Keep what the replies of the context about to be replaced measured (see ``carried_pairs``)."""
