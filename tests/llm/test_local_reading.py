@@ -73,7 +73,7 @@ def test_between_reports_the_count_moves_on_at_the_measured_rate(monkeypatch: py
     now = [100.0]
     monkeypatch.setattr(openai_client.time, "monotonic", lambda: now[0])
     client = openai_client.OpenAICompatModel.__new__(openai_client.OpenAICompatModel)
-    client._reading, client.reading_rate = None, None
+    client._reading, client.reading_rate, client._step = None, None, None
     client._read(512, 1838, 10_000)  # 512 tokens in 10 s: 51 a second
     assert client.progress == "Reading the prompt: 512 / 1,838 tokens…"
     now[0] += 5.0
@@ -86,7 +86,7 @@ def test_a_new_prompt_is_counted_at_the_rate_the_last_one_was_read(monkeypatch: 
     now = [100.0]
     monkeypatch.setattr(openai_client.time, "monotonic", lambda: now[0])
     client = openai_client.OpenAICompatModel.__new__(openai_client.OpenAICompatModel)
-    client._reading, client.reading_rate = None, None
+    client._reading, client.reading_rate, client._step = None, None, None
     client._read(2048, 4096, 40_000)  # the last prompt: 51 a second
     client._read(0, 1838, 0)  # the next one starts: its first report says 0, and the next comes after 512
     now[0] += 17.0
@@ -95,8 +95,19 @@ def test_a_new_prompt_is_counted_at_the_rate_the_last_one_was_read(monkeypatch: 
 
 def test_the_reading_rate_is_measured_from_the_servers_own_timing() -> None:
     client = openai_client.OpenAICompatModel.__new__(openai_client.OpenAICompatModel)
-    client._reading, client.reading_rate = None, None
+    client._reading, client.reading_rate, client._step = None, None, None
     client._read(5, 1000, 2)  # a few milliseconds tell nothing
     assert client.reading_rate is None
     client._read(1024, 2000, 40_960)
     assert client.reading_rate == pytest.approx(25.0)
+
+
+def test_the_count_never_runs_past_the_next_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(openai_client.time, "monotonic", lambda: now[0])
+    client = openai_client.OpenAICompatModel.__new__(openai_client.OpenAICompatModel)
+    client._reading, client.reading_rate, client._step = None, None, None
+    client._read(0, 12_185, 0)
+    client._read(512, 12_185, 10_000)  # one batch of 512 tokens in 10 s; then the machine gets busy
+    now[0] += 120.0
+    assert client.progress == "Reading the prompt: ~1,023 / 12,185 tokens (51/s)…"

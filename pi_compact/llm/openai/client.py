@@ -61,6 +61,7 @@ class OpenAICompatModel(ChatModel):
                                        Target(system_role=info.system_role))
         self._reading: tuple[int, int, float] | None = None  # (read, total) tokens of the prompt, and when
         self.reading_rate: float | None = None  # tokens a second the server last read a prompt at (its own timing)
+        self._step: int | None = None  # tokens between two of its reports (its batch): the next report's most
 
     @property
     def info(self) -> ModelInfo:
@@ -79,13 +80,18 @@ class OpenAICompatModel(ChatModel):
         read, total, at = reading
         waited = time.monotonic() - at
         if self.reading_rate and waited > QUIET_S:
-            guess = min(total - 1, int(read + self.reading_rate * waited))
+            # Never past the next report's count: a later report must not move the count back.
+            ahead = self._step - 1 if self._step else total
+            guess = min(total - 1, read + ahead, int(read + self.reading_rate * waited))
             return f"Reading the prompt: ~{guess:,} / {total:,} tokens ({self.reading_rate:.0f}/s)…"
         return f"Reading the prompt: {read:,} / {total:,} tokens…"
 
     def _read(self, processed: int, total: int, elapsed_ms: int | None = None) -> None:
         if elapsed_ms and processed > 0 and elapsed_ms >= MIN_TIMED_MS:
             self.reading_rate = processed * 1000 / elapsed_ms
+        last = self._reading
+        if last is not None and last[1] == total and processed > last[0]:
+            self._step = processed - last[0]
         self._reading = (processed, total, time.monotonic()) if processed < total else None
 
     @property
