@@ -61,7 +61,7 @@ class OpenAICompatModel(ChatModel):
                                        Target(system_role=info.system_role))
         self._reading: tuple[int, int, float] | None = None  # (read, total) tokens of the prompt, and when
         self.reading_rate: float | None = None  # tokens a second the server last read a prompt at (its own timing)
-        self._step: int | None = None  # tokens between two of its reports (its batch): the next report's most
+        self._step: int | None = None  # tokens between two of its reports (its batch): how far the next one goes
 
     @property
     def info(self) -> ModelInfo:
