@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,7 +32,8 @@ COMMON_SHARE = 0.2
 WINDOW_CHARS = 480  # about 120 tokens of lines around the best one
 # A window must hold at least this share of the weight of the question's terms its message holds.
 SUPPORT_SHARE = 0.5
-NEAR_LINES = 8  # a window is looked for around each line holding a term, this many lines either side
+NEAR_LINES = 8  # a window is looked for around the best lines, this many lines either side
+BEST_LINES = 8  # of the lines holding a term, this many best are looked around
 RELATIVE_FLOOR = 0.5  # a window scoring under half the best one is noise beside it
 CANDIDATES = 64  # messages read line by line for their best window
 SAMPLE = 4000  # messages: beyond twice this many, common words are told by a sample
@@ -193,21 +195,23 @@ def best_window(question: Question, weights: Weights, text: str) -> Window | Non
     is position, not text, and a number counts only on a line that also holds another of the question's
     terms ("meeting 137" finds "## Meeting 137", not line 137 nor "budget line 137")."""
     lines = text.split("\n")
-    per_line = [line_terms(weights, line_content(line).lower()) for line in lines]
+    per_line = _terms_by_line(weights, text, lines)
     top = max(weights.weight.values(), default=0.0)
-    scored = [_line_score(question, weights, line, terms, top) for line, terms in zip(lines, per_line, strict=True)]
+    signs = [_signs(question, line, top) for line in lines] if question.wants else [0.0] * len(lines)
+    scored = [sum(weights.weight[t] for t in terms) + sign for terms, sign in zip(per_line, signs, strict=True)]
     if max(scored, default=0.0) <= 0:
         return None
     # The best window, not the window around the best line: a heading that names "meeting 137" and the
     # line under it that names the codename are one answer, which a window centred on either may cut.
-    near = {j for i, score in enumerate(scored) if score > 0
-            for j in range(max(0, i - NEAR_LINES), min(len(lines), i + NEAR_LINES + 1))}
+    # Around the best few lines only: a term found on every heading would make every line a center.
+    best_lines = sorted((i for i, score in enumerate(scored) if score > 0), key=lambda i: -scored[i])[:BEST_LINES]
+    near = {j for i in best_lines for j in range(max(0, i - NEAR_LINES), min(len(lines), i + NEAR_LINES + 1))}
     best, first, last, value = -1, 0, 0, (-1.0, -1.0)
     for center in sorted(near):
         span = _span(lines, center)
         held = {t for i in range(span[0], span[1] + 1) for t in per_line[i]}
-        signs = max(scored[i] - sum(weights.weight[t] for t in per_line[i]) for i in range(span[0], span[1] + 1))
-        candidate = (sum(weights.weight[t] for t in held) + signs, scored[center])
+        sign = max(signs[span[0] : span[1] + 1])
+        candidate = (sum(weights.weight[t] for t in held) + sign, scored[center])
         if candidate > value:
             best, (first, last), value = center, span, candidate
     shown = _shown(lines, best, first, last, question, weights)
@@ -233,6 +237,9 @@ _NUMBER = re.compile(r"[\d.,:]+")
 
 def line_content(line: str) -> str:
     """``line`` without a leading line-number column."""
+    first = line[:1]
+    if not first or not (first.isdigit() or first.isspace() or ":" in line[:256]):
+        return line  # the usual line: no regular expression
     return _LINE_NUMBER.sub("", line, count=1)
 
 
@@ -249,14 +256,30 @@ def line_terms(weights: Weights, content: str) -> list[tuple[str, bool]]:
     return terms
 
 
-def _line_score(question: Question, weights: Weights, line: str, terms: Sequence[tuple[str, bool]],
-                top: float) -> float:
-    """The weight of ``line``'s ``terms``, plus, for each of up to two signs of what the question asks
-    for (``FAILED``, ``KeyError``), the ``top`` weight of a term: the error line itself may hold none of
-    the question's words."""
-    score = sum(weights.weight[t] for t in terms)
-    signs = sum(len(want.findall(line)) for want in question.wants)
-    return score + min(2, signs) * top
+def _terms_by_line(weights: Weights, text: str, lines: Sequence[str]) -> list[list[tuple[str, bool]]]:
+    """``line_terms`` of each line, read only on the lines where a term's text occurs (found in the
+    whole text first: most lines of a long output hold none)."""
+    lowered = text.lower()
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    candidates: set[int] = set()
+    for term, _ in weights.weight:
+        at = lowered.find(term)
+        while at >= 0:
+            index = bisect_right(starts, at) - 1
+            candidates.add(index)
+            at = lowered.find(term, starts[index + 1] if index + 1 < len(starts) else len(lowered))
+    per_line: list[list[tuple[str, bool]]] = [[] for _ in lines]
+    for index in candidates:
+        per_line[index] = line_terms(weights, line_content(lines[index]).lower())
+    return per_line
+
+
+def _signs(question: Question, line: str, top: float) -> float:
+    """For each of up to two signs of what the question asks for in ``line`` (``FAILED``, ``KeyError``),
+    the ``top`` weight of a term: the error line itself may hold none of the question's words."""
+    return min(2, sum(len(want.findall(line)) for want in question.wants)) * top
 
 
 def _span(lines: Sequence[str], center: int) -> tuple[int, int]:
