@@ -59,6 +59,20 @@ def test_a_prompt_read_for_longer_than_the_first_token_timeout_is_not_cut_off_wh
     assert len(scripted_server.requests) == 1
 
 
+def test_a_batch_slower_than_the_idle_timeout_is_waited_for_at_the_rate_the_server_reads(
+    monkeypatch: pytest.MonkeyPatch, scripted_server: ScriptedServer,
+) -> None:
+    # The walk at load 15: a batch of 512 tokens took longer than the 120 s idle timeout, and the request
+    # was cut off and read again from the start. Here a batch takes 1.5 s against an idle timeout of 1 s
+    # (the first batch, before any rate is known, has the first-token timeout of 2 s).
+    retry = RetrySettings(timeout_ms=2000, idle_timeout_ms=1000, max_retries=0)
+    model = _local(monkeypatch, scripted_server, retry)
+    reports = tuple(_read(512 * n, 2100, 1500 * n) for n in range(5))
+    scripted_server.enqueue(Reply(raw_events=(*reports, ANSWER), chunk_delay_s=1.5))
+    [done] = [e for e in model.stream(_request()) if isinstance(e, Done)]
+    assert done.message["stopReason"] == "stop", done.message.get("errorMessage")
+
+
 def test_a_server_that_stops_reporting_still_times_out(
     monkeypatch: pytest.MonkeyPatch, scripted_server: ScriptedServer,
 ) -> None:

@@ -58,7 +58,7 @@ class ChunkReader:
     """
 
     def __init__(self, model: str, messages: Sequence[Mapping[str, Any]], estimate: UsageEstimate | None = None,
-                 on_progress: Callable[[int, int, int | None], None] | None = None) -> None:
+                 on_progress: Callable[[int, int, int | None], float | None] | None = None) -> None:
         self._model = model
         self._messages = messages
         self._estimate = estimate
@@ -117,21 +117,24 @@ class ChunkReader:
         usage = data.get("usage")
         if isinstance(usage, Mapping):
             self._usage.add(usage)
-        if self._progress(data.get("prompt_progress")):
-            return {"choices": choices, READING_KEY: True}
+        reading = self._progress(data.get("prompt_progress"))
+        if reading is not None:
+            return {"choices": choices, READING_KEY: reading}
         return {"choices": choices}
 
-    def _progress(self, report: Any) -> bool:
+    def _progress(self, report: Any) -> float | None:
         """llama.cpp's ``prompt_progress`` (asked for with ``return_progress``): how much of the prompt
         it has read, passed to ``on_progress`` as (processed, total, time_ms); litellm drops it, as the chunks do.
-        True when there was such a report (the stream loop counts it as the server being alive)."""
+        None without such a report; else how many seconds the next report may take (what ``on_progress``
+        answers; 0 when not known yet): the stream loop counts the report as the server being alive, and
+        waits for the next accordingly."""
         if self._on_progress is None or not isinstance(report, Mapping):
-            return False
+            return None
         processed, total = _count(report.get("processed")), _count(report.get("total"))
-        if processed is not None and total:
-            self._on_progress(processed, total, _count(report.get("time_ms")))
-            return True
-        return False
+        if processed is None or not total:
+            return None
+        wait = self._on_progress(processed, total, _count(report.get("time_ms")))
+        return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0
 
     def _check_repetition(self, delta: Mapping[str, Any]) -> None:
         """litellm stops a model that sends the same text chunk (over 2 characters) again and again."""

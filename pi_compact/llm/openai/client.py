@@ -86,13 +86,18 @@ class OpenAICompatModel(ChatModel):
             return f"Reading the prompt: ~{guess:,} / {total:,} tokens ({self.reading_rate:.0f}/s)…"
         return f"Reading the prompt: {read:,} / {total:,} tokens…"
 
-    def _read(self, processed: int, total: int, elapsed_ms: int | None = None) -> None:
+    def _read(self, processed: int, total: int, elapsed_ms: int | None = None) -> float:
+        """Record a reading report; how many seconds the next one may take: its batch at the rate this
+        server read so far (this prompt's or the last one's; 0 while neither is known)."""
         if elapsed_ms and processed > 0 and elapsed_ms >= MIN_TIMED_MS:
             self.reading_rate = processed * 1000 / elapsed_ms
         last = self._reading
         if last is not None and last[1] == total and processed > last[0]:
             self._step = processed - last[0]
         self._reading = (processed, total, time.monotonic()) if processed < total else None
+        if not self.reading_rate or not self._step or processed >= total:
+            return 0.0
+        return min(self._step, total - processed) / self.reading_rate
 
     @property
     def endpoint(self) -> str:
