@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_compact.compaction.budgets import Budgets
-from pi_compact.compaction.cut import find_cut_point
+from pi_compact.compaction.cut import find_cut_point, keep_newest_result
 from pi_compact.compaction.fileops import FileOps, file_lists
 from pi_compact.compaction.threshold import fit_to_window
 from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for
@@ -84,10 +84,14 @@ def prepare_compaction(
     settings: CompactionSettings,
     estimator: Estimator | None = None,
     context: SessionContext | None = None,
+    *,
+    keep_newest: bool = False,
 ) -> CompactionPlan | None:
     """Plan a compaction of a root-first path; None when its last entry is already a compaction.
 
-    ``context`` is ``project_path(path)``, for a caller that has it already.
+    ``context`` is ``project_path(path)``, for a caller that has it already. ``keep_newest``: never
+    summarize the newest tool result of a turn in progress (``cut.keep_newest_result``; the session's
+    compactions, not pi's plan of a file).
     """
     if not path or path[-1].get("type") == "compaction":
         return None
@@ -111,6 +115,8 @@ def prepare_compaction(
     tokens_before = estimate_context_tokens(context_messages, estimate).tokens
 
     cut = find_cut_point(path, start, len(path), settings.keep_recent_tokens, estimate)
+    if keep_newest:
+        cut = keep_newest_result(path, start, len(path), cut)
     first_kept = path[cut.first_kept_entry_index] if cut.first_kept_entry_index < len(path) else None
     if first_kept is None or not first_kept.get("id"):
         return None

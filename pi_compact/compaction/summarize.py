@@ -24,16 +24,18 @@ from pi_compact.compaction.gated import NOTHING_REPLACED, gated_summary
 from pi_compact.compaction.kept import for_model, keep, with_blocks
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
+    INITIAL_PROMPT,
     SPLIT_TURN_SEPARATOR,
     SYSTEM_PROMPT,
     TURN_PREFIX_HEADINGS,
+    UPDATE_PROMPT,
     history_instruction,
     history_request_text,
     missing_headings,
     turn_instruction,
     turn_prefix_request_text,
 )
-from pi_compact.compaction.quality import clear_placeholders
+from pi_compact.compaction.quality import SHORT_SUMMARY_TOKENS, clear_placeholders
 from pi_compact.compaction.reuse import VERBATIM_PREFIX_TOKENS, PrefixShape
 from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
@@ -44,6 +46,8 @@ from pi_compact.messages import Message, compaction_summary_message, convert_to_
 # Estimates can be low (code and data tables run ~50 % over chars/4 in the worst samples), so a
 # request is planned to fill at most 1/1.25 of the room it really has.
 SAFETY_FACTOR = 1.25
+# A summary is asked to fit in this share of what it replaces, so the gate's "smaller than" holds.
+GAIN_SHARE = 0.8
 # Below this many tokens of room for conversation text, chunking would only produce noise.
 MIN_CHUNK_TOKENS = 256
 NO_PRIOR_HISTORY = "No prior history."
@@ -86,6 +90,22 @@ class SummaryBudget:
         return cls(context_window, max(1, min(history, half)), max(1, min(prefix, half)))
 
 
+def gain_cap(cap: int, replaced: int) -> int:
+    """The longest summary worth asking for: one the gate will take (smaller than the ``replaced``
+    tokens, ``GAIN_SHARE`` of them, or short anyway: ``SHORT_SUMMARY_TOKENS``), never more than ``cap``.
+    A longer answer is refused after it was paid for: on the embedded model two such answers to a
+    663-token history took six minutes."""
+    if replaced >= NOTHING_REPLACED:
+        return cap
+    return min(cap, max(SHORT_SUMMARY_TOKENS, int(replaced * GAIN_SHARE)))
+
+
+def length_note(tokens: int) -> str:
+    """Said after the request when the gain caps the answer: the length a model can aim at."""
+    return (f"Keep the whole summary under about {tokens} tokens (some {tokens * 3 // 4} words): it must be "
+            "shorter than the history it replaces. Short bullets; every section still present.\n\n")
+
+
 def _room(budget: SummaryBudget, max_tokens: int, fixed_text: str, shrink: int) -> int:
     usable = int((budget.context_window - max_tokens) / SAFETY_FACTOR) // shrink
     return usable - estimate_text_tokens(SYSTEM_PROMPT) - estimate_text_tokens(fixed_text)
@@ -116,7 +136,11 @@ def _history(
 
         def ask(strict: bool, problems: Sequence[str]) -> str:
             text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
-            return ask_serialized(model, text, budget.history_max_tokens, cancel, reasoning)
+            allowed = gain_cap(budget.history_max_tokens, replaced)
+            if allowed < budget.history_max_tokens:  # said just before what to write, which stays last
+                prompt = UPDATE_PROMPT if previous else INITIAL_PROMPT
+                text = text.replace(prompt, length_note(allowed) + prompt, 1)
+            return ask_serialized(model, text, allowed, cancel, reasoning)
 
         return ask
 

@@ -51,8 +51,12 @@ def stream_reply(
     The blocking iteration runs in a worker thread feeding a queue, so a cancel is honoured within
     ~0.1 s even before the server's first byte. A reply must start (text, thinking or a tool call)
     within ``retry.timeout_ms`` and then never stall longer than ``retry.idle_timeout_ms``
-    (keep-alive comments and empty chunks are not progress). A reply with no content is an error, and
-    so is one past ``retry.max_reply_bytes`` or ``retry.max_reply_ms`` (not retried; its content is kept).
+    (keep-alive comments and empty chunks are not progress; a server's report of how far it has read the
+    prompt is: llama.cpp on a busy laptop reads 3-60 tokens a second, and a long prompt takes minutes
+    before the first token, so each report gives it ``retry.idle_timeout_ms`` more, or three times what
+    its next batch takes at the rate it reads, if that is longer). A reply with no
+    content is an error, and so is one past ``retry.max_reply_bytes`` or ``retry.max_reply_ms`` (not
+    retried; its content is kept).
     """
     timestamp = now_ms()
     max_attempts = retry.max_retries + 1 if retry.enabled else 1
@@ -154,6 +158,8 @@ def _attempt(
                     return _endless(retry, by_time=False)
                 if progressed:
                     deadline = time.monotonic() + retry.idle_timeout_ms / 1000
+                elif isinstance(payload, dict) and READING_KEY in payload:  # still reading the prompt
+                    deadline = max(deadline, time.monotonic() + _reading_wait(payload[READING_KEY], retry))
             elif kind == "end":
                 return None
             else:
@@ -191,6 +197,20 @@ def _duration(ms: int) -> str:
 def _megabytes(size: int) -> str:
     return f"{size / 1_000_000:g} MB" if size >= 100_000 else f"{size:,} bytes"
 
+
+# Set on a chunk that reports reading progress (``openai.chunks``): the server is alive, though silent; its
+# value is how many seconds the next report may take at the rate the server read so far (0: not known).
+READING_KEY = "x_reading"
+# The next report is awaited this many times as long as the last batch took, at least ``idle_timeout_ms``:
+# on a 2-core machine at load 15 one batch of 512 tokens took over 120 s (the default idle timeout).
+READING_SLACK = 3
+
+
+def _reading_wait(expected: Any, retry: RetrySettings) -> float:
+    idle = retry.idle_timeout_ms / 1000
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
+        return max(idle, READING_SLACK * float(expected))
+    return idle
 
 _ABORTED = Failure("cancelled", ABORTED_MESSAGE)  # the outcome of an attempt the cancel token stopped
 

@@ -114,6 +114,7 @@ class PrintMode:
 
             session.approval = ApprovalGate(approve, refuse_unasked)
         warn_against_window(session, sources)
+        session.watch_edits = False  # nobody to answer the question: the turn cap (PRINT_MAX_TURNS) bounds it
         token = CancelToken()
         for warning in session.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
             _say(warning, "warning")

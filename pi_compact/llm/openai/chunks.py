@@ -16,6 +16,7 @@ from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import SseEvent
 from pi_compact.llm.openai.body import without_null_content
 from pi_compact.llm.openai.failures import finish_reason_error, stream_failure
+from pi_compact.llm.stream_loop import READING_KEY
 
 # litellm's finish-reason table, by the reason it maps to; a reason not listed maps to "stop".
 _FINISH_GROUPS = {
@@ -63,7 +64,7 @@ class ChunkReader:
     """
 
     def __init__(self, model: str, messages: Sequence[Mapping[str, Any]], estimate: UsageEstimate | None = None,
-                 on_progress: Callable[[int, int], None] | None = None) -> None:
+                 on_progress: Callable[[int, int, int | None], float | None] | None = None) -> None:
         self._model = model
         self._messages = messages
         self._estimate = estimate
@@ -125,17 +126,24 @@ class ChunkReader:
         usage = data.get("usage")
         if isinstance(usage, Mapping):
             self._usage.add(usage)
-        self._progress(data.get("prompt_progress"))
+        reading = self._progress(data.get("prompt_progress"))
+        if reading is not None:
+            return {"choices": choices, READING_KEY: reading}
         return {"choices": choices}
 
-    def _progress(self, report: Any) -> None:
+    def _progress(self, report: Any) -> float | None:
         """llama.cpp's ``prompt_progress`` (asked for with ``return_progress``): how much of the prompt
-        it has read, passed to ``on_progress`` as (processed, total); litellm drops it, as the chunks do."""
+        it has read, passed to ``on_progress`` as (processed, total, time_ms); litellm drops it, as the chunks do.
+        None without such a report; else how many seconds the next report may take (what ``on_progress``
+        answers; 0 when not known yet): the stream loop counts the report as the server being alive, and
+        waits for the next accordingly."""
         if self._on_progress is None or not isinstance(report, Mapping):
-            return
+            return None
         processed, total = _count(report.get("processed")), _count(report.get("total"))
-        if processed is not None and total:
-            self._on_progress(processed, total)
+        if processed is None or not total:
+            return None
+        wait = self._on_progress(processed, total, _count(report.get("time_ms")))
+        return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0
 
     def _check_repetition(self, delta: Mapping[str, Any]) -> None:
         """litellm stops a model that sends the same text chunk (over 2 characters) again and again."""
