@@ -55,7 +55,9 @@ def cut_note(shown: int, total: int, tool: str, args: Mapping[str, Any], next_li
 def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimator) -> list[Message]:
     """``messages`` with the turn's newest tool result cut by about ``over`` tokens (its first lines
     kept, then ``cut_note``); ``messages`` as they are when ``over`` <= 0, when there is no such result,
-    or when less than ``MIN_SHOWN_TOKENS`` of it would be left."""
+    or when it is not much bigger than ``MIN_SHOWN_TOKENS``. A result that would have to shrink below that
+    keeps ``MIN_SHOWN_TOKENS``: the request may still pass the threshold (the answer's room shrinks), but
+    sent whole it would surely pass the window."""
     index = newest_result_index(messages) if over > 0 else None
     if index is None:
         return list(messages)
@@ -67,8 +69,9 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
         return list(messages)  # images or several blocks: no line to cut at
     text = str(texts[0]["text"])
     tokens = estimator(result)
-    target = tokens - over - NOTE_ROOM
-    if target < MIN_SHOWN_TOKENS or not text:
+    goal = max(tokens - over, MIN_SHOWN_TOKENS + NOTE_ROOM)  # the size of the cut result with its note
+    target = goal - NOTE_ROOM
+    if goal >= tokens or not text:
         return list(messages)
     lines = text.split("\n")
     keep_chars = int(len(text) * target / tokens)
@@ -78,9 +81,9 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
         if fitted is None:
             return list(messages)
         size = estimator(fitted)
-        if size <= tokens - over:
+        if size <= goal:
             break
-        keep_chars = int(kept * (tokens - over - NOTE_ROOM) / size)
+        keep_chars = int(kept * target / size)
     assert fitted is not None
     return [*messages[:index], fitted, *messages[index + 1 :]]
 
