@@ -54,6 +54,9 @@ class Provider:
     # from ``key_variable``) and the words its overflow errors use that ``llm.overflow`` does not know.
     base_url: str | None = None
     overflow_texts: tuple[str, ...] = ()
+    # How the provider compacts a conversation on its own side, where it can (None: it cannot): read by the
+    # summary engines through ``ModelInfo.server_compaction`` (issue 45 fills it in).
+    server_compaction: str | None = None
 
     @property
     def name(self) -> str:
@@ -183,6 +186,13 @@ def pi_builtin_api(name: str) -> str | None:
     row = _BY_NAME.get(name)
     return row.pi_builtin_api if row is not None else None
 
+
+# The styles of thinking switch and of cache marks an OpenAI-compatible server may want (pi's ``compat``
+# ``thinkingFormat`` and ``cacheControlFormat``): each names the provider whose request shape it copies.
+THINKING_FORMATS = ("openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template")
+CACHE_CONTROL_FORMATS = ("anthropic",)
+(EFFORT_STYLE, OPENROUTER_STYLE, DEEPSEEK_STYLE, ZAI_STYLE, QWEN_STYLE, QWEN_TEMPLATE_STYLE) = THINKING_FORMATS
+(ANTHROPIC_MARKS,) = CACHE_CONTROL_FORMATS
 
 SIMPLE_MAP_PREFIXES = frozenset(row.prefix for row in ROWS if row.simple_map)
 AMBIENT_AUTH_PREFIXES = frozenset(row.prefix for row in ROWS if row.ambient_auth)
