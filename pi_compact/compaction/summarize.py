@@ -74,6 +74,15 @@ class SummaryBudget:
     history_max_tokens: int
     prefix_max_tokens: int
     must_shrink: bool = True  # a compaction summary replaces history (no inflation); a branch summary does not
+    # The conversation's thinking budget when the sizes above are its planned cap (``compaction.window``): every
+    # summary request then sends that cap with this budget inside it, as the chat requests do. None: unplanned.
+    planned_budget: int | None = None
+
+    @classmethod
+    def planned(cls, context_window: int, output_cap: int, thinking_budget: int) -> SummaryBudget:
+        """Every summary request with the conversation's own cap and thinking budget (no request of the
+        conversation changes them)."""
+        return cls(context_window, output_cap, output_cap, planned_budget=thinking_budget)
 
     @classmethod
     def for_model(cls, context_window: int, max_output_tokens: int | None, reserve_tokens: int) -> SummaryBudget:
@@ -117,7 +126,7 @@ def _history(
 
         def ask(strict: bool, problems: Sequence[str]) -> str:
             text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
-            return ask_serialized(model, text, budget.history_max_tokens, cancel, reasoning)
+            return ask_serialized(model, text, budget.history_max_tokens, cancel, reasoning, budget.planned_budget)
 
         return ask
 
@@ -192,7 +201,7 @@ def _turn_prefix(
             raise NotReusable("the reply lacked the required sections")
     else:
         summary = ask_serialized(model, turn_prefix_request_text(text, instructions), budget.prefix_max_tokens, cancel,
-                       reasoning)
+                                 reasoning, budget.planned_budget)
     if not summary:
         raise CompactionError("The model returned an empty turn-prefix summary.")
     # No inflation, and no fallback for it: a "summary" at least as long as the turn keeps the turn instead.

@@ -177,7 +177,7 @@ WINDOW_ORIGINS = {
 def context_report(session: AgentSession, model_name: str) -> Table:
     """Everything ``/context`` shows: size now, limits, the estimator, the last usage, the breakdown."""
     info = gather_status(session, model_name)
-    compaction = session.fitted_settings().compaction  # the budgets in force, as the threshold uses them
+    compaction = session.plan.settings.compaction  # the budgets in force, as the threshold uses them
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
@@ -297,7 +297,7 @@ def _fitted_values(session: AgentSession) -> dict[str, tuple[int, Any]]:
         return {}
     configured = dict(settings_items(session.settings))
     window = session.model.info.context_window
-    return {key: (window, value) for key, value in settings_items(session.fitted_settings())
+    return {key: (window, value) for key, value in settings_items(session.plan.settings)
             if configured.get(key) != value}
 
 

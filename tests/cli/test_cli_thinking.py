@@ -49,14 +49,16 @@ def test_the_flag_reaches_the_session_and_is_clamped_with_one_notice(
     assert [e["thinkingLevel"] for e in entries if e.get("type") == "thinking_level_change"] == ["off"]
 
 
-@pytest.mark.parametrize(("levels", "default", "budget"), [
-    (("low", "high"), None, 16_384),  # the latest level, on top of the summary's own output size (pi's rule)
-    (("high", "off"), "high", None),  # off: the summary does not think either
-    ((), None, 8192),  # none recorded: pi's default, medium
-    ((), "low", 2048),  # else defaultThinkingLevel, as the terminal resumes the file
+# The cap is the session's plan (``compaction.window``), the budget inside it, as the terminal's requests send
+# them: the reserve less the 2 % margin (12,384), or the budget and 8,192 for the answer after it if more.
+@pytest.mark.parametrize(("levels", "default", "budget", "cap"), [
+    (("low", "high"), None, 16_384, 24_576),  # the latest level
+    (("high", "off"), "high", None, 12_384),  # off: the summary does not think either
+    ((), None, 8192, 16_384),  # none recorded: pi's default, medium
+    ((), "low", 2048, 12_384),  # else defaultThinkingLevel, as the terminal resumes the file
 ])  # fmt: skip
 def test_the_compact_command_summarizes_at_the_sessions_thinking_level(
-    tmp_path: Path, levels: tuple[str, ...], default: str | None, budget: int | None
+    tmp_path: Path, levels: tuple[str, ...], default: str | None, budget: int | None, cap: int
 ) -> None:
     entries = coding_session()
     if levels:  # one level before the conversation, the latest after it
@@ -75,4 +77,4 @@ def test_the_compact_command_summarizes_at_the_sessions_thinking_level(
     assert record.error is None
     thinking = record.body.get("thinking")
     assert (thinking or {}).get("budget_tokens") == budget
-    assert record.body["max_tokens"] == int(0.8 * 16_384) + (budget or 0)  # the summary keeps all of its own size
+    assert record.body["max_tokens"] == cap

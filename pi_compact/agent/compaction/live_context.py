@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pi_compact.agent.compaction.clearing import ToolClearing
-from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.calibration import (
     MAX_FACTOR,
     MIN_FACTOR,
@@ -38,11 +37,12 @@ from pi_compact.compaction.tokens import (
     context_usage,
     estimator_for,
 )
+from pi_compact.compaction.window import WindowPlan
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.context import fresh_start, project_path
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import CompactionSettings, TokenEstimator
+from pi_compact.settings import TokenEstimator
 
 
 def reply_key(model: ChatModel) -> tuple[str, str] | None:
@@ -62,9 +62,6 @@ class LiveContext:
         # The system prompt, pins and tools every request carries, by an estimator (set by the session):
         # provider usage counts them, so a context size that is all estimated adds them too.
         self.overhead: Callable[[Estimator], int] = lambda _estimate: 0
-        # What the next request to a model must leave free beside its prompt (its thinking budget kept whole):
-        # the threshold leaves it (``Budgets.answer_room``). Set by the session, which knows the level.
-        self.answer_room: Callable[[ChatModel], int] = lambda _model: 0
         self.configure(token_estimator)
         # The calibration scan so far (and what it gave), carried on as messages are appended; the
         # estimator and the last message it saw tell a scan of other messages (or with another
@@ -75,6 +72,9 @@ class LiveContext:
         # session's first request (this run): tool definitions are JSON, which costs more than chars/4 says.
         self._fixed_ratio: dict[tuple[str, str] | None, float] = {}  # by model: another tokenizer, another ratio
         self.clearing = ToolClearing()  # old tool results the requests carry as stubs
+        # Messages recorded in this run: a count that only grows (a compaction shortens ``messages``), by which
+        # the loop guard tells a new turn from a check of the same one.
+        self.added = 0
         self.reload(store)
 
     def configure(self, token_estimator: TokenEstimator) -> None:
@@ -86,15 +86,10 @@ class LiveContext:
         """The estimator for requests to ``model``: ``base``, calibrated by its replies when ``calibrate``."""
         return self.estimator(self.base, reply_key(model))
 
-    def budgets_for(self, model: ChatModel, settings: CompactionSettings) -> Budgets:
-        """The budgets of ``model``'s window, its answer room left free: one threshold for clearing,
-        compaction and every figure."""
-        return Budgets.of(settings, model.info.context_window, self.answer_room(model))
-
-    def usage_for(self, model: ChatModel, settings: CompactionSettings) -> ContextUsage:
-        """How full the context is for ``model``: its window, and the threshold the budgets set on it."""
-        budgets = self.budgets_for(model, settings)
-        return self.usage(self.base, budgets.window, budgets.threshold, reply_key(model))
+    def usage_for(self, model: ChatModel, plan: WindowPlan) -> ContextUsage:
+        """How full the context is for ``model``: the plan's window, and its threshold (one threshold for
+        clearing, compaction and every figure)."""
+        return self.usage(self.base, plan.window, plan.threshold, reply_key(model))
 
     def size_of(self, messages: Sequence[Message], model: ChatModel) -> int:
         """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one
@@ -127,6 +122,11 @@ class LiveContext:
         self.fresh_from = fresh_start(branch, context)
         self._scan = None
         self.clearing.reload(store, len(self.messages))
+
+    def add(self, message: Message) -> None:
+        """``message`` was recorded: it is the newest of the context now."""
+        self.messages.append(message)
+        self.added += 1
 
     def sent(self) -> list[Message]:
         """The messages as the next request carries them: cleared tool results as their stubs."""
