@@ -35,6 +35,9 @@ from pi_compact.settings import Settings
 # 16,384 on a 200k window the reserve leaves 12,384, so a medium budget of 8,192 would leave 4,192: a long
 # ``write`` would be cut off); a sixteenth of a smaller window. More room moves the threshold down by as much.
 ANSWER_FLOOR = 8_192
+# The least cap planned where the reserve leaves less (a tiny reserveTokens on a small window): answers that
+# short still fit beside a prompt at the threshold, which stays where the reserve puts it.
+MIN_OUTPUT = 256
 _GEMINI_MIN_BUDGET = 128
 
 
@@ -125,7 +128,7 @@ def _cap(facts: ModelInfo, level: str | None, reserved: int, floor: int) -> tupl
     # A model that reasons by effort has no budget to send, but its reasoning is counted in the cap too:
     # it is sized as a budget of that level would be.
     thought = budget or (ANTHROPIC_BUDGETS.get(level or "", 0) if facts.reasoning else 0)
-    room = max(MIN_ANSWER, reserved)
+    room = max(MIN_OUTPUT, reserved)
     cap = max(room, thought + min(room, floor)) if thought else room
     ceiling = min(facts.max_output_tokens or CHAT_CEILING, CHAT_CEILING) + budget  # what pi asks for
     if facts.max_output_tokens:

@@ -240,11 +240,14 @@ class Compactions:
         return self._requests.peek(self._context.sent(), plan)
 
     def _can_help(self, model: ChatModel, plan: WindowPlan, tokens: int) -> bool:
-        """Can a compaction now help? Not when a big newest message must stay whole (the kept part is over
-        ``keepRecentTokens`` for it) and summarizing the rest would neither bring the context under the threshold
-        nor free the loop guard's share of it: that spends a model call on nothing (issue 44: 13,630 -> ~13,483
-        tokens, one 11,579-token read in the way). It is not asked for, and that is said once until a compaction
-        runs; what else fills the context (a long system prompt) is the loop guard's to name."""
+        """Can a compaction now help? Not while the next request still fits the window, a big newest message must
+        stay whole (the kept part is over ``keepRecentTokens`` for it) and summarizing the rest would neither bring
+        the context under the threshold nor free the loop guard's share of it: that spends a model call on nothing
+        (issue 44: 13,630 -> ~13,483 tokens, one 11,579-token read in the way). It is not asked for, and that is
+        said once until a compaction runs; what else fills the context (a long system prompt) is the loop guard's
+        to name."""
+        if not plan.fits(tokens):
+            return True  # the next request would not fit: whatever a compaction frees is needed
         planned = prepare_compaction(self._store.branch_tail(), plan.settings.compaction)
         if planned is None or planned.is_empty or not planned.kept_over_budget:
             return True  # nothing to summarize (the pipeline says nothing itself), or no big message in the way

@@ -18,6 +18,7 @@ from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.reuse import PrefixShape
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, summarize
 from pi_compact.errors import AuthError, CompactionError, ModelError, PiCompactError
+from pi_compact.llm.output_cap import MIN_ANSWER
 from pi_compact.llm.protocol import (
     ChatModel,
     ChatRequest,
@@ -193,8 +194,10 @@ def write_summary(
     chosen = choose(chat, summarizer)
     info = chosen.meter.info
     budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, reserve_tokens)
-    # The chat model: the conversation's cap and budget, where that leaves half the window for the question.
-    if planned is not None and chosen.label is None and planned[0] <= info.context_window // 2:
+    # The chat model: the conversation's cap and budget, where that leaves half the window for the question and
+    # room for a summary after the thinking.
+    if planned is not None and chosen.label is None and planned[0] <= info.context_window // 2 \
+            and planned[0] - planned[1] >= MIN_ANSWER:
         budget = SummaryBudget.planned(info.context_window, *planned)
     model = RetryWatcher(chosen.meter, on_retry)  # the spinner shows "retrying (2/3)…"
     reasoning = summary_reasoning(info, thinking)
