@@ -129,7 +129,8 @@ def _cap(facts: ModelInfo, level: str | None, reserved: int, floor: int) -> tupl
     # it is sized as a budget of that level would be.
     thought = budget or (ANTHROPIC_BUDGETS.get(level or "", 0) if facts.reasoning else 0)
     room = max(MIN_OUTPUT, reserved)
-    cap = max(room, thought + min(room, floor)) if thought else room
+    # With thinking the answer after a whole budget gets at least ``MIN_ANSWER`` whatever the reserve leaves.
+    cap = max(room, thought + max(MIN_ANSWER, min(room, floor))) if thought else room
     ceiling = min(facts.max_output_tokens or CHAT_CEILING, CHAT_CEILING) + budget  # what pi asks for
     if facts.max_output_tokens:
         ceiling = min(ceiling, facts.max_output_tokens)

@@ -55,3 +55,10 @@ def test_an_unknown_window_plans_no_cap_and_no_threshold() -> None:
 def test_a_prompt_fits_only_while_it_leaves_the_cap_and_the_margin_free() -> None:
     plan = plan_window(Settings(), SONNET, "medium")
     assert plan.fits(200_000 - plan.headroom) and not plan.fits(200_000 - plan.headroom + 1)
+
+
+def test_a_tiny_reserve_gets_a_short_cap_without_thinking_and_room_for_an_answer_with_it() -> None:
+    tiny = Settings(compaction=CompactionSettings(reserve_tokens=2_000))
+    assert plan_window(tiny, SONNET, "off").output_cap == 256  # the least cap: the reserve leaves less
+    assert plan_window(tiny, SONNET, "off").threshold == 200_000 - 256 - 4_000
+    assert plan_window(tiny, SONNET, "high").output_cap == 16_384 + 1_024  # the budget and 1,024 for the answer
