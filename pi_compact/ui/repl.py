@@ -190,10 +190,10 @@ class Repl:
         from pi_compact.ui.status import loading_label, model_ready, wait_ready
 
         session = state.session
-        if not model_ready(session.model) or session.model.progress:
-            state.renderer.working(loading_label(session.model))
+        began: list[bool] = []
 
         def work(token: CancelToken) -> Any:  # a cancel while the model loads ends the wait: nothing is sent
+            began.append(True)
             while not (self.warmed.wait(0.05) or token.cancelled):
                 pass
             # The local model starts in the background: wait for it too, cancellably, under its spinner.
@@ -202,7 +202,18 @@ class Repl:
             return session.prompt(text, token)
 
         try:
-            if self.run_cancellable(work) is None:  # cancelled before the message was sent or written
+            try:
+                if not model_ready(session.model) or session.model.progress:
+                    state.renderer.working(loading_label(session.model))
+                value = self.run_cancellable(work)
+            except KeyboardInterrupt:
+                # Ctrl-C before the keys were watched (a busy machine is slow to get there): the worker
+                # never started, so nothing was sent; the same as a cancel, not a lost message.
+                if began:
+                    raise
+                state.renderer.set_footer(None)
+                value = None
+            if value is None:  # cancelled before the message was sent or written
                 self._typeahead = "\n".join(part for part in (text, self._typeahead) if part)
                 state.say("Not sent; the message is back in the editor.", "yellow")
         except Exception as exc:  # noqa: BLE001 - a bug must not lose the session; the file is intact
