@@ -25,13 +25,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.messages import PROVIDER_COMPACTION_KEY
+
 EDIT_TYPE = "compact_20260112"
 COMPACT_BETA = "compact-2026-01-12"
 MIN_TRIGGER = 50_000  # the API refuses a lower ``trigger.value``
 
 REPLY_KEY = "compaction"  # on a reply: the block the server returned, as it returned it
 ITERATIONS_KEY = "iterations"  # on a reply: pi-shaped usage per sampling pass (``type``: compaction | message)
-CARRIER_KEY = "providerCompaction"  # on a compactionSummary message: {"provider", "api", "model", "block"}
+CARRIER_KEY = PROVIDER_COMPACTION_KEY  # on a compactionSummary message: {"provider", "api", "model", "block"}
 
 
 @dataclass(frozen=True)
