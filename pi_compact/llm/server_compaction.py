@@ -34,6 +34,9 @@ MIN_TRIGGER = 50_000  # the API refuses a lower ``trigger.value``
 REPLY_KEY = "compaction"  # on a reply: the block the server returned, as it returned it
 ITERATIONS_KEY = "iterations"  # on a reply: pi-shaped usage per sampling pass (``type``: compaction | message)
 CARRIER_KEY = PROVIDER_COMPACTION_KEY  # on a compactionSummary message: {"provider", "api", "model", "block"}
+# The messages that may carry one: the summary itself, or the user message the agent turned it into
+# (``agent.tools.recall.with_recall_hint``, pi's convertToLlm, keeps the key on it).
+SUMMARY_ROLES = ("compactionSummary", "user")
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ def carried_window(message: Mapping[str, Any], provider: str, api: str, model: s
     """The compacted window a ``compactionSummary`` message carries for this model and account, else None
     (the API refuses its opaque item anywhere else)."""
     held = message.get(CARRIER_KEY)
-    if message.get("role") != "compactionSummary" or not isinstance(held, Mapping) or not account:
+    if message.get("role") not in SUMMARY_ROLES or not isinstance(held, Mapping) or not account:
         return None
     if (held.get("provider"), held.get("api"), held.get("model"), held.get("account")) != (
             provider, api, model, account):
@@ -102,7 +105,7 @@ def carried_block(message: Mapping[str, Any], provider: str, api: str, model: st
     carries none, one of another model, or one without a readable summary (null content is the API's
     "compaction failed" block, a no-op: the text summary serves better)."""
     held = message.get(CARRIER_KEY)
-    if message.get("role") != "compactionSummary" or not isinstance(held, Mapping):
+    if message.get("role") not in SUMMARY_ROLES or not isinstance(held, Mapping):
         return None
     if (held.get("provider"), held.get("api"), held.get("model")) != (provider, api, model):
         return None
