@@ -4,6 +4,7 @@ and every way it hands over to ours (each ends in a written compaction, never a 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -13,11 +14,19 @@ import pytest
 from agent_harness import SETTINGS, SUMMARY, Harness, make_harness, padded
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.anthropic_stream import AnthropicReply, Compaction, text_reply
+from fakes.responses_reply import error_reply as responses_error
+from fakes.responses_reply import text_reply as responses_text
+from fakes.responses_server import FakeResponsesServer
 
+from pi_compact.agent.session import AgentSession
+from pi_compact.agent.tools import default_tools
 from pi_compact.llm.litellm_model import LiteLLMModel
+from pi_compact.llm.openai.responses import ResponsesModel
 from pi_compact.llm.protocol import ModelInfo
-from pi_compact.providers import ANTHROPIC_COMPACTION
+from pi_compact.llm.server_compaction import account_of
+from pi_compact.providers import ANTHROPIC_COMPACTION, OPENAI_COMPACTION
 from pi_compact.session.context import build_session_context
+from pi_compact.session.store import SessionStore
 from pi_compact.settings import RetrySettings, Settings
 
 SONNET = ModelInfo("anthropic/claude-sonnet-4-6", "anthropic", 200_000, 64_000, reasoning=True,
@@ -177,3 +186,65 @@ def test_uncompact_restores_what_the_provider_engine_replaced(server: FakeAnthro
     harness.session.prompt("What did I paste?")
     body = server.records[-1].body
     assert "PASTED" in str(body["messages"][0]) and "compaction" not in str(body["messages"][0])
+
+
+# ---- OpenAI: our summary, and the window /responses/compact returned for the same model and key ----------------
+
+GPT = ModelInfo("openai/gpt-5.1", "openai", 400_000, 128_000, reasoning=True, server_compaction=OPENAI_COMPACTION)
+
+
+def openai_session(server: FakeResponsesServer, tmp_path: Path, engine: str) -> tuple[AgentSession, Path]:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    path = tmp_path / "session.jsonl"
+    session = AgentSession(store=SessionStore.create(path, str(cwd), 1_700_000_000_000),
+                           model=ResponsesModel(GPT, api_base=server.base_url, api_key="sk-fake"),
+                           settings=settings(engine), tools=default_tools(), system_prompt="You are terse.", cwd=cwd,
+                           emit=lambda event: None)
+    server.enqueue(responses_text("Noted."), responses_text("Done."))
+    session.prompt("PASTED " + "word " * 2_000)
+    session.prompt(padded("SECOND", 300))
+    return session, path
+
+
+def compaction_entry(path: Path) -> dict[str, Any]:
+    [entry] = [e for e in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if e["type"] == "compaction"]
+    return entry
+
+
+def test_openai_engine_keeps_our_summary_and_the_window_for_the_same_model(tmp_path: Path) -> None:
+    with FakeResponsesServer().start() as server:
+        session, path = openai_session(server, tmp_path, "provider")
+        server.enqueue(responses_text(SUMMARY))
+        assert session.compact() is not None
+        entry = compaction_entry(path)
+        assert [r.path for r in server.records][-2:] == ["/v1/responses", "/v1/responses/compact"]
+        server.enqueue(responses_text("Hello again."))
+        session.prompt("What did I paste?")
+        sent = server.requests[-1]["input"]
+        assert server.rejections == []
+    assert entry["summary"].startswith(SUMMARY) and entry["details"]["engine"] == "openai"
+    held = entry["details"]["providerCompaction"]
+    assert (held["model"], held["account"]) == ("gpt-5.1", account_of("sk-fake"))
+    assert [item["type"] for item in held["window"]][-1] == "compaction"
+    assert any(item.get("type") == "compaction" for item in sent) and SUMMARY not in json.dumps(sent)
+
+
+def test_openai_engine_is_not_chosen_by_auto_since_it_costs_ours_and_more(tmp_path: Path) -> None:
+    with FakeResponsesServer().start() as server:
+        session, path = openai_session(server, tmp_path, "auto")
+        server.enqueue(responses_text(SUMMARY))
+        assert session.compact() is not None
+        assert "/v1/responses/compact" not in [r.path for r in server.records]
+    assert compaction_entry(path)["details"]["engine"] == "local"
+
+
+def test_a_refused_openai_compaction_leaves_our_summary_alone(tmp_path: Path) -> None:
+    with FakeResponsesServer().start() as server:
+        session, path = openai_session(server, tmp_path, "provider")
+        server.enqueue(responses_text(SUMMARY), responses_error(400, "no compaction today"))
+        assert session.compact() is not None
+    entry = compaction_entry(path)
+    assert entry["details"]["engine"] == "local" and "providerCompaction" not in entry["details"]
+    [note] = entry["details"]["engineFallbacks"]
+    assert note["engine"] == "openai" and "no compaction today" in note["reason"]
