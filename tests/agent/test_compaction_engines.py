@@ -5,6 +5,7 @@ and every way it hands over to ours (each ends in a written compaction, never a 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -139,6 +140,32 @@ def test_auto_stays_local_where_the_part_to_summarize_is_under_the_trigger(serve
     entry = compact(harness, text_reply(SUMMARY))
     assert "context_management" not in server.requests[-1]
     assert entry["details"]["engine"] == "local" and "engineFallbacks" not in entry["details"]
+
+
+def test_auto_stays_local_where_the_cache_expired_and_the_serialized_text_costs_less(server: FakeAnthropicServer,
+                                                                                    tmp_path: Path) -> None:
+    first = two_turns(server, tmp_path)
+    later = time.time_ns() // 1_000_000 + 3_600_000  # an hour on: nothing of it is left in the cache
+    store = SessionStore.open(first.path, str(first.cwd), later)
+    harness = make_harness(server, tmp_path / "resumed", settings=settings(), info=SONNET, store=store,
+                           now_ms=lambda: later)
+    harness.path = first.path
+    entry = compact(harness, text_reply(SUMMARY))
+    assert "context_management" not in server.requests[-1]
+    prices = entry["details"]["summaryRequest"]["expectedInputTokens"]
+    assert prices["prefix"] > prices["serialized"] and entry["details"]["engine"] == "local"
+
+
+def test_provider_setting_asks_the_provider_even_where_ours_would_cost_less(server: FakeAnthropicServer,
+                                                                           tmp_path: Path) -> None:
+    first = two_turns(server, tmp_path)
+    later = time.time_ns() // 1_000_000 + 3_600_000
+    store = SessionStore.open(first.path, str(first.cwd), later)
+    harness = make_harness(server, tmp_path / "resumed", settings=settings("provider"), info=SONNET, store=store,
+                           now_ms=lambda: later)
+    harness.path = first.path
+    entry = compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
+    assert "context_management" in server.requests[-1] and entry["details"]["engine"] == "anthropic"
 
 
 def test_provider_setting_on_a_model_without_the_feature_says_why_ours_wrote_it(server: FakeAnthropicServer,
