@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from agent_harness import SETTINGS, SUMMARY, Harness, make_harness, padded
 from fakes.anthropic_server import FakeAnthropicServer
-from fakes.anthropic_stream import AnthropicReply, Compaction, text_reply
+from fakes.anthropic_stream import AnthropicReply, Compaction, text_reply, tool_reply
 from fakes.responses_reply import error_reply as responses_error
 from fakes.responses_reply import text_reply as responses_text
 from fakes.responses_server import FakeResponsesServer
 
 from pi_compact.agent.session import AgentSession
-from pi_compact.agent.tools import default_tools
+from pi_compact.agent.tools import default_tools, session_tools
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.openai.responses import ResponsesModel
 from pi_compact.llm.protocol import ModelInfo
@@ -54,9 +54,9 @@ def server() -> Iterator[FakeAnthropicServer]:
 
 
 def two_turns(server: FakeAnthropicServer, tmp_path: Path, engine: str = "auto", info: ModelInfo = SONNET,
-              paste: str = PASTE) -> Harness:
+              paste: str = PASTE, **more: Any) -> Harness:
     """A session of a large paste and a short second turn; the paste is what a compaction summarizes."""
-    harness = make_harness(server, tmp_path, settings=settings(engine), info=info)  # type: ignore[arg-type]
+    harness = make_harness(server, tmp_path, settings=settings(engine), info=info, **more)  # type: ignore[arg-type]
     server.enqueue(text_reply("Noted."), text_reply("Done."))
     harness.session.prompt(paste)
     harness.session.prompt(padded("SECOND", 300))  # the kept part (over keepRecentTokens)
@@ -213,6 +213,19 @@ def test_uncompact_restores_what_the_provider_engine_replaced(server: FakeAnthro
     harness.session.prompt("What did I paste?")
     body = server.records[-1].body
     assert "PASTED" in str(body["messages"][0]) and "compaction" not in str(body["messages"][0])
+
+
+def test_recall_finds_what_the_provider_engine_replaced(server: FakeAnthropicServer, tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path / "session.jsonl", str(tmp_path), 1_700_000_000_000)
+    recall = [tool for tool in session_tools(store, settings()) if tool.name == "recall"]
+    harness = two_turns(server, tmp_path, store=store, extra_tools=recall)
+    assert compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))["details"]["engine"] == "anthropic"
+    server.enqueue(tool_reply("recall", {"query": "PASTED"}), text_reply("It was a word list."))
+    harness.session.prompt("Quote the start of what I pasted.")
+    [result] = [m for m in server.records[-1].body["messages"] if m["role"] == "user"
+                and any(part.get("type") == "tool_result" for part in m["content"])]
+    assert "PASTED word word word" in json.dumps(result) and server.records[-1].body["messages"][0]["content"][0][
+        "type"] == "compaction"
 
 
 # ---- OpenAI: our summary, and the window /responses/compact returned for the same model and key ----------------
