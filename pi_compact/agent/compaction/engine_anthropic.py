@@ -40,14 +40,9 @@ class AnthropicEngine:
     name = NAME
 
     def unavailable(self, ctx: EngineContext) -> str | None:
-        info = ctx.compactor.model.info
-        if not ctx.own_model:
-            return f"compaction.model names another model than {info.model}, whose server would compact."
-        if ctx.reason == "overflow":
-            return "the context overflowed the window, so the provider cannot read it to compact it."
-        if ctx.priced is None:
-            return "no chat request of this session starts with the messages before the cut, so there is " \
-                   "nothing for the provider to compact on."
+        unfit = ctx.provider_unfit()
+        if unfit is not None:
+            return unfit
         tokens = self._prompt_tokens(ctx)
         if tokens < MIN_TRIGGER:
             return f"the part to summarize (~{tokens:,} tokens) is under the API's {MIN_TRIGGER:,}-token trigger."
@@ -55,13 +50,7 @@ class AnthropicEngine:
 
     def expected(self, ctx: EngineContext) -> float:
         """The request on the prefix: its held part read from the cache, the rest written (it is marked)."""
-        if ctx.priced is None:
-            return float("inf")
-        choice, prices = ctx.priced
-        shape = choice.shape
-        held = shape.held_in(shape.turn)
-        read = shape.prompt_tokens(shape.turn[:held]) if held else 0
-        return read * prices.read + max(0, self._prompt_tokens(ctx) - read) * prices.write
+        return ctx.prefix_request_cost(self._instruction(ctx))
 
     def request(self, ctx: EngineContext) -> ChatRequest:
         """The compaction request (the prefix way's history request over the whole part before the cut)."""

@@ -57,28 +57,14 @@ class OpenAIEngine:
     name = NAME
 
     def unavailable(self, ctx: EngineContext) -> str | None:
-        info = ctx.compactor.model.info
-        if not ctx.own_model:
-            return f"compaction.model names another model than {info.model}, whose server would compact."
-        if ctx.reason == "overflow":
-            return "the context overflowed the window, so the provider cannot read it to compact it."
         if compacting(ctx.compactor.model) is None:
-            return f"{info.model} is not called through the Responses API, which has /responses/compact."
-        if ctx.priced is None:
-            return "no chat request of this session starts with the messages before the cut, so there is " \
-                   "nothing for the provider to compact on."
-        return None
+            return f"{ctx.compactor.model.info.model} is not called through the Responses API, which has " \
+                   "/responses/compact."
+        return ctx.provider_unfit()
 
     def expected(self, ctx: EngineContext) -> float:
         """Ours, plus the compact call over the prefix (its cached part at the read price)."""
-        if ctx.priced is None:
-            return float("inf")
-        choice, prices = ctx.priced
-        shape = choice.shape
-        held = shape.held_in(shape.turn)
-        read = shape.prompt_tokens(shape.turn[:held]) if held else 0
-        size = shape.prompt_tokens(shape.turn)
-        return LocalEngine().expected(ctx) + read * prices.read + max(0, size - read) * prices.write
+        return LocalEngine().expected(ctx) + ctx.prefix_request_cost()
 
     def summarize(self, ctx: EngineContext, cancel: CancelToken) -> CompactionResult:
         why = self.unavailable(ctx)

@@ -86,6 +86,30 @@ class EngineContext:
         summarizer = self.compactor.summarizer
         return summarizer is None or summarizer.name == self.compactor.model.info.model
 
+    def provider_unfit(self) -> str | None:
+        """Why no provider's own compaction can serve this one (one sentence), or None: it runs on the chat
+        model, on the cached prefix before the cut, which an overflow no longer fits."""
+        if not self.own_model:
+            return f"compaction.model names another model than {self.compactor.model.info.model}, whose " \
+                   "server would compact."
+        if self.reason == "overflow":
+            return "the context overflowed the window, so the provider cannot read it to compact it."
+        if self.priced is None:
+            return "no chat request of this session starts with the messages before the cut, so there is " \
+                   "nothing for the provider to compact on."
+        return None
+
+    def prefix_request_cost(self, text: str = "") -> float:
+        """A request on the whole part before the cut (then ``text``), in input-token units: its part the cache
+        holds read, the rest written (the request marks it); infinite where there is no such prefix."""
+        if self.priced is None:
+            return float("inf")
+        choice, prices = self.priced
+        shape = choice.shape
+        held = shape.held_in(shape.turn)
+        read = shape.prompt_tokens(shape.turn[:held]) if held else 0
+        return read * prices.read + max(0, shape.prompt_tokens(shape.turn, text) - read) * prices.write
+
 
 class Engine(Protocol):
     """One way to make a summary."""
