@@ -21,6 +21,7 @@ from fakes.responses_server import FakeResponsesServer
 
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import default_tools, session_tools
+from pi_compact.agent.tools.recall import RECALL_HINT
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.openai.responses import ResponsesModel
 from pi_compact.llm.protocol import ModelInfo
@@ -92,9 +93,11 @@ def test_the_provider_engine_writes_a_pi_entry_whose_summary_is_the_block_text(s
     harness = two_turns(server, tmp_path)
     entry = compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
     assert entry["summary"].startswith(BLOCK) and '"PASTED' in entry["summary"]  # our kept user message too
-    assert entry["details"]["providerCompaction"] == {
+    held = entry["details"]["providerCompaction"]
+    assert {key: held[key] for key in ("provider", "api", "model", "block")} == {
         "provider": "anthropic", "api": "anthropic-messages", "model": "claude-sonnet-4-6",
         "block": {"type": "compaction", "content": BLOCK}}
+    assert entry["summary"] == f"{BLOCK}\n\n{held['after']}"  # the kept blocks, which this model reads after it
     assert entry["details"]["usage"]["output"] > 0 and entry["details"]["summaryModel"] == SONNET.model
     # What pi builds from the file: the readable summary, where the paste was.
     context = build_session_context(harness.entries()[1:])
@@ -113,7 +116,22 @@ def test_the_next_request_sends_the_block_cache_marked_with_the_edit_and_beta(se
     assert first["content"][0]["content"] == BLOCK and first["content"][0]["cache_control"]["type"] == "ephemeral"
     assert [e["type"] for e in edits(body)] == ["compact_20260112"]
     assert "compact-2026-01-12" in headers["anthropic-beta"]
-    assert "word word word" not in str(body["messages"]) and server.rejections == []
+    assert len(json.dumps(body["messages"])) < len(PASTE) // 4 and server.rejections == []  # the paste is gone
+
+
+def test_the_same_model_is_sent_our_kept_blocks_and_the_recall_hint_after_the_block(server: FakeAnthropicServer,
+                                                                                   tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path / "session.jsonl", str(tmp_path), 1_700_000_000_000)
+    recall = [tool for tool in session_tools(store, settings()) if tool.name == "recall"]
+    harness = two_turns(server, tmp_path, store=store, extra_tools=recall)
+    compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
+    server.enqueue(text_reply("Hello again."))
+    harness.session.prompt("What did I paste?")
+    first = server.records[-1].body["messages"][0]
+    assert [part["type"] for part in first["content"]] == ["compaction", "text"]
+    after = first["content"][1]["text"]
+    assert after.startswith("<user-messages>") and '"PASTED word' in after and RECALL_HINT in after
+    assert server.rejections == []
 
 
 def test_another_model_is_sent_the_readable_summary_not_the_block(server: FakeAnthropicServer, tmp_path: Path) -> None:

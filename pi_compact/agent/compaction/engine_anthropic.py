@@ -5,7 +5,8 @@ cut, as sent, so it reads them from the prompt cache, then our summary instructi
 the API's lowest trigger, ``pause_after_compaction`` and our summary structure as ``instructions``. The answer
 is the ``compaction`` block (``llm.server_compaction``); the entry's ``summary`` is its readable content plus
 what a summary keeps by construction (``compaction.kept``), and ``details.providerCompaction`` keeps the block
-verbatim, so this model is later sent the block (cache-marked) and every other model, and pi, the text.
+verbatim with those kept blocks, so this model is later sent the block (cache-marked) followed by them, and every
+other model, and pi, the text.
 
 A refused request, an answer without a block, a block with null or empty content or a stream cut before the
 block ended is ``Refused``: the next engine (ours) writes the summary.
@@ -81,8 +82,9 @@ class AnthropicEngine:
             raise Refused("the provider's compaction block had no summary (null content).")
         kept = keep(plan, info.context_window)
         summary = with_blocks(content.strip(), kept)
+        after = summary[len(content.strip()):].strip()  # our kept blocks: this model reads them after its block
         details = {**kept.details(), "summaryModel": info.model, "usage": meter.usage,
-                   PROVIDER_COMPACTION_KEY: carrier(info.provider, info.api, info.model_id, block)}
+                   PROVIDER_COMPACTION_KEY: carrier(info.provider, info.api, info.model_id, block, after)}
         return CompactionResult(summary, plan.first_kept_entry_id, plan.tokens_before, details, "model",
                                 estimated_tokens_after(summary, plan.kept_messages))
 

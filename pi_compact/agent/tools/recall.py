@@ -317,6 +317,10 @@ def with_recall_hint(messages: Sequence[Message], recall: bool = True) -> list[M
             converted = {**converted, "content": content}
         carried = message.get(PROVIDER_COMPACTION_KEY)
         if message.get("role") == "compactionSummary" and isinstance(carried, Mapping):
+            if recall:  # the model that is sent the block reads the hint after it
+                after = carried.get("after")
+                carried = {**carried, "after": f"{after}\n\n{RECALL_HINT}" if isinstance(after, str) and after
+                           else RECALL_HINT}
             converted = {**converted, PROVIDER_COMPACTION_KEY: carried}
         out.append(converted)
     return out
