@@ -85,7 +85,7 @@ def test_auto_engine_asks_anthropic_to_compact_the_cached_prefix(server: FakeAnt
     assert "## Goal" in edits(asked.body)[0]["instructions"]  # our summary structure, not the API's prompt
     assert "compact-2026-01-12" in asked.headers["anthropic-beta"] and server.rejections == []
     assert asked.usage is not None and asked.usage["cache_read_input_tokens"] > 0.9 * asked.prompt_tokens
-    assert entry["details"]["engine"] == "anthropic" and "engineFallbacks" not in entry["details"]
+    assert entry["details"]["engine"] == ANTHROPIC_COMPACTION and "engineFallbacks" not in entry["details"]
 
 
 def test_the_provider_engine_writes_a_pi_entry_whose_summary_is_the_block_text(server: FakeAnthropicServer,
@@ -183,7 +183,7 @@ def test_provider_setting_asks_the_provider_even_where_ours_would_cost_less(serv
                            now_ms=lambda: later)
     harness.path = first.path
     entry = compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
-    assert "context_management" in server.requests[-1] and entry["details"]["engine"] == "anthropic"
+    assert "context_management" in server.requests[-1] and entry["details"]["engine"] == ANTHROPIC_COMPACTION
 
 
 def test_provider_setting_on_a_model_without_the_feature_says_why_ours_wrote_it(server: FakeAnthropicServer,
@@ -209,7 +209,7 @@ def test_a_refused_provider_compaction_falls_back_to_ours(server: FakeAnthropicS
     assert "context_management" in server.requests[-2] and "context_management" not in server.requests[-1]
     assert entry["details"]["engine"] == "local" and entry["summary"].startswith(SUMMARY)
     [note] = entry["details"]["engineFallbacks"]
-    assert note["engine"] == "anthropic" and reason in note["reason"]
+    assert note["engine"] == ANTHROPIC_COMPACTION and reason in note["reason"]
     assert "providerCompaction" not in entry["details"]
 
 
@@ -219,13 +219,13 @@ def test_a_refused_provider_and_a_failed_summary_still_write_the_model_free_one(
     refused = AnthropicReply(status=400, error_type="invalid_request_error", error_message="nope")
     entry = compact(harness, refused, replace(refused, repeat=True))
     assert entry["details"]["engine"] == "local" and entry["details"]["fallback"] is True
-    assert [note["engine"] for note in entry["details"]["engineFallbacks"]] == ["anthropic"]
+    assert [note["engine"] for note in entry["details"]["engineFallbacks"]] == [ANTHROPIC_COMPACTION]
     assert "PASTED" in entry["summary"]  # the model-free summary quotes the user's message
 
 
 def test_uncompact_restores_what_the_provider_engine_replaced(server: FakeAnthropicServer, tmp_path: Path) -> None:
     harness = two_turns(server, tmp_path)
-    assert compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))["details"]["engine"] == "anthropic"
+    assert compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))["details"]["engine"] == ANTHROPIC_COMPACTION
     harness.session.uncompact()
     server.enqueue(text_reply("Hello again."))
     harness.session.prompt("What did I paste?")
@@ -237,7 +237,7 @@ def test_recall_finds_what_the_provider_engine_replaced(server: FakeAnthropicSer
     store = SessionStore.create(tmp_path / "session.jsonl", str(tmp_path), 1_700_000_000_000)
     recall = [tool for tool in session_tools(store, settings()) if tool.name == "recall"]
     harness = two_turns(server, tmp_path, store=store, extra_tools=recall)
-    assert compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))["details"]["engine"] == "anthropic"
+    assert compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))["details"]["engine"] == ANTHROPIC_COMPACTION
     server.enqueue(tool_reply("recall", {"query": "PASTED"}), text_reply("It was a word list."))
     harness.session.prompt("Quote the start of what I pasted.")
     [result] = [m for m in server.records[-1].body["messages"] if m["role"] == "user"
@@ -281,7 +281,7 @@ def test_openai_engine_keeps_our_summary_and_the_window_for_the_same_model(tmp_p
         session.prompt("What did I paste?")
         sent = server.requests[-1]["input"]
         assert server.rejections == []
-    assert entry["summary"].startswith(SUMMARY) and entry["details"]["engine"] == "openai"
+    assert entry["summary"].startswith(SUMMARY) and entry["details"]["engine"] == OPENAI_COMPACTION
     held = entry["details"]["providerCompaction"]
     assert (held["model"], held["account"]) == ("gpt-5.1", account_of("sk-fake"))
     assert [item["type"] for item in held["window"]][-1] == "compaction"
@@ -305,4 +305,4 @@ def test_a_refused_openai_compaction_leaves_our_summary_alone(tmp_path: Path) ->
     entry = compaction_entry(path)
     assert entry["details"]["engine"] == "local" and "providerCompaction" not in entry["details"]
     [note] = entry["details"]["engineFallbacks"]
-    assert note["engine"] == "openai" and "no compaction today" in note["reason"]
+    assert note["engine"] == OPENAI_COMPACTION and "no compaction today" in note["reason"]

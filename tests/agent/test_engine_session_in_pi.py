@@ -12,6 +12,8 @@ from fakes.anthropic_stream import AnthropicReply, Compaction, text_reply
 from fakes.pi_probe import pi_installed, run_pi
 from test_compaction_engines import BLOCK, compact, two_turns
 
+from pi_compact.providers import ANTHROPIC_COMPACTION
+
 pytestmark = pytest.mark.skipif(not pi_installed(), reason="pi is not installed (node_modules)")
 
 
@@ -19,7 +21,7 @@ def test_pi_continues_a_session_the_anthropic_engine_compacted_with_its_readable
     with FakeAnthropicServer(min_cache_tokens=0).start() as server:
         harness = two_turns(server, tmp_path)
         entry = compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
-        assert entry["details"]["engine"] == "anthropic"
+        assert entry["details"]["engine"] == ANTHROPIC_COMPACTION
         ours = len(server.records)
         server.enqueue(text_reply("You pasted a word list."))
         run = run_pi("anthropic", server.base_url, "What did I paste?", harness.cwd, model="claude-sonnet-4-6",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from pi_compact.agent.compaction.engines import EngineContext, Refused
+from pi_compact.agent.compaction.engine_local import EngineContext, Refused
 from pi_compact.agent.compaction.summarizer import UsageMeter
 from pi_compact.agent.events import Retry
 from pi_compact.cancel import CancelToken
@@ -29,8 +29,9 @@ from pi_compact.llm.protocol import ChatRequest, Retrying, complete
 from pi_compact.llm.retry_watch import RetryWatcher
 from pi_compact.llm.server_compaction import MIN_TRIGGER, REPLY_KEY, CompactionEdit, carrier
 from pi_compact.messages import PROVIDER_COMPACTION_KEY
+from pi_compact.providers import ANTHROPIC_COMPACTION
 
-NAME = "anthropic"
+NAME = ANTHROPIC_COMPACTION  # ``details.engine``: the mechanism, as the provider row names it
 # pi's summary answer size: 80 % of the reserve (the block is the compaction pass's output).
 SUMMARY_SHARE = 0.8
 

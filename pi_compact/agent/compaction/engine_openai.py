@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from pi_compact.agent.compaction.engines import LOCAL, EngineContext, LocalEngine, Refused
+from pi_compact.agent.compaction.engine_local import LOCAL, EngineContext, LocalEngine, Refused
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.prompts import history_instruction
 from pi_compact.compaction.summarize import CompactionResult
@@ -23,9 +23,10 @@ from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.protocol import ChatModel, ChatRequest
 from pi_compact.llm.server_compaction import MIN_TRIGGER, CompactionEdit, window_carrier
 from pi_compact.messages import PROVIDER_COMPACTION_KEY
+from pi_compact.providers import OPENAI_COMPACTION
 from pi_compact.usage import add_usage
 
-NAME = "openai"
+NAME = OPENAI_COMPACTION  # ``details.engine``: the mechanism, as the provider row names it
 
 
 class Window(Protocol):

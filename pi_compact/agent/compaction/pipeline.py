@@ -212,7 +212,7 @@ class Compactor:
             return None
         try:
             made = (lambda p, i, c: engines.noted_local(summary(p, i, c))) if summary is not None else \
-                (lambda p, i, c: engines.run(engines.EngineContext(self, reason, branch, p, i), c))
+                (lambda p, i, c: engines.run(engines.EngineContext(self, reason, branch, p, i, self.now_ms()), c))
             result, entry = self._compact(reason, instructions, token, branch, plan, made)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
@@ -298,7 +298,7 @@ class Compactor:
         plan = prepare_compaction(branch, self.settings.compaction)
         if plan is None or skip_reason(branch, plan) is not None:
             return None
-        return engines.expected_cost(engines.EngineContext(self, reason, branch, plan, None))
+        return engines.expected_cost(engines.EngineContext(self, reason, branch, plan, None, self.now_ms()))
 
     def _overflow_hint(self, branch: list[Entry]) -> str:
         """Why an overflow found nothing to compact: one message larger than the window (named), else
