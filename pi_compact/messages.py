@@ -39,14 +39,24 @@ BRANCH_SUMMARY_PREFIX = (
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
 
-def compaction_summary_message(summary: str, tokens_before: int, timestamp_ms: int) -> dict[str, Any]:
-    """The ``compactionSummary`` message a compaction entry contributes to the context."""
-    return {
+# A compaction entry's ``details`` key (and its summary message's) for what a provider's own compaction
+# returned, with the provider, api and model (and account) it is bound to (``llm.server_compaction``).
+PROVIDER_COMPACTION_KEY = "providerCompaction"
+
+
+def compaction_summary_message(summary: str, tokens_before: int, timestamp_ms: int,
+                               carried: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``compactionSummary`` message a compaction entry contributes to the context; ``carried``: the
+    provider's compaction the entry's details hold, which that same model is sent instead of the text."""
+    message: dict[str, Any] = {
         "role": "compactionSummary",
         "summary": summary,
         "tokensBefore": tokens_before,
         "timestamp": timestamp_ms,
     }
+    if carried is not None:
+        message[PROVIDER_COMPACTION_KEY] = dict(carried)
+    return message
 
 
 def branch_summary_message(summary: str, from_id: str, timestamp_ms: int) -> dict[str, Any]:

@@ -361,3 +361,23 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
         return {"_raw": raw}  # no tool takes such nesting, and every recursive encoder would fail on it
     repair_json(parsed)  # in place: lone surrogates become U+FFFD
     return parsed
+
+
+class WithIterations:
+    """litellm's stream, plus Anthropic's ``usage.iterations`` (the usage per sampling pass of an answer that
+    compacted on the server), which litellm keeps only on the last chunk's hidden parameters: passed on as a
+    ``{"usage_iterations": [...]}`` chunk (``assemble``). ``close()`` reaches litellm's stream (a cancel)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[Any]:
+        for chunk in self._stream:
+            yield chunk
+            hidden = getattr(chunk, "_hidden_params", None)
+            iterations = getattr(hidden.get("usage") if isinstance(hidden, dict) else None, "iterations", None)
+            if isinstance(iterations, list) and iterations:
+                yield {"usage_iterations": iterations}
+
+    def close(self) -> None:
+        getattr(self._stream, "close", lambda: None)()

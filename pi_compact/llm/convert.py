@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_compact.llm.protocol import ModelInfo, ToolSpec
-from pi_compact.llm.server_compaction import block_message, carried_block
+from pi_compact.llm.server_compaction import block_message, carried_after, carried_block
 from pi_compact.messages import Message, to_llm_message
 from pi_compact.providers import ANTHROPIC, CHAT_COMPLETIONS, GOOGLE
 
@@ -168,7 +168,8 @@ class _Conversion:
       For Anthropic a failed result (``isError``, and every synthetic one, as pi marks them) carries
       ``ERROR_FLAG``.
     - A compaction summary carrying the Anthropic ``compaction`` block of the target model itself
-      (``server_compaction.carried_block``) goes as that block, in an assistant message; to every other
+      (``server_compaction.carried_block``) goes as that block, then the text it carries for after it (our kept
+      blocks, the recall hint), in an assistant message; to every other
       model it goes as its readable summary (pi's user message).
     - Tool call ids are reduced to ``[A-Za-z0-9_-]{1,64}`` (Anthropic's rule; other pi providers may
       write ``|``), on chat completions to the part before a ``|`` and 40 characters, alike for calls and
@@ -210,7 +211,8 @@ class _Conversion:
             if converted is not None:
                 self._bridge(self.out)
         elif role == "assistant":
-            converted = block_message(block) if block is not None else _assistant_message(llm, self.target)
+            converted = block_message(block, carried_after(message)) if block is not None else \
+                _assistant_message(llm, self.target)
         else:
             converted = None
         if converted is None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
+from pi_compact.llm.assemble import WithIterations
 from pi_compact.llm.cache_marks import with_cache_marks
 from pi_compact.llm.convert import (
     ConvertedHistory,
@@ -243,7 +244,7 @@ class LiteLLMModel(ChatModel):
             self._info,
             self._retry,
             endpoint=self.endpoint,
-            open_stream=lambda: _WithIterations(litellm.completion(**kwargs)),
+            open_stream=lambda: WithIterations(litellm.completion(**kwargs)),
             failure_of=litellm_failure,
             costs=self._info.costs if self._info.costs is not None else _model_costs(litellm, self._info.model),
             cancel=cancel,
@@ -315,26 +316,6 @@ class LiteLLMModel(ChatModel):
         if api_key:
             kwargs["api_key"] = api_key
         return kwargs
-
-
-class _WithIterations:
-    """litellm's stream, plus Anthropic's ``usage.iterations`` (the usage per sampling pass of an answer that
-    compacted on the server), which litellm keeps only on the last chunk's hidden parameters: passed on as a
-    ``{"usage_iterations": [...]}`` chunk (``assemble``). ``close()`` reaches litellm's stream (a cancel)."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def __iter__(self) -> Iterator[Any]:
-        for chunk in self._stream:
-            yield chunk
-            hidden = getattr(chunk, "_hidden_params", None)
-            iterations = getattr(hidden.get("usage") if isinstance(hidden, dict) else None, "iterations", None)
-            if isinstance(iterations, list) and iterations:
-                yield {"usage_iterations": iterations}
-
-    def close(self) -> None:
-        getattr(self._stream, "close", lambda: None)()
 
 
 def litellm_failure(exc: BaseException) -> Failure:

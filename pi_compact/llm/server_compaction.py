@@ -25,13 +25,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.messages import PROVIDER_COMPACTION_KEY
+
 EDIT_TYPE = "compact_20260112"
 COMPACT_BETA = "compact-2026-01-12"
 MIN_TRIGGER = 50_000  # the API refuses a lower ``trigger.value``
 
 REPLY_KEY = "compaction"  # on a reply: the block the server returned, as it returned it
 ITERATIONS_KEY = "iterations"  # on a reply: pi-shaped usage per sampling pass (``type``: compaction | message)
-CARRIER_KEY = "providerCompaction"  # on a compactionSummary message: {"provider", "api", "model", "block"}
+CARRIER_KEY = PROVIDER_COMPACTION_KEY  # on a compactionSummary message: {"provider", "api", "model", "block"}
+AFTER_KEY = "after"  # in a carrier: text sent after the block, in the same message
+# The messages that may carry one: the summary itself, or the user message the agent turned it into
+# (``agent.tools.recall.with_recall_hint``, pi's convertToLlm, keeps the key on it).
+SUMMARY_ROLES = ("compactionSummary", "user")
 
 
 @dataclass(frozen=True)
@@ -62,9 +68,11 @@ def dormant_edit(context_window: int) -> CompactionEdit:
     return CompactionEdit(trigger=max(MIN_TRIGGER, context_window), pause_after=False)
 
 
-def carrier(provider: str, api: str, model: str, block: Mapping[str, Any]) -> dict[str, Any]:
-    """What a ``compactionSummary`` message keeps under ``CARRIER_KEY``: the block and the model that wrote it."""
-    return {"provider": provider, "api": api, "model": model, "block": dict(block)}
+def carrier(provider: str, api: str, model: str, block: Mapping[str, Any], after: str = "") -> dict[str, Any]:
+    """What a ``compactionSummary`` message keeps under ``CARRIER_KEY``: the block and the model that wrote it,
+    and ``after``: text the block is followed by (what the entry's summary keeps beside the block's own text)."""
+    held = {"provider": provider, "api": api, "model": model, "block": dict(block)}
+    return {**held, AFTER_KEY: after} if after else held
 
 
 def window_carrier(provider: str, api: str, model: str, account: str,
@@ -83,7 +91,7 @@ def carried_window(message: Mapping[str, Any], provider: str, api: str, model: s
     """The compacted window a ``compactionSummary`` message carries for this model and account, else None
     (the API refuses its opaque item anywhere else)."""
     held = message.get(CARRIER_KEY)
-    if message.get("role") != "compactionSummary" or not isinstance(held, Mapping) or not account:
+    if message.get("role") not in SUMMARY_ROLES or not isinstance(held, Mapping) or not account:
         return None
     if (held.get("provider"), held.get("api"), held.get("model"), held.get("account")) != (
             provider, api, model, account):
@@ -100,7 +108,7 @@ def carried_block(message: Mapping[str, Any], provider: str, api: str, model: st
     carries none, one of another model, or one without a readable summary (null content is the API's
     "compaction failed" block, a no-op: the text summary serves better)."""
     held = message.get(CARRIER_KEY)
-    if message.get("role") != "compactionSummary" or not isinstance(held, Mapping):
+    if message.get("role") not in SUMMARY_ROLES or not isinstance(held, Mapping):
         return None
     if (held.get("provider"), held.get("api"), held.get("model")) != (provider, api, model):
         return None
@@ -111,10 +119,19 @@ def carried_block(message: Mapping[str, Any], provider: str, api: str, model: st
     return {"type": "compaction", "content": content} if isinstance(content, str) and content else None
 
 
-def block_message(block: Mapping[str, Any]) -> dict[str, Any]:
-    """The chat-format assistant message that sends ``block`` (litellm puts ``compaction_blocks`` first in the
-    Anthropic content; ``content`` None, so no placeholder text is added)."""
-    return {"role": "assistant", "content": None, "provider_specific_fields": {"compaction_blocks": [dict(block)]}}
+def block_message(block: Mapping[str, Any], after: str = "") -> dict[str, Any]:
+    """The chat-format assistant message that sends ``block``, then ``after`` as text (litellm puts
+    ``compaction_blocks`` first in the Anthropic content; ``content`` None without text, so no placeholder is
+    added). The API drops what comes before a block, not what follows it."""
+    return {"role": "assistant", "content": after or None,
+            "provider_specific_fields": {"compaction_blocks": [dict(block)]}}
+
+
+def carried_after(message: Mapping[str, Any]) -> str:
+    """The text a carried block is followed by (``carrier``'s ``after``), or ""."""
+    held = message.get(CARRIER_KEY)
+    after = held.get(AFTER_KEY) if isinstance(held, Mapping) else None
+    return after if isinstance(after, str) else ""
 
 
 def sends_block(messages: Sequence[Mapping[str, Any]]) -> bool:

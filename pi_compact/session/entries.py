@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pi_compact.messages import (
+    PROVIDER_COMPACTION_KEY,
     Message,
     branch_summary_message,
     compaction_summary_message,
@@ -110,7 +111,11 @@ def message_of_entry(entry: Mapping[str, Any]) -> Message | None:
 
 
 def compaction_message(entry: Mapping[str, Any]) -> Message:
-    """The summary message a compaction entry stands for."""
+    """The summary message a compaction entry stands for, carrying what a provider's own compaction returned
+    (``details.providerCompaction``) for the model it is bound to."""
+    details = entry.get("details")
+    carried = details.get(PROVIDER_COMPACTION_KEY) if isinstance(details, Mapping) else None
     return compaction_summary_message(
-        str(entry.get("summary", "")), int(entry.get("tokensBefore") or 0), iso_to_ms(entry.get("timestamp"))
+        str(entry.get("summary", "")), int(entry.get("tokensBefore") or 0), iso_to_ms(entry.get("timestamp")),
+        carried if isinstance(carried, Mapping) else None,
     )

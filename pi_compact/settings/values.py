@@ -34,7 +34,7 @@ class CompactionSettings:
     reuse_prefix: str = "auto"
     # ``compaction.engine``: who writes the summary: "local" (pi-compact's own request), "provider" (the
     # provider's own compaction where the model has it, ours elsewhere) or "auto" (the provider's where it
-    # is expected to cost no more than ours). Not yet acted on: ``agent.compaction`` reads it (issue 45).
+    # is expected to cost no more than ours); ``agent.compaction.engines`` orders the engines by it.
     engine: str = "auto"
     pin_budget: int | None = None
     model: str | None = None

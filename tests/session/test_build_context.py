@@ -158,6 +158,16 @@ def test_compaction_summary_message_carries_tokens_before_and_entry_time() -> No
     }
 
 
+def test_compaction_summary_message_carries_the_provider_compaction_of_its_entry() -> None:
+    held = {"provider": "anthropic", "api": "anthropic-messages", "model": "claude-sonnet-4-6",
+            "block": {"type": "compaction", "content": "Block text"}}
+    entries = [_u("1", None, "first"), _a("2", "1", "response1"),
+               compaction("Block text", "1", id="3", parent="2", details={"providerCompaction": held}),
+               _u("4", "3", "next")]
+    summary: Message = build_session_context(entries).messages[0]
+    assert summary["summary"] == "Block text" and summary["providerCompaction"] == held
+
+
 def test_compaction_keeping_from_first_entry_keeps_everything() -> None:
     entries = [
         _u("1", None, "first"),

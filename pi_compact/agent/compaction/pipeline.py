@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pi_compact.agent.compaction import engines
 from pi_compact.agent.compaction.guard import LoopGuard, top_consumers, window_hint
-from pi_compact.agent.compaction.prefix_cost import DIGEST_KEY, Choice, choose, held_prefixes
 from pi_compact.agent.compaction.reasons import (
     SKIP_TEXT,
     CompactionReason,
@@ -26,21 +26,18 @@ from pi_compact.agent.compaction.summarizer import Summarizer, write_summary
 from pi_compact.agent.events import CompactionEnd, CompactionStart, Notice, Retry, SessionEvent
 from pi_compact.agent.hooks import BeforeCompactEvent, HookDecision
 from pi_compact.agent.request import Sent
-from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
-from pi_compact.compaction.reuse import PrefixShape, reusable_prefix, serialized_sizes
+from pi_compact.compaction.reuse import PrefixShape
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
 from pi_compact.compaction.tokens import Estimator, estimate_tokens_auto, estimator_for
 from pi_compact.compaction.window import WindowPlan
 from pi_compact.errors import Cancelled, PiCompactError
-from pi_compact.llm.params import cache_prices
 from pi_compact.llm.protocol import ChatModel, ChatRequest, Retrying
 from pi_compact.messages import Message, compaction_summary_message
 from pi_compact.session.context import project_path
 from pi_compact.session.entries import Entry
-from pi_compact.session.history import RECALL_TOOL
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, Settings
 
@@ -214,7 +211,8 @@ class Compactor:
             self.emit(CompactionEnd(reason, None, error_message=text, skipped=skip))
             return None
         try:
-            made = summary or (lambda p, i, c: self._summary_by_cost(reason, branch, p, i, c))
+            made = (lambda p, i, c: engines.noted_local(summary(p, i, c))) if summary is not None else \
+                (lambda p, i, c: engines.run(engines.EngineContext(self, reason, branch, p, i, self.now_ms()), c))
             result, entry = self._compact(reason, instructions, token, branch, plan, made)
         except (Cancelled, KeyboardInterrupt):
             self.emit(CompactionEnd(reason, None, aborted=True))
@@ -293,60 +291,14 @@ class Compactor:
                              instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
                              on_retry=self._report_retry, thinking=self.thinking, shape=shape, planned=planned)
 
-    def _summary_by_cost(self, reason: CompactionReason, branch: list[Entry], plan: CompactionPlan,
-                         instructions: str | None, cancel: CancelToken) -> CompactionResult:
-        """The model's summary, asked the way ``_shape`` chose; ``details.summaryRequest`` records the choice."""
-        shape, choice = self._shape(reason, branch, plan, instructions)
-        result = self.model_summary(plan, instructions, cancel, shape=shape)
-        if choice is None:
-            return result
-        asked = result.details.get("summaryRequest") or {"shape": "serialized"}
-        return CompactionResult(**{**vars(result), "details": {**result.details,
-                                                               "summaryRequest": {**asked, **choice.note()}}})
-
-    def _shape(self, reason: CompactionReason, branch: list[Entry], plan: CompactionPlan,
-               instructions: str | None) -> tuple[PrefixShape | None, Choice | None]:
-        """The last chat request's prefix to ask the summary on (``compaction.reusePrefix``), or None, and
-        what each way was expected to cost (None: not compared).
-
-        Never for an overflow (that prefix no longer fits), for another compaction model (it holds no
-        cache of it), or with "auto" where the provider keeps no prompt cache. "auto" asks on the prefix
-        where that is expected to cost less than serialized (``prefix_cost.choose``); "always" does anyway.
-        Either way the summary request marks the longest part the cache still holds, so it reads it."""
-        mode = self.settings.compaction.reuse_prefix
-        if mode == "never" or reason == "overflow" or self.last_request is None:
-            return None, None
-        if (mode == "auto" and not self.model.prefix_by_default) or \
-                (self.summarizer is not None and self.summarizer.name != self.model.info.model):
-            return None, None
-        last = self.last_request()
-        if last is None:
-            return None, None
-        recall = any(tool.name == RECALL_TOOL for tool in last.tools)  # the chat request's hint, as it was sent
-        context = project_path(branch).messages
-        to_llm = lambda ms: with_recall_hint(ms, recall)  # noqa: E731
-        shape = reusable_prefix(last, context, plan, to_llm)
-        if shape is None:
-            return None, None
-        prices = cache_prices(self.model.info, last)
-        digest = self.request_digest(last) if self.request_digest is not None else None
-        ours = {id(e.get("message")) for e in branch if digest is not None and e.get(DIGEST_KEY) == digest}
-        held = held_prefixes(shape, context, self.sent() if self.sent is not None else (), self.model.info,
-                             prices.marked, to_llm, digest, self.request_digest,
-                             (lambda message: id(message) in ours) if digest is not None else None)
-        choice = choose(shape, plan, instructions, held, prices, self.now_ms())
-        return (choice.shape if mode == "always" else choice.cheaper), choice
-
     def summary_cost(self, reason: CompactionReason) -> float | None:
-        """What a compaction for ``reason`` now is expected to cost in input tokens (the cheaper way where both
-        are priced, else serialized); None when it would summarize nothing."""
+        """What a compaction for ``reason`` now is expected to cost in input tokens, by the engine it would ask
+        first (``engines``); None when it would summarize nothing."""
         branch = self.store.branch() if self.hooks is not None else self.store.branch_tail()
         plan = prepare_compaction(branch, self.settings.compaction)
         if plan is None or skip_reason(branch, plan) is not None:
             return None
-        _, choice = self._shape(reason, branch, plan, None)
-        serialized = float(sum(serialized_sizes(plan, None)))
-        return serialized if choice is None else min(choice.prefix, choice.serialized)
+        return engines.expected_cost(engines.EngineContext(self, reason, branch, plan, None, self.now_ms()))
 
     def _overflow_hint(self, branch: list[Entry]) -> str:
         """Why an overflow found nothing to compact: one message larger than the window (named), else

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from pi_compact.agent.tools.base import ToolContext, ToolOutput, error
 from pi_compact.compaction.clearing import cleared_on_path
 from pi_compact.compaction.tokens import estimate_text_tokens
-from pi_compact.messages import Message, to_llm_message
+from pi_compact.messages import PROVIDER_COMPACTION_KEY, Message, to_llm_message
 from pi_compact.session.entries import Entry, message_of_entry
 from pi_compact.session.history import (
     RECALL_TOOL,
@@ -304,7 +304,8 @@ def _fit(text: str, room: int, tokens: Any) -> str:
 
 def with_recall_hint(messages: Sequence[Message], recall: bool = True) -> list[Message]:
     """The agent's messages as the model receives them (pi's convertToLlm), with ``RECALL_HINT`` after
-    the compaction summary when the recall tool is offered."""
+    the compaction summary when the recall tool is offered. A summary carrying a provider's compaction keeps
+    it (``PROVIDER_COMPACTION_KEY``) on its user message, so the adapter of that model sends the block instead."""
     out: list[Message] = []
     for message in messages:
         converted = to_llm_message(message)
@@ -314,6 +315,13 @@ def with_recall_hint(messages: Sequence[Message], recall: bool = True) -> list[M
             content = list(converted.get("content") or [])
             content.append({"type": "text", "text": "\n\n" + RECALL_HINT})
             converted = {**converted, "content": content}
+        carried = message.get(PROVIDER_COMPACTION_KEY)
+        if message.get("role") == "compactionSummary" and isinstance(carried, Mapping):
+            if recall:  # the model that is sent the block reads the hint after it
+                after = carried.get("after")
+                carried = {**carried, "after": f"{after}\n\n{RECALL_HINT}" if isinstance(after, str) and after
+                           else RECALL_HINT}
+            converted = {**converted, PROVIDER_COMPACTION_KEY: carried}
         out.append(converted)
     return out
 
