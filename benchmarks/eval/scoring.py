@@ -27,14 +27,20 @@ class Rules:
     cut_entry_id: str
     facts: tuple[dict[str, Any], ...]
     probes: tuple[dict[str, Any], ...]
+    info: dict[str, Any] | None = None  # the whole facts file (split, user language, ...)
 
 
 def load_rules(name: str, data: Path = DATA) -> Rules:
+    """The rules of ``name`` (in ``data``, or for the round-5 set in ``data/r5``)."""
+    if not (data / f"{name}.facts.json").exists() and (data / "r5" / f"{name}.facts.json").exists():
+        data = data / "r5"
     info = json.loads((data / f"{name}.facts.json").read_text(encoding="utf-8"))
-    return Rules(name, data / info["transcript"], info["cut_entry_id"], tuple(info["facts"]), tuple(info["probes"]))
+    return Rules(name, data / info["transcript"], info["cut_entry_id"], tuple(info["facts"]), tuple(info["probes"]),
+                 info)
 
 
 def available(data: Path = DATA) -> list[str]:
+    """The transcripts directly in ``data`` (the round-5 set is ``available(DATA / "r5")``)."""
     return sorted(p.name.removesuffix(".facts.json") for p in data.glob("*.facts.json"))
 
 
