@@ -1,8 +1,15 @@
 """Scoring by the rules fixed in ``data/*.facts.json``: facts kept by a summary, probes answered right.
 
-A fact is kept when its regex matches the summary case-insensitively, with the file lists both agents
-append by code (``<read-files>``, ``<modified-files>``) removed first: those are not the model's work
-(``facts_kept_whole`` counts them too, as the next model reads them).
+A fact is kept when its regex matches the text case-insensitively. Four texts are scored:
+- **whole**: the summary as the next model reads it (``facts_kept_whole``);
+- **prose**: the summary with the file lists both agents append by code (``<read-files>``,
+  ``<modified-files>``) removed (``facts_kept``; round 4's score);
+- **model only**: the summary with every tagged block the code appends removed (``model_only``): a block
+  that opens with ``<tag>`` on a line of its own and closes with ``</tag>`` on a line of its own. Since
+  issue 41 every deterministic addition is such a block after the model's prose (before it, the code also
+  wrote lines into the model's sections: for that code this text still holds them);
+- **model's answer**: the text the model itself returned, as the recording proxy saw it (the last
+  summarizer reply of the compaction): what the model carried, whatever the code did afterwards.
 A probe is fully right when its regex matches the answer. Nothing here knows which agent wrote what.
 """
 
@@ -16,6 +23,7 @@ from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data"
 _FILE_LISTS = re.compile(r"<(read-files|modified-files)>[\s\S]*?</\1>")
+_TAGGED = re.compile(r"^<([a-z][\w-]*)>[ \t]*\n[\s\S]*?^</\1>[ \t]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,16 @@ def available(data: Path = DATA) -> list[str]:
 
 def without_file_lists(summary: str) -> str:
     return _FILE_LISTS.sub("", summary)
+
+
+def model_only(summary: str) -> str:
+    """``summary`` without the tagged blocks the code appends (each tag on its own line)."""
+    return _TAGGED.sub("", summary)
+
+
+def kept(rules: Rules, text: str) -> list[str]:
+    """Ids of the facts whose rule matches ``text`` as it is."""
+    return [f["id"] for f in rules.facts if re.search(f["regex"], text, re.IGNORECASE)]
 
 
 def facts_kept(rules: Rules, summary: str) -> list[str]:
