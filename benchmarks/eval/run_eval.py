@@ -240,8 +240,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a compaction may take")
     parser.add_argument("--recall", choices=tuple(RECALL_PASSES), default="on",
                         help="pi-compact's probes with automatic recall on, off, or both (asked twice)")
-    parser.add_argument("--floor-probes", action="store_true",
-                        help="ask the probes on the code-only floors (ours-floor, pi-floor) too")
+    parser.add_argument("--floor-probes", default="",
+                        help="the code-only floors whose probes are asked too: ours-floor, pi-floor or both "
+                             "(comma-separated; default none)")
     parser.add_argument("--save", metavar="NAME",
                         help="also keep the small raw outputs (summaries, model answers, probe answers, scores, "
                              "server timings) under benchmarks/eval/results/NAME/ with the commit they ran on")
@@ -295,7 +296,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                 "since_previous": f.get("since_previous", False)} for f in rules.facts]
             for agent in agents:
                 print(f"{name}: {agent}…", file=sys.stderr, flush=True)
-                asks = not args.no_probes and (agent not in FLOORS or args.floor_probes)
+                asks = not args.no_probes and (agent not in FLOORS or agent in args.floor_probes.split(","))
                 result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
                                                     args.probe_timeout, args.baseline_root, args.read_loop_files,
                                                     asks, recall=RECALL_PASSES[args.recall])

@@ -44,7 +44,7 @@ def test_the_floor_reply_is_the_empty_sections_streamed_or_whole() -> None:
 
 
 def test_the_floor_compacts_with_a_summarizer_that_writes_nothing_and_probes_twice(tmp_path: Path) -> None:
-    run = _run(tmp_path, "--recall", "both", "--floor-probes")
+    run = _run(tmp_path, "--recall", "both", "--floor-probes", "ours-floor")
     (result,) = run["results"]
     floor, ours = result["agents"]["ours-floor"], result["agents"]["ours"]
     assert (Path(run["dir"]) / UPDATE / "ours-floor" / "model_answer.md").read_text() == FLOOR_SUMMARY
