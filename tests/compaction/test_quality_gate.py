@@ -57,7 +57,7 @@ PREVIOUS = summary_with(["Never change the public API", "Use tabs, not spaces"],
 DROPS_CONSTRAINT = summary_with(["Use tabs, not spaces"], ["**Hand-written lexer**: speed"], goal="Ship v2")
 KEEPS_ALL = summary_with(["never change the public API!", "Use tabs, not spaces"],
                          ["**Hand-written lexer**: speed"], goal="Ship v2")
-PLACEHOLDER = KEEPS_ALL.replace("1. finish the parser", "1. [What should happen next, in order]")
+PLACEHOLDER = KEEPS_ALL.replace("1. finish the parser", "1. [What was agreed to do next]")
 INFO = ModelInfo("test/model", "test", 100_000, None)
 
 
@@ -103,8 +103,8 @@ def test_summary_diff_lists_added_changed_and_dropped_items() -> None:
 
 
 def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
-    summary = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [Data, examples, names, "
-                                "error messages or references needed to carry on, or \"(none)\"]").replace(
+    summary = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [Each rule the user set "
+                                "for the work, or \"(none)\"]").replace(
         "### Blocked\n- (none)", "### Blocked\n- [None]")
     cleared = clear_placeholders(summary)
     assert cleared.endswith("## Critical Context\n- (none)") and "### Blocked\n- (none)\n" in cleared
@@ -112,8 +112,9 @@ def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
     assert "- [x] wrote the lexer" in cleared and "- **Hand-written lexer**: speed" in cleared
     assert clear_placeholders(KEEPS_ALL) == KEEPS_ALL
     assert clear_placeholders("- see [the docs] here\n") == "- see [the docs] here\n"
-    # Key Decisions' template line is two placeholders joined by "because".
-    assert clear_placeholders("- [What was chosen] because [the reason]\n") == "- (none)\n"
+    # Key Decisions' template line is two placeholders joined by "because"; a Critical Context line keeps its label.
+    assert clear_placeholders("- Ids: [tickets, versions, hosts]\n") == "- Ids: (none)\n"
+    assert clear_placeholders("- [What was decided] because [why]\n") == "- (none)\n"
 
 
 def test_stated_rules_are_the_users_own_rule_sentences_newest_last() -> None:
@@ -174,10 +175,10 @@ def test_dropped_constraint_is_retried_naming_it(tmp_path: Path) -> None:
 
 def test_a_committed_summary_carries_no_echoed_placeholder(tmp_path: Path) -> None:
     # The format's own instruction, echoed (a note of the model's own in brackets is content: see below).
-    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [What is needed to carry on]")
+    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [what was found to cause a problem]")
     _, _, store = _compact(_session(tmp_path), echoed)
     summary = str(_latest_compaction(store)["summary"])
-    assert "## Critical Context\n- (none)" in summary and "[What is needed" not in summary
+    assert "## Critical Context\n- (none)" in summary and "[what was found" not in summary
 
 
 def _rule_session(tmp_path: Path) -> Path:
@@ -313,20 +314,20 @@ def test_a_small_models_own_notes_in_brackets_are_content_not_placeholders() -> 
     # Seen on the embedded 1.5B model: every Progress and Next Steps item wrapped in brackets, which made
     # the gate ask again for a summary that had them.
     summary = ("## Goal\nRefactor the quotas.\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n### Done\n"
-               "- [x] [Refactor tenant quotas]\n\n### In Progress\n- [ ] [Work started but not finished]\n\n"
+               "- [x] [Refactor tenant quotas]\n\n### In Progress\n- [ ] [Started, not finished]\n\n"
                "### Blocked\n- (none)\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. [Add a fuzz test for the "
                "parser]\n\n## Critical Context\n- (none)")
     assert placeholder_sections(summary) == []
-    assert not is_placeholder("[Refactor tenant quotas]") and is_placeholder("[Work started but not finished]")
+    assert not is_placeholder("[Refactor tenant quotas]") and is_placeholder("[Started, not finished]")
     cleared = clear_placeholders(summary)
     assert "- [x] Refactor tenant quotas" in cleared and "1. Add a fuzz test for the parser" in cleared
-    assert "Work started but not finished" not in cleared
+    assert "Started, not finished" not in cleared
 
 
 def test_the_formats_own_instructions_in_brackets_are_still_placeholders() -> None:
     from pi_compact.compaction.quality import placeholder_sections
 
-    echoed = ("## Goal\n[The user's tasks, one short line each]\n\n## Constraints & Preferences\n- (none)\n\n"
+    echoed = ("## Goal\n[One line: what the session is working towards]\n\n## Constraints & Preferences\n- (none)\n\n"
               "## Progress\n### Done\n- [x] shipped it\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. more\n\n"
               "## Critical Context\n- (none)")
     assert placeholder_sections(echoed) == ["## Goal"]

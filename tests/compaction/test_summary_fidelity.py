@@ -85,8 +85,8 @@ def _request_text(model: ScriptedModel, index: int) -> str:
 def test_history_prompts_ask_for_exact_values_verbatim_under_pis_headings() -> None:
     for prompt in (INITIAL_PROMPT, UPDATE_PROMPT):
         assert "character for character" in prompt
-        for kind in ("functions", "numbers", "file paths", "error messages", "rule the user gave, in the user's words",
-                     "decision with its reason"):
+        for kind in ("functions", "numbers", "file paths", "error lines in quotes", "rules in the user's words",
+                     "A decision and its reason", "only the newest one", "root cause", "renamed"):
             assert kind in prompt, kind
         positions = [prompt.index(heading) for heading in HISTORY_HEADINGS]
         assert positions == sorted(positions)
@@ -103,11 +103,11 @@ def test_the_prompt_asks_for_short_notes_with_exact_values_inside_not_pasted_mes
     assert plan is not None
     summarize(plan, model, SummaryBudget.for_model(100_000, None, 1000))
     asked = _request_text(model, 0)
-    assert "Write short notes in your own words; do not paste the user's messages or the assistant's replies" in asked
-    assert "Copy whole only the user's rules" in asked
-    assert "Inside your notes, copy each concrete value character for character" in asked
-    assert "error messages from the tool results, word for word in quotes" in asked
-    assert "**[Decision]**" not in asked and "in the user's own words" not in asked
+    assert "Write short notes in your own words; do not paste whole messages" in asked
+    assert "Copy the user's rules in the user's words" in asked
+    assert "Copy every value character for character" in asked
+    assert "- Exact errors: [\"each error line, quoted from the failed tool result\"]" in asked
+    assert "**[Decision]**" not in asked
 
 
 # ---- 2. the gate: items, rules, and a retry that can only improve ---------------------------------
