@@ -6,6 +6,7 @@ Unit tests of ``compaction.quality`` (pure), pipeline tests on ``Compactor`` wit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from scripted_server import Reply, ScriptedServer
 
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import CompactionEnd, SessionEvent
+from pi_compact.compaction.gated import gated_summary
+from pi_compact.compaction.prompts import history_request_text
 from pi_compact.compaction.quality import (
     CARRIED_MARK,
     SHORT_SUMMARY_TOKENS,
@@ -142,13 +145,30 @@ def _written(tmp_path: Path, *items: dict[str, Any]) -> Path:
     return path
 
 
-def _session(tmp_path: Path) -> Path:
-    """A compacted session with new history to summarize and a kept tail (keep 400)."""
+def _session(tmp_path: Path, previous: bool = True) -> Path:
+    """A session with history to summarize and a kept tail (keep 400); by default it was compacted before
+    (``PREVIOUS``), which the update path merges into the new summary by code (``compaction.merge``)."""
+    before = [user("first"), assistant("ok"), compaction(PREVIOUS, "test-id-3", 4000)] if previous else []
     return _written(
-        tmp_path, user("first"), assistant("ok"), compaction(PREVIOUS, "test-id-3", 4000),
-        user("second " + sized(600)), assistant("done " + sized(600)),
+        tmp_path, *before, user("second " + sized(600)), assistant("done " + sized(600)),
         user("third " + sized(300)), assistant("fine " + sized(300)),
     )
+
+
+def _gated(previous: str | None, *answers: str) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """``gated_summary`` of a small chunk updating ``previous`` (the way each chunk of a history too long
+    for one request updates the summary of the chunks before it): the summary, the gate's records, and
+    the text of every request it made."""
+    chunk = "[User]: second\n\n[Assistant]: done"
+    asked: list[str] = []
+    replies = iter(answers)
+
+    def ask(strict: bool, problems: Sequence[str]) -> str:
+        asked.append(history_request_text(chunk, previous, None, strict=strict, problems=problems))
+        return next(replies)
+
+    gate: list[dict[str, Any]] = []
+    return gated_summary(chunk, previous, ask, replaced=100_000, gate=gate), gate, asked
 
 
 def _compact(path: Path, *replies: str | Reply) -> tuple[ScriptedModel, list[SessionEvent], SessionStore]:
@@ -163,19 +183,26 @@ def _latest_compaction(store: SessionStore) -> dict[str, object]:
     return [e for e in store.branch() if e.get("type") == "compaction"][-1]
 
 
-def test_dropped_constraint_is_retried_naming_it(tmp_path: Path) -> None:
+def test_a_chunk_summary_that_drops_a_constraint_of_the_running_summary_is_retried_naming_it() -> None:
+    summary, gate, asked = _gated(PREVIOUS, DROPS_CONSTRAINT, KEEPS_ALL)
+    assert len(asked) == 2 and 'dropped "Never change the public API"' in asked[1]
+    assert summary == KEEPS_ALL and gate == [{"action": "retried", "passed": True}]
+
+
+def test_a_second_compaction_keeps_a_previous_constraint_its_answer_lacks_without_asking_again(
+        tmp_path: Path) -> None:
+    # The new messages are asked about alone, so an answer without the previous rules is what was asked for.
     model, _, store = _compact(_session(tmp_path), DROPS_CONSTRAINT, KEEPS_ALL)
-    assert len(model.history) == 2
-    retry = str(model.history[1].messages[0]["content"][0]["text"])
-    assert 'dropped "Never change the public API"' in retry
+    assert len(model.history) == 1
     entry = _latest_compaction(store)
-    assert entry["summary"] == KEEPS_ALL
-    assert entry["details"]["qualityGate"] == [{"action": "retried", "passed": True}]  # type: ignore[index]
+    assert "- Never change the public API" in str(entry["summary"])
+    assert entry["details"]["qualityGate"] == [{"action": "mergedWithPrevious"}]  # type: ignore[index]
 
 
 def test_a_committed_summary_carries_no_echoed_placeholder(tmp_path: Path) -> None:
     # The format's own instruction, echoed (a note of the model's own in brackets is content: see below).
-    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [what was found to cause a problem]")
+    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)",
+                               "## Critical Context\n- [what was found to cause a problem]")
     _, _, store = _compact(_session(tmp_path), echoed)
     summary = str(_latest_compaction(store)["summary"])
     assert "## Critical Context\n- (none)" in summary and "[what was found" not in summary
@@ -213,18 +240,17 @@ def test_a_rule_the_summary_lists_in_its_own_words_is_not_added_again(tmp_path: 
     assert entry["summary"] == kept and "qualityGate" not in entry["details"]  # type: ignore[operator]
 
 
-def test_constraint_dropped_twice_is_merged_back_and_recorded(tmp_path: Path) -> None:
-    model, _, store = _compact(_session(tmp_path), DROPS_CONSTRAINT, DROPS_CONSTRAINT)
-    assert len(model.history) == 2
-    entry = _latest_compaction(store)
-    assert f"- Never change the public API {CARRIED_MARK}" in str(entry["summary"])
-    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
+def test_constraint_dropped_twice_is_merged_back_and_recorded() -> None:
+    summary, gate, asked = _gated(PREVIOUS, DROPS_CONSTRAINT, DROPS_CONSTRAINT)
+    assert len(asked) == 2
+    assert f"- Never change the public API {CARRIED_MARK}" in summary
+    assert gate == [
         {"action": "carriedForward", "items": {"## Constraints & Preferences": ["Never change the public API"]}}
     ]
 
 
 def test_a_section_left_as_placeholders_twice_is_built_from_the_history_and_the_rest_kept(tmp_path: Path) -> None:
-    model, _, store = _compact(_session(tmp_path), PLACEHOLDER, PLACEHOLDER)
+    model, _, store = _compact(_session(tmp_path, previous=False), PLACEHOLDER, PLACEHOLDER)
     assert len(model.history) == 2
     entry = _latest_compaction(store)
     summary = str(entry["summary"])
@@ -235,7 +261,7 @@ def test_a_section_left_as_placeholders_twice_is_built_from_the_history_and_the_
     ]
     # The model's sections stay; Next Steps is the last user message of the summarized history.
     assert "## Goal\nShip v2" in summary and "**Hand-written lexer**: speed" in summary
-    assert "## Next Steps\n1. second " in summary and "[What should happen next" not in summary
+    assert "## Next Steps\n1. second " in summary and "[What was agreed" not in summary
 
 
 def test_placeholders_twice_and_another_fault_still_fall_back_to_the_model_free_summary(tmp_path: Path) -> None:
@@ -293,7 +319,7 @@ def test_the_gate_calls_a_short_summary_of_a_tiny_history_no_size_problem() -> N
 
 def test_acceptance_no_bad_summary_is_committed(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     cases = {
-        "drops a constraint": [DROPS_CONSTRAINT, DROPS_CONSTRAINT],
+        "drops a constraint": [DROPS_CONSTRAINT],  # the previous summary's are merged in by code
         "drops a section": [KEEPS_ALL.replace("## Key Decisions\n", "")] * 2,
         "longer than its input": [KEEPS_ALL + "\n- padding " + sized(2000)] * 2,
     }
@@ -340,7 +366,7 @@ def test_a_summary_that_stopped_before_its_last_heading_is_completed_not_asked_a
     # retry it caused was worse. The missing last heading is added with "(none)" and no second request.
     stopped = KEEPS_ALL.split("## Critical Context")[0].rstrip()
     assert completed_tail(stopped).endswith("## Critical Context\n- (none)")
-    model, _, store = _compact(_session(tmp_path), stopped, KEEPS_ALL.replace("Ship", "NOT-ASKED"))
+    model, _, store = _compact(_session(tmp_path, previous=False), stopped, KEEPS_ALL.replace("Ship", "NOT-ASKED"))
     assert len(model.history) == 1
     assert str(_latest_compaction(store)["summary"]).startswith(stopped + "\n\n## Critical Context\n- (none)")
 

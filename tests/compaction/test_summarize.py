@@ -174,9 +174,11 @@ def test_first_compaction_uses_initial_prompt_without_previous_summary(
     assert "<previous-summary>" not in text
 
 
-def test_second_compaction_sends_previous_summary_and_update_prompt(
+def test_second_compaction_asks_about_the_new_messages_alone_and_merges_the_previous_summary(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
+    """Beyond pi (issue 41): pi sends the previous summary with its update prompt; the new messages are asked
+    about on their own here, as a first summary, and code merges the two section by section."""
     scripted_server.enqueue(Reply(text=SUMMARY), Reply(text=structured_summary("beta")))
     first = run(session_path, scripted_server)
     assert first is not None
@@ -186,9 +188,8 @@ def test_second_compaction_sends_previous_summary_and_update_prompt(
     second = run(session_path, scripted_server)
     assert second is not None
     text = user_text(scripted_server.requests[1])
-    assert between(text, "<previous-summary>\n", "\n</previous-summary>") == first.summary
-    assert text.endswith(UPDATE_PROMPT)
-    assert second.summary.startswith(structured_summary("beta"))
+    assert "<previous-summary>" not in text and "Ship the feature alpha" not in text and text.endswith(INITIAL_PROMPT)
+    assert "Ship the feature alpha" in second.summary and "Ship the feature beta" in second.summary
 
 
 def test_instructions_are_sent_as_additional_focus(scripted_server: ScriptedServer, session_path: Path) -> None:
