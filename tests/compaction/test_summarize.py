@@ -142,7 +142,7 @@ def test_conversation_tags_hold_exactly_the_serialized_history(
     assert sent.endswith("[Assistant]: The test is written.")
 
 
-def test_summary_request_cuts_file_reads_to_500_chars_and_other_tool_results_to_2000(
+def test_summary_request_cuts_file_reads_to_200_chars_and_other_tool_results_to_2000(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     path = tmp_path / "reads.jsonl"
@@ -160,7 +160,7 @@ def test_summary_request_cuts_file_reads_to_500_chars_and_other_tool_results_to_
     scripted_server.enqueue(Reply(text=SUMMARY))
     run(path, scripted_server)
     sent = conversation_of(scripted_server.requests[0])
-    assert "[Tool result]: " + "f" * 500 + "\n\n[... 1300 more characters truncated]" in sent
+    assert "[Tool result]: " + "f" * 200 + "\n\n[... 1600 more characters truncated]" in sent
     assert "[Tool result]: " + "b" * 1800 + "\n\n" in sent
 
 
