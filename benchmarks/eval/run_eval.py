@@ -147,8 +147,9 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
         json.dumps({k: v for k, v in entry.items() if k != "retainedTail"}, indent=1), encoding="utf-8")
     prose = facts_kept(rules, summary)
     summarizer = [e for e in exchanges if e.kind == "summarizer"]
-    # The model's own text: the last summary request's reply (a gate's retry, or a chunk's running summary).
-    answer = summarizer[-1].reply if summarizer else ""
+    # The model's own text: every summary request's reply, in order (a second, short request's lines, a
+    # gate's retry, a chunk's running summary); a retry the gate rejected is counted too.
+    answer = "\n\n".join(e.reply for e in summarizer)
     (scratch / "model_answer.md").write_text(answer, encoding="utf-8")
     whole = facts_kept_whole(rules, summary)
     details = entry.get("details") or {}

@@ -8,8 +8,9 @@ A fact is kept when its regex matches the text case-insensitively. Four texts ar
   that opens with ``<tag>`` on a line of its own and closes with ``</tag>`` on a line of its own. Since
   issue 41 every deterministic addition is such a block after the model's prose (before it, the code also
   wrote lines into the model's sections: for that code this text still holds them);
-- **model's answer**: the text the model itself returned, as the recording proxy saw it (the last
-  summarizer reply of the compaction): what the model carried, whatever the code did afterwards.
+- **model's answer**: the text the model itself returned, as the recording proxy saw it (every summarizer
+  reply of the compaction, in order): what the model carried, whatever the code did afterwards. (Before
+  issue 41's second, short request this was the last reply; a gate's rejected retry counts too.)
 A probe is fully right when its regex matches the answer. Nothing here knows which agent wrote what.
 """
 
