@@ -226,6 +226,20 @@ def request_text(request: dict[str, Any]) -> str:
     return json.dumps(request.get("messages"), ensure_ascii=False)
 
 
+def outside_summary(request: dict[str, Any] | ChatRequest) -> str:
+    """Every message of a request except the compaction summary, as one string: what was not compacted.
+    (The summary itself quotes the user's messages word for word in ``<user-messages>``, issue 41.)"""
+    messages = request.messages if isinstance(request, ChatRequest) else request.get("messages") or []
+    kept = []
+    for message in messages:
+        content = message.get("content")
+        text = content if isinstance(content, str) else "".join(
+            p.get("text", "") for p in content or () if isinstance(p, dict))
+        if not (message.get("role") == "user" and text.startswith(COMPACTION_SUMMARY_PREFIX)):
+            kept.append(message)
+    return json.dumps(kept, ensure_ascii=False)
+
+
 def summary_in(request: dict[str, Any]) -> bool:
     """Does the request hold the compaction summary, wrapped as the agent sends it?"""
     first_after_system = request["messages"][1]

@@ -311,7 +311,7 @@ def summary_text(bodies: Mapping[str, str]) -> str:
 
 def structured_summary(marker: str = "") -> str:
     """A model-style summary with all the required headings (``marker`` makes it recognisable); it keeps
-    the rule ``coding_session``'s user states, so the quality gate adds nothing to it (``rules.stated_rules``)."""
+    the rule ``coding_session``'s user states."""
     return summary_text({
         "## Goal": f"Ship the feature {marker}", "## Constraints & Preferences": "- Never change the public API",
         "## Progress": "### Done\n- [x] work\n\n### In Progress\n- [ ] more\n\n### Blocked\n- (none)",

@@ -3,8 +3,8 @@
 For each transcript and agent of the given results directories (``run_eval.py --results``), the raw
 ``summary.md`` is scored (1) as the run scored it: the model's prose, file lists removed; (2) whole, as
 the next model reads it, ``<read-files>``/``<modified-files>`` included (where shell-written files go);
-and, for ``ours``, (3) whole after this tree's deterministic additions (``compaction.kept`` and the tool
-errors) are applied to that same summary with the messages before the run's cut. (3) is what this tree
+and, for ``ours``, (3) whole after this tree's deterministic additions (``compaction.kept``: the tagged
+blocks after the prose) are applied to that same summary with the messages before the run's cut. (3) is what this tree
 would have written from the same model answer: the additions never change the summarizer's request.
 Probes are not re-asked: their numbers stay the run's.
 
@@ -26,9 +26,11 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 from scoring import Rules, facts_kept, facts_kept_whole, load_rules  # noqa: E402
 
-from pi_compact.compaction.fileops import strip_file_lists  # noqa: E402
-from pi_compact.compaction.kept import add_kept_facts  # noqa: E402
-from pi_compact.compaction.tool_errors import add_missing_errors, tool_errors  # noqa: E402
+from pi_compact.compaction.kept import keep, with_blocks  # noqa: E402
+from pi_compact.compaction.kept.blocks import block_lines  # noqa: E402
+
+# The window the eval's summaries were made for (the embedded model's): the blocks' budgets scale with it.
+EVAL_WINDOW = 16_384
 
 
 def messages_before(rules: Rules, first_kept: str) -> list[dict[str, Any]]:
@@ -45,15 +47,14 @@ def messages_before(rules: Rules, first_kept: str) -> list[dict[str, Any]]:
 
 def with_additions(summary: str, messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """``summary`` with this tree's deterministic additions, as the summarizer applies them; the records."""
-    body = strip_file_lists(summary).rstrip()
-    tail = summary[summary.index("\n\n<"):] if body != summary.rstrip() and "\n\n<" in summary else ""
-    gate: list[dict[str, Any]] = []
-    body, errors = add_missing_errors(body, tool_errors(messages))
-    if errors:
-        gate.append({"action": "errorsAdded", "errors": errors})
-    plan: Any = SimpleNamespace(messages_to_summarize=messages, turn_prefix_messages=(), previous_summary=None)
-    body = add_kept_facts(body, plan, gate)
-    return body + tail, gate
+    plan: Any = SimpleNamespace(
+        messages_to_summarize=messages, turn_prefix_messages=(), previous_summary=None, previous_kept={},
+        read_files=tuple(block_lines(summary, "read-files") or ()),
+        modified_files=tuple(block_lines(summary, "modified-files") or ()),
+    )
+    kept = keep(plan, EVAL_WINDOW)
+    gate = [{"action": "shellFilesAdded", "files": list(kept.shell_files)}] if kept.shell_files else []
+    return with_blocks(summary, kept), gate
 
 
 def rescore(directory: Path) -> list[dict[str, Any]]:

@@ -9,7 +9,9 @@ Loop limits (pi has none): ``LoopLimits.check`` is asked once per reply that cal
 run. It stops the loop at the ``maxTurns``-th reply of a prompt (``--max-turns`` or the setting; None: no
 limit), or when the reply's calls make ``REPEAT_LIMIT`` identical calls in a row (same tool, same
 arguments), or repeat a cycle of up to ``CYCLE_LIMIT`` calls that often: a model that reads the same
-file again and again will not stop by itself. The stopping reply's calls are answered by
+file again and again will not stop by itself; and, in the terminal, when edits churn (``agent.churn``:
+one file edited again and again with no passing test, a test changed when a fix was asked for). The
+stopping reply's calls are answered by
 ``refuse_tool_calls`` with ``LoopStop.for_model`` (why, and not to repeat it: the next prompt's model
 reads it); ``LoopStop.text`` is the one line the user reads, with the count and the call.
 """
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pi_compact.agent.approval import DECLINED
+from pi_compact.agent.churn import EditChurn
 from pi_compact.agent.events import (
     AgentEnd,
     AgentStart,
@@ -165,6 +168,11 @@ REPEAT_LIMIT = 4
 # times in a row with the same arguments, is stopped as one repeated call is. (An edit-and-test cycle that
 # makes progress changes its edit's arguments, so it is not a cycle.)
 CYCLE_LIMIT = 50
+# Lookups that give the same answer every time within a turn (the compacted history does not change
+# while the turn runs): the embedded model recalled ``test_calc.py`` four times after its fix, between
+# other calls, so no run of identical calls formed. The third identical one in a turn is stopped.
+LOOKUPS = frozenset({"recall"})
+LOOKUP_LIMIT = 3
 
 
 @dataclass(frozen=True)
@@ -199,10 +207,16 @@ _ADVICE_FOR_MODEL = (" Running it again gives the same result: do not repeat it.
 class LoopLimits:
     """The counts of one prompt's tool loop (a new one per prompt)."""
 
-    def __init__(self, max_turns: int | None) -> None:
+    def __init__(self, max_turns: int | None, churn: EditChurn | None = None) -> None:
         self._max_turns = max_turns
         self._turns = 0
         self._calls: list[tuple[str, str]] = []  # (signature, label) of this prompt's calls
+        self._churn = churn  # edits without a passing test (``agent.churn``); None: not watched (print mode)
+
+    def saw(self, result: Mapping[str, Any]) -> None:
+        """A tool result of this prompt (a passing test run resets the edit counts)."""
+        if self._churn is not None:
+            self._churn.saw(result)
 
     def check(self, reply: Mapping[str, Any]) -> LoopStop | None:
         """Count ``reply`` (it calls tools); a ``LoopStop`` when its calls must not run (none of them runs)."""
@@ -216,6 +230,13 @@ class LoopLimits:
                 found = (period, len(self._calls)) if period else None
         if found is not None:
             return self._repeated(*found, len(calls))
+        looked_up = self._looked_up_again(calls)
+        if looked_up is not None:
+            return looked_up
+        churned = self._churn.check(calls) if self._churn is not None else None
+        if churned is not None:
+            return LoopStop(churned.text, call_label({"name": "edit", "arguments": {"path": churned.path}}),
+                            churned.for_model, self._turns)
         if self._max_turns is not None and self._turns >= self._max_turns:
             return LoopStop(
                 f"Stopped after {self._turns} model turn{'' if self._turns == 1 else 's'} (the limit is "
@@ -224,6 +245,25 @@ class LoopLimits:
                 for_model=f"this prompt reached its limit of {self._max_turns} model replies (maxTurns), so the "
                 "loop was stopped before this call. Tell the user what is done and what is left.",
                 count=self._turns)
+        return None
+
+    def _looked_up_again(self, calls: Sequence[Mapping[str, Any]]) -> LoopStop | None:
+        """A stop when a lookup whose answer this turn cannot change (``LOOKUPS``) is made for the
+        ``LOOKUP_LIMIT``-th time with the same arguments, in a row or not."""
+        for call in calls:
+            if call.get("name") not in LOOKUPS:
+                continue
+            signature = _signature(call)
+            count = sum(1 for made, _ in self._calls if made == signature)
+            if count >= LOOKUP_LIMIT:
+                label = call_label(call)
+                return LoopStop(
+                    f"Stopped: the model called `{label}` {count} times in this turn with the same arguments "
+                    "(it finds the same each time); that call was not run. Say what to do differently, or try "
+                    "another model.",
+                    label, f"`{label}` was called {count} times in this turn with the same arguments, and it "
+                    "returns the same each time, so the loop guard stopped this turn before this call."
+                    + _ADVICE_FOR_MODEL, count)
         return None
 
     def _cycle(self) -> int:
@@ -279,10 +319,16 @@ class LoopHooks:
 
 
 def run_loop(model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context: ToolContext, emit: Emit,
-             approve: Approve | None, max_turns: int | None) -> tuple[dict[str, Any], LoopStop | None]:
+             approve: Approve | None, max_turns: int | None,
+             churn: EditChurn | None = None) -> tuple[dict[str, Any], LoopStop | None]:
     """Run one prompt's turns until a reply calls no tools (or fails, is cancelled, or a limit stops it);
     the last reply and, when the loop limits stopped it, why."""
-    retried, limits = False, LoopLimits(max_turns)
+    retried, limits = False, LoopLimits(max_turns, churn)
+
+    def record(result: dict[str, Any]) -> None:
+        limits.saw(result)
+        hooks.record(result)
+
     while True:  # as long as the model calls tools, up to the loop limits (pi has none: Ctrl-C stops it)
         reply = stream_reply(model, hooks.request(), context.cancel, emit)
         hooks.record(reply)
@@ -300,7 +346,7 @@ def run_loop(model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context:
             refuse_tool_calls(reply, halt.for_model or halt.text, emit, hooks.record)
             emit(Notice(halt.text, "warning"))
             return reply, halt
-        if not run_tool_calls(reply, tools, context, emit, hooks.record, approve):
+        if not run_tool_calls(reply, tools, context, emit, record, approve):
             return reply, None
         # Beyond pi: compact between tool turns, then carry on with the summary and the tail.
         if hooks.between_turns() and context.cancelled:
@@ -309,13 +355,15 @@ def run_loop(model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context:
 
 def run_prompt(text: str, model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context: ToolContext,
                emit: Emit, approve: Approve | None, max_turns: int | None,
-               now: Callable[[], int] = now_ms) -> tuple[dict[str, Any], LoopStop | None]:
-    """One user prompt, from ``agent_start`` to ``agent_end``: its message, then ``run_loop``."""
+               now: Callable[[], int] = now_ms, *, watch_edits: bool = True) -> tuple[dict[str, Any], LoopStop | None]:
+    """One user prompt, from ``agent_start`` to ``agent_end``: its message, then ``run_loop``
+    (``watch_edits``: stop edit churn and ask, ``agent.churn``; print mode has its turn cap instead)."""
     emit(AgentStart())
     _say(emit, hooks, {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": now()})
     halt: LoopStop | None = None
     try:
-        final, halt = run_loop(model, hooks, tools, context, emit, approve, max_turns)
+        final, halt = run_loop(model, hooks, tools, context, emit, approve, max_turns,
+                               EditChurn(text) if watch_edits else None)
     except SessionError as exc:  # a write failed: recording a failed reply would write again
         emit(AgentEnd(str(exc)))
         raise

@@ -84,6 +84,7 @@ class AgentSession:
         level = self._thinking
         self._context.answer_room = lambda model: thinking_room(model, level)
         self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
+        self.watch_edits = True  # stop edit churn and ask (``agent.churn``); print mode, with nobody to ask, does not
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -158,7 +159,7 @@ class AgentSession:
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
-        return self._context.usage_for(self._model, self.fitted_settings().compaction)
+        return self._context.sent_usage_for(self._model, self.fitted_settings().compaction)
 
     def reload_context(self) -> None:
         """Rebuild the live context from the session file (after anything that changed the branch)."""
@@ -197,7 +198,7 @@ class AgentSession:
         approve = self.approval.allows if self.approval is not None else None
         final, self.loop_stop = run_prompt(text, self._model, self._hooks(token), self._tools,
                                            ToolContext(self._cwd, token), self._emit, approve,
-                                           self._settings.max_turns, self._now)
+                                           self._settings.max_turns, self._now, watch_edits=self.watch_edits)
         # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
         if final.get("stopReason") != "aborted":
             self._compactions.compact_if_due("after_run", self._model, self.fitted_settings(), token, final)
@@ -209,7 +210,8 @@ class AgentSession:
             self.add_message(message)
 
         return LoopHooks(
-            request=lambda: self._requests.next(self._context.sent(), self.fitted_settings(),
+            request=lambda: self._requests.next(self._context.sent_to(self._model, self.fitted_settings().compaction),
+                                                self.fitted_settings(),
                                                 self._thinking.sync(self._model.info),
                                                 self._context.clearing.cleared.keys(),
                                                 self._compactions.planned_cut(self._model, self.fitted_settings())),

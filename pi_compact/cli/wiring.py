@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.errors import ConfigError, UsageError
+from pi_compact.errors import ConfigError, PiCompactError, UsageError
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.options import AppOptions
 from pi_compact.paths import agent_dir, find_most_recent_session, new_session_file, new_session_id, resolve_session_dir
@@ -35,11 +35,17 @@ class LazyModel(ChatModel):
         self._resolve = resolve
         self._model: ChatModel | None = None
         self._lock = threading.Lock()
+        self.failure: str | None = None  # why resolving failed (an unknown window...), once it did
 
     def get(self) -> ChatModel:
         with self._lock:
             if self._model is None:
-                self._model = self._resolve()
+                try:
+                    self._model = self._resolve()
+                except PiCompactError as error:
+                    self.failure = str(error)
+                    raise
+                self.failure = None
             return self._model
 
     @property

@@ -47,7 +47,7 @@ class Ahead:
 
 def plan_ahead(path: Sequence[Mapping[str, Any]], settings: CompactionSettings, model: str) -> Ahead | None:
     """The foreground plan for ``path`` now, or None when a compaction would find nothing to summarize."""
-    plan = prepare_compaction(path, settings)
+    plan = prepare_compaction(path, settings, keep_newest=True)
     if skip_reason(path, plan) is not None or plan is None:
         return None
     return Ahead(plan, tuple(str(entry.get("id")) for entry in path), settings, model)

@@ -4,7 +4,10 @@ The rules follow pi 0.73.1 exactly so both tools plan the same cut on the same f
 (see ``find_cut_point``). One addition, where pi's rule finds no cut at all: when no valid point
 follows the message that fills the budget, pi keeps everything; we cut at the latest valid point
 before it instead (``CutPoint.over_budget``), so a huge newest tool result never hides the older
-turns from compaction.
+turns from compaction. And one rule pi lacks: the newest tool result of the turn in progress is what
+the model is working on (the file the user asked about), so no compaction the session makes during
+that turn summarizes it (``keep_newest_result``): a failed reply after it (an overflow) is no reason to
+cut past it. (A dry run or ``compact FILE`` plans as pi does.)
 """
 
 from __future__ import annotations
@@ -129,3 +132,31 @@ def find_cut_point(
     at_user = cut_entry.get("type") == "message" and _role(cut_entry) == "user"
     turn_start = -1 if at_user else find_turn_start_index(entries, cut, start)
     return CutPoint(cut, turn_start, not at_user and turn_start != -1, over_budget)
+
+
+def _newest_turn_result(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> int | None:
+    """The newest tool result in [start, end) when the turn is still in progress: nothing after it but
+    failed replies (an overflow), and no user message."""
+    for i in range(end - 1, start - 1, -1):
+        entry = entries[i]
+        if entry.get("type") != "message":
+            continue
+        role = _role(entry)
+        if role == "toolResult":
+            return i
+        if role != "assistant" or entry["message"].get("stopReason") not in ("error", "length", "aborted"):
+            return None  # a user message, or an answer: the turn is over
+    return None
+
+
+def keep_newest_result(entries: Sequence[Mapping[str, Any]], start: int, end: int, cut: CutPoint) -> CutPoint:
+    """``cut``, moved back to the assistant message that called the turn's newest tool result when it
+    would summarize that result (a split turn then, the older part of the turn its prefix)."""
+    newest = _newest_turn_result(entries, start, end)
+    if newest is None or newest >= cut.first_kept_entry_index:
+        return cut
+    call = _last_cut_point(entries, start, newest)
+    if call is None or _role(entries[call]) != "assistant":
+        return cut
+    turn_start = find_turn_start_index(entries, call, start)
+    return CutPoint(call, turn_start, turn_start != -1, True)

@@ -1,7 +1,7 @@
 """One chunk's summary, asked for until it passes the quality gate (pure; the asking is a parameter).
 
 ``gated_summary`` asks at most twice, the retry naming the first answer's problems, keeps the better
-usable answer, carries forgotten items back and adds the user's stated rules; no usable answer raises
+usable answer and carries forgotten items back; no usable answer raises
 ``CompactionError`` (the caller then writes the model-free summary). How the question is sent (the
 serialized history, or the chat request's prefix) is ``summarize``'s concern, through ``Ask``.
 """
@@ -23,12 +23,10 @@ from pi_compact.compaction.quality import (
     missing_items,
     placeholder_sections,
 )
-from pi_compact.compaction.rules import add_missing_rules, stated_rules
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.errors import CompactionError
 
 NOTHING_REPLACED = 1 << 62  # what a summary that replaces nothing is measured against
-RULES_CHECKED = 5  # the newest rules of a chunk the summary must list (``rules.stated_rules``)
 
 
 def gated_summary(
@@ -40,8 +38,8 @@ def gated_summary(
     The retry names the first answer's actual problems (the strict reminder only when headings were
     missing). It can only improve: a retry that loses any exact value of a usable first answer does not
     replace it; what the retry added to the rules and decisions is merged into the first instead.
-    Missing items of the previous summary are merged back; stated rules the answer lacks are added under
-    Constraints word for word (never asked for again). No usable answer (no headings, placeholders, not
+    Missing items of the previous summary are merged back (the user's own words are kept by
+    ``compaction.kept``, after the prose, not here). No usable answer (no headings, placeholders, not
     smaller than the ``replaced`` history; the size only past ``SHORT_SUMMARY_TOKENS``: a tiny history is
     left to the no-gain check) raises ``CompactionError``: the model-free fallback. ``gate`` records what
     the gate did; ``derived`` gives the history's own account of each section (for ones left as
@@ -57,10 +55,9 @@ def gated_summary(
     structured = bool(first) and not missing_headings(first)
     if reused and not structured:
         raise NotReusable("the reply lacked the required sections")
-    rules = stated_rules(chunk, RULES_CHECKED)
     problems = gate_problems(first, previous, replaced, estimate_text_tokens(first)) if structured else []
     if structured and not problems:
-        return _with_rules(first, rules, replaced, gate)
+        return first
     retry = ask(not structured, problems)
     retry_ok = bool(retry) and not missing_headings(retry) and not hard(retry)
     first_ok = structured and not hard(first)
@@ -91,15 +88,4 @@ def gated_summary(
             gate.append(record)
         if missing:
             gate.append({"action": "carriedForward", "items": {h: list(v) for h, v in missing.items()}})
-    return _with_rules(merge_back(chosen, missing) if missing else chosen, rules, replaced, gate)
-
-
-def _with_rules(summary: str, rules: list[str], replaced: int, gate: list[dict[str, Any]] | None) -> str:
-    """``summary`` with the ``rules`` it does not list added under Constraints (when it stays smaller than
-    what it replaces); ``gate`` records which."""
-    repaired, added = add_missing_rules(summary, rules)
-    if not added or estimate_text_tokens(repaired) >= replaced:
-        return summary
-    if gate is not None:
-        gate.append({"action": "rulesAdded", "rules": added})
-    return repaired
+    return merge_back(chosen, missing) if missing else chosen

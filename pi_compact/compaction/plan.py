@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_compact.compaction.budgets import Budgets
-from pi_compact.compaction.cut import find_cut_point
+from pi_compact.compaction.cut import find_cut_point, keep_newest_result
 from pi_compact.compaction.fileops import FileOps, file_lists
 from pi_compact.compaction.threshold import fit_to_window
 from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for
@@ -48,6 +48,9 @@ class CompactionPlan:
     # The kept region holds more than keepRecentTokens: no valid cut followed the message that filled it
     # (``CutPoint.over_budget``).
     kept_over_budget: bool = False
+    # The previous compaction's ``details.kept`` (what ``compaction.kept`` carries on; empty when that
+    # compaction was pi's or an extension's).
+    previous_kept: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def is_empty(self) -> bool:
@@ -81,10 +84,14 @@ def prepare_compaction(
     settings: CompactionSettings,
     estimator: Estimator | None = None,
     context: SessionContext | None = None,
+    *,
+    keep_newest: bool = False,
 ) -> CompactionPlan | None:
     """Plan a compaction of a root-first path; None when its last entry is already a compaction.
 
-    ``context`` is ``project_path(path)``, for a caller that has it already.
+    ``context`` is ``project_path(path)``, for a caller that has it already. ``keep_newest``: never
+    summarize the newest tool result of a turn in progress (``cut.keep_newest_result``; the session's
+    compactions, not pi's plan of a file).
     """
     if not path or path[-1].get("type") == "compaction":
         return None
@@ -108,6 +115,8 @@ def prepare_compaction(
     tokens_before = estimate_context_tokens(context_messages, estimate).tokens
 
     cut = find_cut_point(path, start, len(path), settings.keep_recent_tokens, estimate)
+    if keep_newest:
+        cut = keep_newest_result(path, start, len(path), cut)
     first_kept = path[cut.first_kept_entry_index] if cut.first_kept_entry_index < len(path) else None
     if first_kept is None or not first_kept.get("id"):
         return None
@@ -120,11 +129,15 @@ def prepare_compaction(
 
     ops = FileOps()
     previous_summary = None
+    previous_kept: Mapping[str, Any] = {}
     if previous is not None:
         summary = previous.get("summary")
         previous_summary = summary if isinstance(summary, str) else None
         if not previous.get("fromHook"):
             ops.seed(previous.get("details"))
+            details = previous.get("details")
+            kept_items = details.get("kept") if isinstance(details, Mapping) else None
+            previous_kept = kept_items if isinstance(kept_items, Mapping) else {}
     for message in (*to_summarize, *prefix):
         ops.add_from(message)
     read_files, modified_files = file_lists(ops)
@@ -144,6 +157,7 @@ def prepare_compaction(
         modified_files=tuple(modified_files),
         kept_messages=tuple(kept),
         kept_over_budget=cut.over_budget,
+        previous_kept=previous_kept,
     )
 
 

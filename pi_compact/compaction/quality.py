@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_compact.compaction.kept import TAGS
 from pi_compact.compaction.prompts import (
     CONSTRAINTS,
     CRITICAL_LABELS,
@@ -33,6 +34,7 @@ CARRIED_SECTIONS = (CONSTRAINTS, DECISIONS)
 # Sections a non-empty history always has something to say about.
 CONTENT_SECTIONS = (GOAL, PROGRESS, NEXT_STEPS)
 CARRIED_MARK = "(carried forward)"
+_BLOCK_OPENINGS = frozenset(f"<{tag}>" for tag in TAGS)
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(?:\[[ xX]\]\s+)?")  # group 1: the marker, without a checkbox
 _NON_WORD = re.compile(r"[^\w]+")
 _PLACEHOLDER = re.compile(r"^\[[^\]]*\](?: because \[[^\]]*\])?$")  # Key Decisions' is two
@@ -64,8 +66,8 @@ def sections(summary: str) -> dict[str, str]:
         if stripped.startswith("## "):
             current = found.setdefault(stripped, [])
             continue
-        if stripped.startswith(("---", "<read-files>", "<modified-files>")):
-            break  # the history part ends here: a split turn's context or the file lists follow
+        if stripped.startswith("---") or stripped in _BLOCK_OPENINGS:
+            break  # the history part ends here: a split turn's context or the blocks of ``kept`` follow
         if current is not None:
             current.append(line)
     return {heading: "\n".join(lines).strip() for heading, lines in found.items()}
@@ -302,8 +304,8 @@ def merge_new_items(first: str, retry: str) -> tuple[str, dict[str, list[str]]]:
 #   done or obsolete still counts as present because its text is;
 # - no inflation: a summary must be smaller than the text it replaces, unless it is short anyway
 #   (``SHORT_SUMMARY_TOKENS``): then the history is too small, not the summary too long.
-# The user's stated rules are no reason to ask again: one the summary lacks is added without a model
-# (``rules.add_missing_rules``).
+# The user's own words are no reason to ask again: they are kept word for word after the summary, without
+# a model (``compaction.kept``).
 def gate_problems(summary: str, previous: str | None, replaced_tokens: int, summary_tokens: int) -> list[str]:
     """Why a model summary fails the gate, in words the retry prompt can quote; empty when it passes."""
     problems = [f"the section {h} is empty or a placeholder" for h in placeholder_sections(summary)]

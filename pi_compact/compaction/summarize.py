@@ -12,33 +12,34 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.asking import Ask, NotReusable, SummarizerOverflow, answer, ask_serialized
 from pi_compact.compaction.chunks import split_block, take_chunk
 from pi_compact.compaction.fallback import derived_sections, fallback_summary
-from pi_compact.compaction.fileops import format_file_lists, strip_file_lists
+from pi_compact.compaction.fileops import strip_file_lists
 from pi_compact.compaction.gated import NOTHING_REPLACED, gated_summary
-from pi_compact.compaction.kept import add_kept_facts, file_lists_with_shell_writes
+from pi_compact.compaction.kept import for_model, keep, with_blocks
 from pi_compact.compaction.merge import merge_summaries, mergeable
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
+    INITIAL_PROMPT,
     SPLIT_TURN_SEPARATOR,
     SYSTEM_PROMPT,
     TURN_PREFIX_HEADINGS,
+    UPDATE_PROMPT,
     history_instruction,
     history_request_text,
     missing_headings,
     turn_instruction,
     turn_prefix_request_text,
 )
-from pi_compact.compaction.quality import clear_placeholders
+from pi_compact.compaction.quality import SHORT_SUMMARY_TOKENS, clear_placeholders
 from pi_compact.compaction.reuse import VERBATIM_PREFIX_TOKENS, PrefixShape
 from pi_compact.compaction.serialize import FILE_READ_MAX_CHARS, serialize_message
 from pi_compact.compaction.tokens import Estimator, estimate_text_tokens, estimate_tokens_auto
-from pi_compact.compaction.tool_errors import add_missing_errors, tool_errors
 from pi_compact.errors import AuthError, Cancelled, CompactionError, ModelError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message, compaction_summary_message, convert_to_llm
@@ -46,6 +47,8 @@ from pi_compact.messages import Message, compaction_summary_message, convert_to_
 # Estimates can be low (code and data tables run ~50 % over chars/4 in the worst samples), so a
 # request is planned to fill at most 1/1.25 of the room it really has.
 SAFETY_FACTOR = 1.25
+# A summary is asked to fit in this share of what it replaces, so the gate's "smaller than" holds.
+GAIN_SHARE = 0.8
 # Below this many tokens of room for conversation text, chunking would only produce noise.
 MIN_CHUNK_TOKENS = 256
 NO_PRIOR_HISTORY = "No prior history."
@@ -88,6 +91,22 @@ class SummaryBudget:
         return cls(context_window, max(1, min(history, half)), max(1, min(prefix, half)))
 
 
+def gain_cap(cap: int, replaced: int) -> int:
+    """The longest summary worth asking for: one the gate will take (smaller than the ``replaced``
+    tokens, ``GAIN_SHARE`` of them, or short anyway: ``SHORT_SUMMARY_TOKENS``), never more than ``cap``.
+    A longer answer is refused after it was paid for: on the embedded model two such answers to a
+    663-token history took six minutes."""
+    if replaced >= NOTHING_REPLACED:
+        return cap
+    return min(cap, max(SHORT_SUMMARY_TOKENS, int(replaced * GAIN_SHARE)))
+
+
+def length_note(tokens: int) -> str:
+    """Said after the request when the gain caps the answer: the length a model can aim at."""
+    return (f"Keep the whole summary under about {tokens} tokens (some {tokens * 3 // 4} words): it must be "
+            "shorter than the history it replaces. Short bullets; every section still present.\n\n")
+
+
 def _room(budget: SummaryBudget, max_tokens: int, fixed_text: str, shrink: int) -> int:
     usable = int((budget.context_window - max_tokens) / SAFETY_FACTOR) // shrink
     return usable - estimate_text_tokens(SYSTEM_PROMPT) - estimate_text_tokens(fixed_text)
@@ -118,7 +137,11 @@ def _history(
 
         def ask(strict: bool, problems: Sequence[str]) -> str:
             text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
-            return ask_serialized(model, text, budget.history_max_tokens, cancel, reasoning)
+            allowed = gain_cap(budget.history_max_tokens, replaced)
+            if allowed < budget.history_max_tokens:  # said just before what to write, which stays last
+                prompt = UPDATE_PROMPT if previous else INITIAL_PROMPT
+                text = text.replace(prompt, length_note(allowed) + prompt, 1)
+            return ask_serialized(model, text, allowed, cancel, reasoning)
 
         return ask
 
@@ -226,6 +249,9 @@ def estimated_tokens_after(summary: str, kept: Sequence[Message], estimate: Esti
 # - when the model still fails, a deterministic summary is built instead (``details.fallback``);
 # - a split turn whose history is empty keeps the previous summary (pi replaces it with "No prior history." and
 #   loses it).
+# - what a summary must keep whatever the model writes (the user's messages, the tools' outcomes, the files
+#   shell commands wrote) is appended after the model's answer as tagged blocks of quoted data, in one place
+#   here (``compaction.kept``), for the model-free summary too.
 def summarize(
     plan: CompactionPlan,
     model: ChatModel,
@@ -241,17 +267,18 @@ def summarize(
     """Summarize a plan; falls back to a model-free summary on failure (unless ``allow_fallback`` is
     False: then the failure is raised), raises Cancelled on cancel. ``shape``: ask on the last chat
     request's prefix first (``compaction.reuse``); ``details.summaryRequest`` then says which way served."""
-    read, modified, gate = file_lists_with_shell_writes(plan)  # beyond pi: files shell commands wrote
-    details: dict[str, Any] = {"readFiles": read, "modifiedFiles": modified}
+    kept = keep(plan, budget.context_window)  # beyond pi: what the summary keeps by construction
+    details: dict[str, Any] = kept.details()
+    gate: list[dict[str, Any]] = [{"action": "shellFilesAdded", "files": list(kept.shell_files)}] \
+        if kept.shell_files else []
+    # The model is shown the previous summary without our blocks (``kept.for_model``).
+    asked = replace(plan, previous_summary=for_model(plan.previous_summary)) \
+        if plan.previous_summary is not None else plan
     source: Source = "model"
     error: str | None = None
     try:
-        body = clear_placeholders(_model_summary(plan, model, budget, instructions, cancel, reasoning,
+        body = clear_placeholders(_model_summary(asked, model, budget, instructions, cancel, reasoning,
                                                  run_parallel or _parallel, gate, shape, details))
-        body, errors = add_missing_errors(body, tool_errors([*plan.messages_to_summarize, *plan.turn_prefix_messages]))
-        if errors:  # the exact errors of failed tool calls (a split turn's start too), word for word, as the rules are
-            gate.append({"action": "errorsAdded", "errors": errors})
-        body = add_kept_facts(body, plan, gate)  # ids the user typed, names the edits added
     except (Cancelled, AuthError):
         raise  # a cancel writes nothing; a missing key is the user's to fix, not a reason to guess
     except (ModelError, CompactionError) as exc:
@@ -263,12 +290,12 @@ def summarize(
         source = "fallback"
         details.update({"fallback": True, "error": error})
         body = fallback_summary(
-            [*plan.messages_to_summarize, *plan.turn_prefix_messages],
-            previous_summary=plan.previous_summary, read_files=read, modified_files=modified, error=error,
+            [*plan.messages_to_summarize, *plan.turn_prefix_messages], previous_summary=asked.previous_summary,
+            error=error,
         )
     if gate:
         details["qualityGate"] = gate
-    summary = body + format_file_lists(read, modified)
+    summary = with_blocks(body, kept)
     return CompactionResult(
         summary=summary, first_kept_entry_id=plan.first_kept_entry_id, tokens_before=plan.tokens_before,
         details=details, source=source, estimated_tokens_after=estimated_tokens_after(summary, plan.kept_messages),

@@ -48,7 +48,8 @@ def fit_to_window(
     compaction useless. Such a reserve becomes a quarter of the window (at most the default), such a
     keep half of what the reserve leaves. A reserve that leaves less than an eighth of the window to the
     conversation, past the ``fixed_tokens`` every request carries (system prompt and tools, when known),
-    is replaced the same way. A default (``sources`` says "default") is fitted silently:
+    is replaced the same way. A default (``sources`` says "default", or a file sets the default value) is
+fitted silently:
     it is ours to fit to a small window, and a warning on every run could only be silenced by setting it.
     """
     if context_window <= 0:
@@ -58,8 +59,13 @@ def fit_to_window(
     window = f"{context_window}-token context window" + (f" of {model}" if model else "")
     warnings: list[str] = []
 
+    defaults = CompactionSettings()
+    chosen = {"compaction.reserveTokens": reserve != defaults.reserve_tokens,
+              "compaction.keepRecentTokens": keep != defaults.keep_recent_tokens}
+
     def warn(key: str, text: str) -> None:
-        if (sources or {}).get(key) != "default":
+        # A default is ours to fit, also when a file writes it out (settings.example.json lists every default).
+        if (sources or {}).get(key) != "default" and chosen[key]:
             warnings.append(text)
 
     if reserve >= context_window:

@@ -20,6 +20,7 @@ from pi_compact.llm.protocol import (
     assistant_message,
     empty_usage,
 )
+from pi_compact.llm.server_compaction import ITERATIONS_KEY, REPLY_KEY
 
 # litellm carries a Gemini thought signature inside the tool-call id after this separator (and in the
 # call's ``provider_specific_fields``); we keep the id clean and the signature on the block, as pi does.
@@ -28,6 +29,10 @@ REDACTED_THINKING_TEXT = "[Reasoning redacted]"  # pi's text for a redacted bloc
 _STOP_REASONS = {"stop": "stop", "end_turn": "stop", "length": "length", "max_tokens": "length"}
 _TOOL_REASONS = frozenset({"tool_calls", "function_call", "tool_use"})
 MAX_ARGUMENT_DEPTH = 64  # tool-call arguments nested deeper are reported to the model as unreadable
+# What one more tool call costs to hold beyond its strings (its block, its entry in the maps, its piece list):
+# counted so that a stream opening call after call with nothing in them still reaches the cap.
+ENTRY_BYTES = 256
+_RUN_PIECES = 512  # deltas joined into one string at a time (``Pieces``)
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -43,8 +48,27 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _utf8_size(text: str) -> int:
+def utf8_size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+class Pieces:
+    """Text that arrives in many deltas: appending is cheap, ``text()`` joins once. Every ``_RUN_PIECES`` deltas
+    are joined into one string, so a stream of one-character deltas holds about its bytes, not one object per
+    character, and joining stays linear (each byte is copied into a run once, then once more at the end)."""
+
+    def __init__(self, first: str = "") -> None:
+        self._runs: list[str] = [first] if first else []
+        self._tail: list[str] = []
+
+    def add(self, text: str) -> None:
+        self._tail.append(text)
+        if len(self._tail) >= _RUN_PIECES:
+            self._runs.append("".join(self._tail))
+            self._tail.clear()
+
+    def text(self) -> str:
+        return "".join(self._runs) + "".join(self._tail)
 
 
 class MessageAssembler:
@@ -63,11 +87,17 @@ class MessageAssembler:
       ``prompt_tokens``), cost from per-token prices when known, else zeros;
     - stopReason: stop -> "stop" ("toolUse" when tool calls were made), length -> "length",
       tool_calls -> "toolUse"; any other finish reason becomes an error whose text names it, as pi
-      does (z.ai reports overflow as finish reason ``model_context_window_exceeded``).
+      does (z.ai reports overflow as finish reason ``model_context_window_exceeded``);
+    - a provider's compaction block (litellm's ``compaction_blocks``) verbatim under
+      ``server_compaction.REPLY_KEY``, and the usage of each sampling pass (``usage_iterations`` chunks) in
+      pi's shape under ``ITERATIONS_KEY``; a reply that is nothing but the block stopped where the server
+      paused after compacting ("stop": litellm reports Anthropic's "compaction" stop as "length").
 
-    ``size`` counts the UTF-8 bytes of everything kept so far (text, thinking, signatures, tool-call
-    arguments), so that the stream loop can stop a reply that never ends. Deltas are kept as lists of
-    pieces and joined when the content is read: appending stays linear however long a reply runs.
+    ``size`` counts the bytes this reply makes us hold, so that the stream loop can stop a reply that never
+    ends whatever it is made of: the UTF-8 bytes of text, thinking, signatures, tool-call ids, names and
+    arguments, the response id, ``ENTRY_BYTES`` per tool call, plus what the reader before the assembler holds
+    besides (``held_bytes`` of each chunk: the ids it maps; a copy of this content, kept for a usage estimate, is
+    bounded by the same count). Deltas are kept as ``Pieces``: appending stays linear however long a reply runs.
     """
 
     def __init__(self, info: ModelInfo, timestamp: int, costs: Mapping[str, float] | None = None) -> None:
@@ -76,21 +106,36 @@ class MessageAssembler:
         self._costs = dict(costs or {})
         self._blocks: list[dict[str, Any]] = []
         self._calls: dict[int, dict[str, Any]] = {}  # tool call index -> its block
-        self._raw_args: dict[int, list[str]] = {}
-        self._open: list[str] = []  # the pieces of the last block's text or thinking, not yet joined
+        self._raw_args: dict[int, Pieces] = {}
+        self._open: Pieces | None = None  # the last block's text or thinking while it grows, not yet joined
         self._usage: dict[str, Any] | None = None
         self._finish_reason: str | None = None
         self._response_id: str | None = None  # an OpenAI Responses reply's id, which pi records as ``responseId``
+        self._compaction: dict[str, Any] | None = None  # the provider's compaction block, as it streamed
+        self._iterations: list[dict[str, Any]] = []
         self.started = False
-        self.size = 0
+        self._own = 0  # bytes held here
+        self._held = 0  # bytes the reader holds, as its last chunk said
+
+    @property
+    def size(self) -> int:
+        """The bytes this reply makes us hold so far (see the class)."""
+        return self._own + self._held
 
     def feed(self, chunk: Any) -> Iterator[StreamEvent]:
+        held = _get(chunk, "held_bytes")
+        if isinstance(held, int):
+            self._held = held
         response_id = _get(chunk, "response_id")
-        if isinstance(response_id, str) and response_id:
+        if isinstance(response_id, str) and response_id and response_id != self._response_id:
+            self._own += utf8_size(response_id)
             self._response_id = response_id
         usage = _get(chunk, "usage")
         if usage is not None:
             self._usage = self._pi_usage(usage)
+        iterations = _get(chunk, "usage_iterations")
+        if isinstance(iterations, list):
+            self._iterations = [self._pass_usage(item) for item in iterations]
         for choice in _get(chunk, "choices") or ():
             if _int(_get(choice, "index")) != 0:
                 continue  # we ask for one choice; ignore any extras
@@ -102,6 +147,9 @@ class MessageAssembler:
                 yield ThinkingDelta(thinking)
             for block in _get(delta, "thinking_blocks") or ():
                 self._signed_block(block)
+            compaction = _get(_get(delta, "provider_specific_fields"), "compaction_blocks")
+            if isinstance(compaction, list) and compaction and isinstance(compaction[-1], Mapping):
+                self._compaction_block(compaction[-1])
             item = _get(delta, "reasoning_item")
             if item is not None:
                 yield from self._reasoning_item(item)
@@ -112,6 +160,7 @@ class MessageAssembler:
                 yield TextDelta(text)
             text_signature = _get(delta, "text_signature")
             if isinstance(text_signature, str) and self._blocks and self._blocks[-1]["type"] == "text":
+                self._own += utf8_size(text_signature)
                 self._blocks[-1]["textSignature"] = text_signature
             for position, call in enumerate(_get(delta, "tool_calls") or ()):
                 yield self._tool_delta(position, call)
@@ -128,7 +177,8 @@ class MessageAssembler:
         """The content blocks so far, tool call arguments parsed."""
         self._join_open()
         for index, block in self._calls.items():
-            block["arguments"] = _parse_arguments("".join(self._raw_args.get(index, ())))
+            pieces = self._raw_args.get(index)
+            block["arguments"] = _parse_arguments(pieces.text() if pieces is not None else "")
         return [dict(block) for block in self._blocks]
 
     def finish(self, error: str | None = None) -> dict[str, Any]:
@@ -146,10 +196,16 @@ class MessageAssembler:
         )
         if self._response_id is not None:
             message["responseId"] = self._response_id
+        if self._compaction is not None:
+            message[REPLY_KEY] = dict(self._compaction)
+        if self._iterations:
+            message[ITERATIONS_KEY] = [dict(item) for item in self._iterations]
         return message
 
     def _stop_reason(self) -> tuple[str, str | None]:
         reason = self._finish_reason
+        if reason == "length" and self._compaction is not None and not self._blocks:
+            return "stop", None  # paused after compacting (the API's stop "compaction", as litellm maps it)
         if reason in _TOOL_REASONS or (self._calls and reason in (None, "stop")):
             return "toolUse", None
         if reason is None:
@@ -162,25 +218,25 @@ class MessageAssembler:
 
     def _append(self, kind: str, text: str) -> None:
         self.started = True
-        self.size += _utf8_size(text)
+        self._own += utf8_size(text)
         last = self._blocks[-1] if self._blocks else None
         # A signed (or redacted) thinking block is complete: later thinking starts a new one; so is a text
         # block with its message's id (the next Responses message is a block of its own, as in pi).
         if last is not None and last["type"] == kind and "thinkingSignature" not in last and (
                 "textSignature" not in last):
-            if not self._open:
-                self._open.append(last["thinking" if kind == "thinking" else "text"])
-            self._open.append(text)
-        else:
+            if self._open is None:
+                self._open = Pieces(last["thinking" if kind == "thinking" else "text"])
+            self._open.add(text)
+        else:  # (a new block of text carries at least a character or a message's id, both counted)
             self._join_open()
             self._blocks.append({"type": kind, "thinking" if kind == "thinking" else "text": text})
 
     def _join_open(self) -> None:
         """Write the pieces collected for the last block into it (``str +=`` would copy it every time)."""
-        if self._open:
+        if self._open is not None:
             last = self._blocks[-1]
-            last["thinking" if last["type"] == "thinking" else "text"] = "".join(self._open)
-            self._open.clear()
+            last["thinking" if last["type"] == "thinking" else "text"] = self._open.text()
+            self._open = None
 
     def _signed_block(self, block: Any) -> None:
         """A signature or a redacted block from litellm's ``thinking_blocks`` (its text came as
@@ -190,13 +246,13 @@ class MessageAssembler:
             data = _get(block, "data")
             if isinstance(data, str):
                 self.started = True
-                self.size += _utf8_size(data)
+                self._own += utf8_size(data) + ENTRY_BYTES
                 self._blocks.append({"type": "thinking", "thinking": REDACTED_THINKING_TEXT,
                                      "thinkingSignature": data, "redacted": True})
             return
         signature = _get(block, "signature")
         if isinstance(signature, str) and signature:
-            self.size += _utf8_size(signature)
+            self._own += utf8_size(signature)
             last = self._blocks[-1] if self._blocks else None
             if last is None or last["type"] != "thinking" or last.get("redacted"):
                 last = {"type": "thinking", "thinking": ""}  # a signature for thinking that sent no text
@@ -210,14 +266,14 @@ class MessageAssembler:
         text = valid_text(str(_get(item, "thinking") or ""))
         signature = str(_get(item, "signature") or "")
         self.started = True
-        self.size += _utf8_size(signature)
+        self._own += utf8_size(signature) + ENTRY_BYTES
         last = self._blocks[-1] if self._blocks else None
         if last is not None and last["type"] == "thinking" and "thinkingSignature" not in last:
             last.update(thinking=text, thinkingSignature=signature)
             return
         self._blocks.append({"type": "thinking", "thinking": text, "thinkingSignature": signature})
         if text:
-            self.size += _utf8_size(text)
+            self._own += utf8_size(text)
             yield ThinkingDelta(text)
 
     def _tool_delta(self, position: int, call: Any) -> ToolCallDelta:
@@ -231,23 +287,49 @@ class MessageAssembler:
             block = {"type": "toolCall", "id": "", "name": "", "arguments": {}}
             self._calls[index] = block
             self._blocks.append(block)
+            self._raw_args[index] = Pieces()
+            self._own += ENTRY_BYTES
         if _get(call, "id"):
             call_id, _, signature = str(_get(call, "id")).partition(THOUGHT_SEPARATOR)
-            block["id"] = call_id
+            self._keep(block, "id", call_id)
             if signature:
-                block["thoughtSignature"] = signature
+                self._keep(block, "thoughtSignature", signature)
         carried = _get(_get(call, "provider_specific_fields"), "thought_signature")
         if isinstance(carried, str) and carried:
-            block["thoughtSignature"] = carried
+            self._keep(block, "thoughtSignature", carried)
         if _get(function, "name"):
-            block["name"] = str(_get(function, "name"))
+            self._keep(block, "name", str(_get(function, "name")))
         fragment = _get(function, "arguments")
         fragment = fragment if isinstance(fragment, str) else ""
-        self.size += _utf8_size(fragment)
-        self._raw_args.setdefault(index, []).append(fragment)
+        self._own += utf8_size(fragment)
+        self._raw_args[index].add(fragment)
         if not block["id"]:
             block["id"] = f"call_{self._timestamp}_{index}"  # some servers omit ids; keep calls pairable
         return ToolCallDelta(index, block["id"], block["name"], fragment)
+
+    def _compaction_block(self, block: Mapping[str, Any]) -> None:
+        """litellm's latest view of the block (its start, then the summary joined in): kept whole."""
+        self.started = True
+        before = utf8_size(str((self._compaction or {}).get("content") or ""))
+        self._compaction = {key: value for key, value in block.items()}
+        self._own += max(0, utf8_size(str(self._compaction.get("content") or "")) - before)
+
+    def _pass_usage(self, item: Any) -> dict[str, Any]:
+        """One entry of Anthropic's ``usage.iterations`` in pi's shape (its own ``input`` excludes the cache)."""
+        counts = {"input": _int(_get(item, "input_tokens")), "output": _int(_get(item, "output_tokens")),
+                  "cacheRead": _int(_get(item, "cache_read_input_tokens")),
+                  "cacheWrite": _int(_get(item, "cache_creation_input_tokens"))}
+        cost = {key: counts[key] * self._costs.get(key, 0.0) for key in counts}
+        cost["total"] = sum(cost.values())
+        return {"type": str(_get(item, "type") or "message"), **counts, "totalTokens": sum(counts.values()),
+                "cost": cost}
+
+    def _keep(self, block: dict[str, Any], key: str, value: str) -> None:
+        """Set a tool call's id, name or signature; a new value is counted (each one: a server may resend the
+        same, which costs nothing, or change it every chunk, which counts every time)."""
+        if block.get(key) != value:
+            self._own += utf8_size(value)
+            block[key] = value
 
     def _pi_usage(self, usage: Any) -> dict[str, Any]:
         prompt = _int(_get(usage, "prompt_tokens"))

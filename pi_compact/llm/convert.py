@@ -19,6 +19,7 @@ from typing import Any
 
 from pi_compact.llm.protocol import ModelInfo, ToolSpec
 from pi_compact.llm.providers import ANTHROPIC, CHAT_COMPLETIONS, GOOGLE
+from pi_compact.llm.server_compaction import block_message, carried_block
 from pi_compact.messages import Message, to_llm_message
 
 NO_RESULT_TEXT = "No result provided"
@@ -42,6 +43,9 @@ class Target:
     model_id: str = ""
     api: str = CHAT_COMPLETIONS
     system_role: str = "system"  # "developer" for a reasoning model whose server takes that role (pi's rule)
+    # Whose API key the request goes with (``server_compaction.account_of``), where a provider binds what it
+    # returns to the account (OpenAI's compaction items); "" where nothing is bound to it.
+    account: str = ""
 
     @classmethod
     def of(cls, info: ModelInfo) -> Target:
@@ -145,6 +149,9 @@ class _Conversion:
       assistant message (skipped, or a duplicate) is dropped. Their images follow in one user message.
       For Anthropic a failed result (``isError``, and every synthetic one, as pi marks them) carries
       ``ERROR_FLAG``.
+    - A compaction summary carrying the Anthropic ``compaction`` block of the target model itself
+      (``server_compaction.carried_block``) goes as that block, in an assistant message; to every other
+      model it goes as its readable summary (pi's user message).
     - Tool call ids are reduced to ``[A-Za-z0-9_-]{1,64}`` (Anthropic's rule; other pi providers may
       write ``|``), on chat completions to the part before a ``|`` and 40 characters, alike for calls and
       results so the pairing survives; not for Gemini (``Target.tool_id``).
@@ -158,7 +165,10 @@ class _Conversion:
         self.images: list[dict[str, Any]] = []  # tool-result images waiting for the tool messages to end
 
     def feed(self, message: Message) -> None:
-        llm = to_llm_message(message)
+        target = self.target
+        block = carried_block(message, target.provider, target.api, target.model_id) if target.api == ANTHROPIC \
+            else None
+        llm = {"role": "assistant"} if block is not None else to_llm_message(message)
         if llm is None:
             return
         role = llm.get("role")
@@ -179,7 +189,7 @@ class _Conversion:
         if role == "user":
             converted = _user_message(llm)
         elif role == "assistant":
-            converted = _assistant_message(llm, self.target)
+            converted = block_message(block) if block is not None else _assistant_message(llm, self.target)
         else:
             converted = None
         if converted is None:

@@ -5,18 +5,16 @@ split at the first "/": an id may hold more, as OpenRouter's do); ``custom_info`
 (window, output cap, reasoning, prices, and how requests are worded: pi's rules for the system prompt's
 role and ``reasoning_effort``, ``providers.chat_rules``, under the file's own ``compat``); ``base_url_for`` is a
 built-in provider's ``baseUrl`` override; ``api_key_for`` resolves ``apiKey`` as pi does (a variable's
-name, else the literal, or ``!command``'s output). Pure but for ``api_key_for``, which may read the
-environment and run the user's own command.
+name, else the literal, or ``!command``'s output: ``key_command``, which runs it away from the project).
+Pure but for ``api_key_for``, which may read the environment and run the user's own command.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Mapping
 
-from pi_compact.errors import ConfigError
 from pi_compact.llm import providers
+from pi_compact.llm.key_command import config_value
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.settings import Settings
 from pi_compact.settings.pi_models import PiModel
@@ -24,7 +22,6 @@ from pi_compact.settings.pi_models import PiModel
 # The apis pi-compact speaks to a ``models.json`` model: chat completions with its own client, and those
 # of a provider litellm speaks (Anthropic's, Google's: ``providers.prefix_for_api``) through litellm.
 DIRECT_API = providers.CHAT_COMPLETIONS
-_COMMAND_TIMEOUT_S = 10  # pi gives an ``apiKey`` command ten seconds
 
 
 def custom_model(name: str, settings: Settings) -> PiModel | None:
@@ -52,6 +49,7 @@ def custom_info(
         system_role="developer" if model.reasoning and developer else "system",
         reasoning_effort=effort if model.api == DIRECT_API else None, costs=costs,
         overflow_texts=(*overflow_texts, *model.overflow_texts),
+        server_compaction=providers.compaction_for_api(model.api) if model.server_compaction else None,
     )
 
 
@@ -62,28 +60,8 @@ def base_url_for(provider: str, settings: Settings) -> str | None:
 
 
 def api_key_for(model: PiModel, environ: Mapping[str, str] | None = None) -> str | None:
-    """``model``'s ``apiKey`` as pi resolves it: ``!command`` runs (its trimmed output, 10 s at most);
-    else a variable of that name when it is set and not empty; else the text itself."""
-    value = model.api_key
-    if value is None:
+    """``model``'s ``apiKey`` as pi resolves it (``key_command.config_value``): ``!command``'s trimmed output,
+    else a variable of that name when it is set and not empty, else the text itself."""
+    if model.api_key is None:
         return None
-    environ = os.environ if environ is None else environ
-    if value.startswith("!"):
-        return _command_output(value[1:], model)
-    return environ.get(value) or value
-
-
-def _command_output(command: str, model: PiModel) -> str:
-    where = f"the apiKey command of provider {model.provider} in models.json"
-    try:
-        done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=_COMMAND_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, check=False)
-    except subprocess.TimeoutExpired:
-        raise ConfigError(f"{where} ran for more than {_COMMAND_TIMEOUT_S} s: make it faster or give a key.") from None
-    except OSError as exc:
-        raise ConfigError(f"{where} could not run ({exc.strerror or exc}): fix it or give a key.") from None
-    key = done.stdout.strip()
-    if done.returncode != 0 or not key:
-        raise ConfigError(f"{where} failed (exit {done.returncode}, {len(key)} characters of output): "
-                          "fix it or give a key.")
-    return key
+    return config_value(model.api_key, f"the apiKey command of provider {model.provider} in models.json", environ)

@@ -4,7 +4,8 @@
 (a status other than 200, with its body). Iterating yields each event's ``data``, decoded as the
 OpenAI Python SDK decodes it; ``close()`` is safe from any thread. Network failures raise the stdlib's
 ``OSError`` family or ``http.client.HTTPException``. A line or an event growing past ``max_event_bytes``
-raises ``EventTooLarge``: a server that never ends a line must not fill memory.
+raises ``EventTooLarge``: a server that never ends a line must not fill memory. ``body()`` reads a plain
+answer (JSON) whole instead.
 """
 
 from __future__ import annotations
@@ -158,6 +159,17 @@ class EventStream:
                     raise EventTooLarge(limit)
         if pending:
             yield b"".join(pending).decode("utf-8")
+
+    def body(self, limit: int) -> bytes:
+        """The whole body of a plain (not event-stream) answer, such as a JSON one; past ``limit`` bytes
+        ``EventTooLarge``."""
+        response = self._response
+        if response is None:
+            return b""
+        data = response.read(limit + 1)
+        if len(data) > limit:
+            raise EventTooLarge(limit)
+        return data
 
     def close(self) -> None:
         with self._lock:

@@ -11,6 +11,8 @@ conversion, its HTTP path, stream parsing, usage and errors stay litellm's; the 
 afterwards, and only on messages carrying our own key (``convert.ERROR_FLAG``). Anthropic's native
 ``/v1/messages`` route would mean our own conversion and stream parser for everything, and rewriting the
 body at the HTTP layer would need our own client (proxy and TLS settings) and a second JSON pass.
+Anthropic's compaction edit goes as litellm's ``context_management`` (litellm adds its beta); a request
+that sends a compaction block back declares a dormant edit, which the API requires (``server_compaction``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from pi_compact.llm.params import cache_retention, plan_request, prefix_by_defau
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.providers import AMBIENT_AUTH_PREFIXES, ANTHROPIC
 from pi_compact.llm.redact import known_secrets
+from pi_compact.llm.server_compaction import dormant_edit, mark_block, sends_block
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.settings import RetrySettings
 
@@ -144,11 +147,13 @@ def lookup_model_info(model: str) -> ModelLookup:
     except Exception:  # ModelNotMappedError and friends: the model is simply not in the map
         return ModelLookup(None, None, False, provider)
     window, output = info.get("max_input_tokens"), info.get("max_output_tokens")
+    marked = info.get("supports_anthropic_compaction")
     return ModelLookup(
         window if isinstance(window, int) else None,
         output if isinstance(output, int) else None,
         bool(info.get("supports_reasoning")),
         provider,
+        marked if isinstance(marked, bool) else None,
     )
 
 
@@ -235,7 +240,7 @@ class LiteLLMModel(ChatModel):
             self._info,
             self._retry,
             endpoint=self.endpoint,
-            open_stream=lambda: litellm.completion(**kwargs),
+            open_stream=lambda: _WithIterations(litellm.completion(**kwargs)),
             failure_of=litellm_failure,
             costs=self._info.costs if self._info.costs is not None else _model_costs(litellm, self._info.model),
             cancel=cancel,
@@ -269,6 +274,7 @@ class LiteLLMModel(ChatModel):
             if cut is not None:  # the planned cut as a count of converted messages (the system prompt included)
                 cut = len(to_openai_messages(request.system, request.messages[:cut], Target.of(self._info)))
             messages = with_cache_marks(messages, tools, control, cut)
+            messages = mark_block(messages, control)
         kwargs: dict[str, Any] = {
             "model": self._info.model,
             "messages": messages,
@@ -283,11 +289,35 @@ class LiteLLMModel(ChatModel):
         # The output cap, thinking and the prompt-cache key (``params``); ``drop_params`` lets a model
         # without a reasoning knob ignore it.
         kwargs.update(plan_request(self._info, request, api_base=self._api_base).options)
+        if self._info.api == ANTHROPIC:  # its compaction edit: asked, else dormant where a block goes back
+            edit = request.compaction or (dormant_edit(self._info.context_window) if sends_block(messages) else None)
+            if edit is not None:
+                kwargs["context_management"] = {"edits": [edit.wire()]}
         if self._api_base:
             kwargs["api_base"] = self._api_base
         if api_key:
             kwargs["api_key"] = api_key
         return kwargs
+
+
+class _WithIterations:
+    """litellm's stream, plus Anthropic's ``usage.iterations`` (the usage per sampling pass of an answer that
+    compacted on the server), which litellm keeps only on the last chunk's hidden parameters: passed on as a
+    ``{"usage_iterations": [...]}`` chunk (``assemble``). ``close()`` reaches litellm's stream (a cancel)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[Any]:
+        for chunk in self._stream:
+            yield chunk
+            hidden = getattr(chunk, "_hidden_params", None)
+            iterations = getattr(hidden.get("usage") if isinstance(hidden, dict) else None, "iterations", None)
+            if isinstance(iterations, list) and iterations:
+                yield {"usage_iterations": iterations}
+
+    def close(self) -> None:
+        getattr(self._stream, "close", lambda: None)()
 
 
 def litellm_failure(exc: BaseException) -> Failure:

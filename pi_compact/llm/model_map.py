@@ -1,6 +1,7 @@
 """What litellm's bundled model map says about a model, read without importing litellm.
 
-The facts needed before a first request (window, max output tokens, reasoning, prices) are in one JSON
+The facts needed before a first request (window, max output tokens, reasoning, prices, whether Anthropic
+compacts on the server for the model) are in one JSON
 file litellm ships, found with ``find_spec`` (which runs none of litellm) and parsed once (~25 ms).
 ``lookup`` answers as ``litellm.get_model_info`` would where it can do so exactly, else None.
 """
@@ -28,6 +29,7 @@ SIMPLE_PROVIDERS = SIMPLE_MAP_PREFIXES
 _BACKFILL_MODES = frozenset({"chat", "responses"})
 _DATED_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 _FINETUNE_SUFFIX = re.compile(r"(:[^:]*){3}$")
+_COMPACTION_KEY = "supports_anthropic_compaction"  # the map's mark of Anthropic's server-side compaction
 _COST_KEYS = {
     "input": "input_cost_per_token",
     "output": "output_cost_per_token",
@@ -46,6 +48,7 @@ class ModelFacts:
     max_output_tokens: int | None = None
     reasoning: bool = False
     costs: Mapping[str, float] = field(default_factory=dict)
+    server_compaction: bool | None = None  # ``supports_anthropic_compaction`` (None: the map says nothing)
 
 
 UNKNOWN = ModelFacts(known=False)
@@ -60,6 +63,7 @@ class ModelLookup:
     max_output_tokens: int | None
     reasoning: bool
     provider: str | None
+    server_compaction: bool | None = None
 
 
 def facts_from_info(info: Mapping[str, Any]) -> ModelFacts:
@@ -71,7 +75,12 @@ def facts_from_info(info: Mapping[str, Any]) -> ModelFacts:
         max_output_tokens=output if isinstance(output, int) and not isinstance(output, bool) else None,
         reasoning=bool(info.get("supports_reasoning")),
         costs={ours: float(info.get(theirs) or 0.0) for ours, theirs in _COST_KEYS.items()},
+        server_compaction=_flag(info.get(_COMPACTION_KEY)),
     )
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 class _Table:

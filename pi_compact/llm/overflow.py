@@ -2,7 +2,8 @@
 
 ``is_context_overflow`` recognises an error text (``OVERFLOW_PATTERNS``, plus the wordings pi 0.73.1
 does not know in ``EXTRA_OVERFLOW_PATTERNS``) and two silent cases read from the usage;
-``stated_window`` reads the window an overflow message states. Pure.
+``stated_window`` reads the window an overflow message states, ``stated_prompt_tokens`` the size of the
+prompt that did not fit. Pure.
 """
 
 from __future__ import annotations
@@ -94,6 +95,20 @@ _WINDOW_TABLE: tuple[tuple[str, str], ...] = (
 
 _WINDOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for _, p in _WINDOW_TABLE)
 
+# Where an overflow message states how many tokens the request's prompt had, as the server counted them.
+_REQUEST_TABLE: tuple[tuple[str, str], ...] = (
+    ("llama.cpp server", r"request \((\d+) tokens\) exceeds the available context size"),
+    ("Anthropic", r"prompt is too long: (\d+) tokens >"),
+    ("Anthropic, prompt plus max_tokens", r"exceed context limit: (\d+) \+"),
+    ("OpenAI, split", r"(\d+) in the messages"),
+    ("OpenAI", r"messages resulted in (\d+) tokens"),
+    ("Together AI, SGLang", r"input \((\d+) tokens\) is longer than"),
+    ("SGLang", r"input length \((\d+) tokens\) exceeds"),
+    ("DS4 server", r"prompt has (\d+) tokens"),
+    ("Cerebras", r"current length is (\d+) while limit"),
+)
+_REQUEST_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for _, p in _REQUEST_TABLE)
+
 # Texts that look like overflow ("too many tokens") but are throttling. The two prefixes are what
 # pi-ai's Bedrock formatter writes; a raw "ThrottlingException: Too many tokens" is still overflow.
 _NOT_OVERFLOW: tuple[re.Pattern[str], ...] = (
@@ -127,9 +142,20 @@ def stated_window(text: str) -> int | None:
     None too when the text is not an overflow at all: a size in a rate-limit or payload message
     ("exceeds the limit of 20 MB") is not a context window.
     """
+    return _stated(text, _WINDOW_PATTERNS)
+
+
+def stated_prompt_tokens(text: str) -> int | None:
+    """The prompt size (tokens) an overflow error text states, as the server counted it, or None:
+    llama.cpp's "request (18735 tokens) exceeds the available context size (16384 tokens)" gives 18735."""
+    return _stated(text, _REQUEST_PATTERNS)
+
+
+def _stated(text: str, patterns: Sequence[re.Pattern[str]]) -> int | None:
+    """The first positive number a pattern's group captures in an overflow ``text`` (None: not overflow)."""
     if not is_overflow_error_text(text):
         return None
-    for pattern in _WINDOW_PATTERNS:
+    for pattern in patterns:
         match = pattern.search(text)
         if match and int(match.group(1)) > 0:
             return int(match.group(1))

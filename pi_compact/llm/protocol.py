@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.llm.providers import pi_api
+from pi_compact.llm.server_compaction import CompactionEdit
 from pi_compact.messages import Message
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ class ModelInfo:
     # The server's own words for an overflow, beside the known ones (``overflow.py``): settings'
     # ``models.<name>.overflowTexts`` and models.json's ``overflowTexts``.
     overflow_texts: tuple[str, ...] = field(default=(), compare=False)
+    # The provider's own compaction for this model (``providers.ANTHROPIC_COMPACTION`` or
+    # ``OPENAI_COMPACTION``; None: none): its provider row's, for the models the row and models.json say.
+    server_compaction: str | None = field(default=None, compare=False)
 
     @property
     def model_id(self) -> str:
@@ -114,6 +118,9 @@ class ChatRequest:
     # A prompt-cache breakpoint after the first ``cache_cut`` messages, beside pi's three (Anthropic): the
     # planned compaction cut, so the summary request asked on that prefix reads what the chat request wrote.
     cache_cut: int | None = None
+    # The provider's own compaction, asked of a model whose row has it (``server_compaction``); adapters of
+    # other providers ignore it. The reply then carries the block (``server_compaction.REPLY_KEY``).
+    compaction: CompactionEdit | None = None
 
     @property
     def thinking_level(self) -> str | None:

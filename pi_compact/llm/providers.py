@@ -5,9 +5,10 @@ provider (``google``, recorded in session files: pi looks models up by it when i
 pi's wire ``api`` for its replies (pi replays signed thinking only to the same provider, api and model),
 whether it serves a repeated prompt prefix from its cache (so summaries are asked on the chat prefix by
 default), whether litellm knows its models from the bundled table alone, whether it authenticates
-without a key variable, and its own endpoint's host. Every other module asks this table; none names a
-provider itself (``tests/project/test_import_layers.py`` checks). Models and providers of pi's
-``models.json`` come on top of it (``custom_models.py``).
+without a key variable, its own endpoint's host, and the compaction its API does itself (for which
+models). Every other module asks this table; none names a provider itself
+(``tests/project/test_import_layers.py`` checks). Models and providers of pi's ``models.json`` come on top
+of it (``custom_models.py``).
 
 Adding an OpenAI-compatible vendor is one row here (``base_url``, ``key_variable``, ``overflow_texts``:
 our own client serves it), or no code at all: an entry in ``models.json`` (with ``overflowTexts`` for its
@@ -23,6 +24,9 @@ ANTHROPIC = "anthropic-messages"
 GOOGLE = "google-generative-ai"
 RESPONSES = "openai-responses"  # OpenAI's Responses API, which pi uses for OpenAI's own models
 DIRECT_PREFIX = "openai"  # the prefix of OpenAI-compatible servers, which our own client can serve
+# The provider's own compaction, by mechanism (``llm/server_compaction.py`` speaks each on the wire).
+ANTHROPIC_COMPACTION = "anthropic-compact-20260112"  # the ``compact_20260112`` context-management edit
+OPENAI_COMPACTION = "openai-responses-compact"  # ``POST /responses/compact`` on the Responses API
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,11 @@ class Provider:
     # from ``key_variable``) and the words its overflow errors use that ``llm.overflow`` does not know.
     base_url: str | None = None
     overflow_texts: tuple[str, ...] = ()
+    # Its API's own compaction (one of the mechanisms above), for every model it serves, or with
+    # ``compaction_by_model`` only for those litellm's model map marks (``supports_anthropic_compaction``);
+    # a ``models.json`` model says it with ``serverCompaction``.
+    server_compaction: str | None = None
+    compaction_by_model: bool = False
 
     @property
     def name(self) -> str:
@@ -67,8 +76,9 @@ def _simple(*prefixes: str) -> tuple[Provider, ...]:
 
 ROWS: tuple[Provider, ...] = (
     Provider("openai", simple_map=True, hosts=("api.openai.com",), cache_key=True, key_variable="OPENAI_API_KEY",
-             pi_builtin_api=RESPONSES, responses_url="https://api.openai.com/v1"),
-    Provider("anthropic", api=ANTHROPIC, caches_prefix=True, simple_map=True, pi_builtin_api=ANTHROPIC),
+             pi_builtin_api=RESPONSES, responses_url="https://api.openai.com/v1", server_compaction=OPENAI_COMPACTION),
+    Provider("anthropic", api=ANTHROPIC, caches_prefix=True, simple_map=True, pi_builtin_api=ANTHROPIC,
+             server_compaction=ANTHROPIC_COMPACTION, compaction_by_model=True),
     Provider("gemini", "google", api=GOOGLE, caches_prefix=True, simple_map=True, pi_builtin_api=GOOGLE),
     Provider("vertex_ai", "google-vertex", api="google-vertex", caches_prefix=True, ambient_auth=True,
              pi_builtin_api="google-vertex"),
@@ -176,6 +186,21 @@ def prefix_for_api(api: str) -> str | None:
 def prefix_of(model: str) -> str:
     """The provider prefix of a model string ("" for a bare name)."""
     return model.split("/", 1)[0] if "/" in model else ""
+
+
+def server_compaction(name: str, model_marked: bool | None) -> str | None:
+    """The compaction provider ``name`` (pi's name) does itself for a model the map marks ``model_marked``
+    (None: the map says nothing), or None."""
+    row = by_name(name)
+    if row.compaction_by_model and not model_marked:
+        return None
+    return row.server_compaction
+
+
+def compaction_for_api(api: str) -> str | None:
+    """The compaction a server speaking pi's ``api`` can do itself (for a ``models.json`` model marked
+    ``serverCompaction``): Anthropic's edit on its Messages API, OpenAI's endpoint on the Responses API."""
+    return {ANTHROPIC: ANTHROPIC_COMPACTION, RESPONSES: OPENAI_COMPACTION}.get(api)
 
 
 def pi_builtin_api(name: str) -> str | None:

@@ -102,6 +102,11 @@ def resolve_model(
     max_output = ((override.max_tokens if override else None) or (pi_override.max_tokens if pi_override else None)
                   or looked_up.max_output_tokens)
     reasoning = looked_up.reasoning if pi_override is None or pi_override.reasoning is None else pi_override.reasoning
+    # The provider's own compaction: its row's, for this model (the map's mark, models.json's serverCompaction).
+    marked = looked_up.server_compaction
+    if pi_override is not None and pi_override.server_compaction is not None:
+        marked = pi_override.server_compaction
+    compaction = providers.server_compaction(provider, marked) if marked is not False else None
     return ModelInfo(
         model=name,
         provider=provider,
@@ -114,6 +119,7 @@ def resolve_model(
         # sent as "system", litellm turns it into a user message for the o-series.
         system_role="developer" if provider == providers.pi_provider(providers.DIRECT_PREFIX) and reasoning
         else "system",
+        server_compaction=compaction,
     )
 
 
@@ -125,7 +131,8 @@ def _model_facts(name: str) -> ModelLookup:
         from pi_compact.llm.litellm_model import lookup_model_info  # imports litellm: keep it lazy
 
         return lookup_model_info(name)
-    return ModelLookup(facts.context_window, facts.max_output_tokens, facts.reasoning, name.split("/", 1)[0])
+    return ModelLookup(facts.context_window, facts.max_output_tokens, facts.reasoning, name.split("/", 1)[0],
+                       facts.server_compaction)
 
 
 def create_model(

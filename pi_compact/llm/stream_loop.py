@@ -2,8 +2,9 @@
 
 Shared by the HTTP adapters: each supplies ``open_stream()`` (one request; an iterable of
 chat-completion chunks, see ``assemble``) and ``failure_of`` (its exceptions as a ``Failure``).
-Retries happen only before the first delta; every error text is redacted. A reply that never ends is
-stopped at ``retry.max_reply_bytes`` of content or ``retry.max_reply_ms`` (an error keeping what streamed),
+Retries happen only before the first delta; every error text is redacted and made ``shown_text.server_text``
+(no escape sequence, a few thousand characters at most). A reply that never ends is stopped at
+``retry.max_reply_bytes`` of what it makes us hold or ``retry.max_reply_ms`` (an error keeping what streamed),
 and the worker reading the socket waits while the consumer is behind, so memory stays bounded either way.
 """
 
@@ -23,7 +24,9 @@ from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import ABORTED_MESSAGE, Done, ModelInfo, Retrying, StreamEvent, aborted_message
 from pi_compact.llm.redact import redact
 from pi_compact.llm.retry import backoff_delay_ms, describe
+from pi_compact.llm.server_compaction import REPLY_KEY
 from pi_compact.settings import RetrySettings
+from pi_compact.shown_text import server_text
 
 _POLL_S = 0.05  # how often a waiting stream looks at its cancel token
 _INBOX_CHUNKS = 256  # chunks read ahead of the consumer at most (the worker waits for room)
@@ -48,8 +51,12 @@ def stream_reply(
     The blocking iteration runs in a worker thread feeding a queue, so a cancel is honoured within
     ~0.1 s even before the server's first byte. A reply must start (text, thinking or a tool call)
     within ``retry.timeout_ms`` and then never stall longer than ``retry.idle_timeout_ms``
-    (keep-alive comments and empty chunks are not progress). A reply with no content is an error, and
-    so is one past ``retry.max_reply_bytes`` or ``retry.max_reply_ms`` (not retried; its content is kept).
+    (keep-alive comments and empty chunks are not progress; a server's report of how far it has read the
+    prompt is: llama.cpp on a busy laptop reads 3-60 tokens a second, and a long prompt takes minutes
+    before the first token, so each report gives it ``retry.idle_timeout_ms`` more, or three times what
+    its next batch takes at the rate it reads, if that is longer). A reply with no
+    content is an error, and so is one past ``retry.max_reply_bytes`` or ``retry.max_reply_ms`` (not
+    retried; its content is kept).
     """
     timestamp = now_ms()
     max_attempts = retry.max_retries + 1 if retry.enabled else 1
@@ -67,7 +74,8 @@ def stream_reply(
                 return
             outcome = Failure("empty_reply", "")
         report = describe(outcome, endpoint=endpoint)
-        text = redact(report.text, secrets)
+        # What the server said reaches the terminal and the session file: no escape sequences, bounded.
+        text = server_text(redact(report.text, secrets))
         if report.retryable and not assembler.started and attempt + 1 < max_attempts:
             delay_ms = backoff_delay_ms(attempt, retry)
             attempt += 1
@@ -81,10 +89,12 @@ def stream_reply(
 
 
 def _is_empty_reply(message: dict[str, Any], info: ModelInfo) -> bool:
-    """A plain stop with nothing in it; a silent overflow (usage past the window) is left to the caller."""
+    """A plain stop with nothing in it (a compaction block counts); a silent overflow (usage past the window)
+    is left to the caller."""
     return (
         message["stopReason"] == "stop"
         and not message["content"]
+        and REPLY_KEY not in message
         and not is_context_overflow(message, info.context_window, info.overflow_texts)
     )
 
@@ -148,6 +158,8 @@ def _attempt(
                     return _endless(retry, by_time=False)
                 if progressed:
                     deadline = time.monotonic() + retry.idle_timeout_ms / 1000
+                elif isinstance(payload, dict) and READING_KEY in payload:  # still reading the prompt
+                    deadline = max(deadline, time.monotonic() + _reading_wait(payload[READING_KEY], retry))
             elif kind == "end":
                 return None
             else:
@@ -185,6 +197,20 @@ def _duration(ms: int) -> str:
 def _megabytes(size: int) -> str:
     return f"{size / 1_000_000:g} MB" if size >= 100_000 else f"{size:,} bytes"
 
+
+# Set on a chunk that reports reading progress (``openai.chunks``): the server is alive, though silent; its
+# value is how many seconds the next report may take at the rate the server read so far (0: not known).
+READING_KEY = "x_reading"
+# The next report is awaited this many times as long as the last batch took, at least ``idle_timeout_ms``:
+# on a 2-core machine at load 15 one batch of 512 tokens took over 120 s (the default idle timeout).
+READING_SLACK = 3
+
+
+def _reading_wait(expected: Any, retry: RetrySettings) -> float:
+    idle = retry.idle_timeout_ms / 1000
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
+        return max(idle, READING_SLACK * float(expected))
+    return idle
 
 _ABORTED = Failure("cancelled", ABORTED_MESSAGE)  # the outcome of an attempt the cancel token stopped
 

@@ -2,7 +2,8 @@
 
 Contract: ``list_sessions(directory)`` reads each ``.jsonl`` file that starts with a session header and
 returns a ``SessionSummary`` per file (when it was last written, its name from pi's newest
-``session_info`` entry, its first user message, its size and how many compactions it holds), newest
+``session_info`` entry, its first user message, its size and how many compactions it holds, less those
+``/uncompact`` took back), newest
 first. Unreadable files and files that are not sessions are skipped, never an error. Lines are
 parsed only when they can matter (a cheap substring test first), so large sessions list quickly.
 """
@@ -14,6 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pi_compact.session.tree import UNCOMPACT_TYPE
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,14 @@ def summarize(path: Path) -> SessionSummary | None:
                 return None
             name: str | None = None
             first = ""
-            compactions = 0
+            compacted: list[Any] = []
+            undone: set[Any] = set()  # compactions /uncompact took back: the branch left them
             for line in handle:
                 if '"compaction"' in line and '"type":"compaction"' in line.replace(" ", ""):
-                    compactions += 1
+                    compacted.append(json.loads(line).get("id"))
+                elif UNCOMPACT_TYPE in line:
+                    data = json.loads(line).get("data")
+                    undone.add(data.get("compactionId") if isinstance(data, dict) else None)
                 elif '"session_info"' in line or (not first and '"user"' in line):
                     entry = json.loads(line)
                     if entry.get("type") == "session_info" and isinstance(entry.get("name"), str):
@@ -64,6 +71,7 @@ def summarize(path: Path) -> SessionSummary | None:
                         first = " ".join(_first_text(message.get("content")).split())
     except (OSError, ValueError):
         return None
+    compactions = sum(1 for entry_id in compacted if entry_id not in undone)
     return SessionSummary(path, stat.st_mtime, stat.st_size, name, first, compactions)
 
 

@@ -106,6 +106,22 @@ class EntryIndex:
         with self._file():
             return [reader.full(index) for index in reversed(found)], met
 
+    def path_back(self, leaf_id: str | None, count: int) -> tuple[list[Entry], bool]:
+        """The newest ``count`` entries on the path to ``leaf_id``, root side first, and whether older ones
+        are on it: the walk reads ids and parents, and parses only the entries it returns."""
+        reader = self._reader
+        by_id, parents = reader.by_id, reader.parents
+        found: list[int] = []
+        current = by_id.get(leaf_id) if leaf_id is not None else None
+        for _ in range(len(reader.ids)):
+            if current is None or len(found) == count:
+                break
+            found.append(current)
+            parent = parents[current]
+            current = by_id.get(parent) if parent is not None else None
+        with self._file():
+            return [reader.full(index) for index in reversed(found)], current is not None
+
     def all_entries(self) -> list[Entry]:
         """Every entry in file order (then the appended ones); recent ones are the objects in memory."""
         reader = self._reader

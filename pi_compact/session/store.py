@@ -160,6 +160,14 @@ class SessionStore:
         branch = self.branch()
         return branch[tail_start(branch) :]
 
+    def path_back(self, count: int) -> tuple[list[Entry], bool]:
+        """The newest ``count`` entries of the current path, root first, and whether older ones are on it
+        (a resumed store parses only those: the transcript shown on opening reads back past a compaction)."""
+        if self._index is not None:
+            return self._index.path_back(self.leaf_id, count)
+        branch = self.branch()
+        return branch[-count:] if count > 0 else [], len(branch) > count
+
     def customs_on_path(self, leaf_id: str | None, since: str | None, kind: str = "custom") -> tuple[list[Entry], bool]:
         """The ``kind`` entries (custom: pins among them; thinking_level_change) on the path to ``leaf_id`` after
         ``since``, root first, and whether ``since`` is on it. A resumed store reads only those (see lazy.py)."""

@@ -1,7 +1,7 @@
 """pi's ``models.json`` (``$PI_CODING_AGENT_DIR/models.json``, else ``~/.pi/agent/models.json``), read as pi reads it.
 
 ``read_pi_models(path)`` returns the file as plain values and its warnings; it never raises. pi's rules:
-JSON with ``//`` and ``/* */`` comments; a file that breaks the schema or the extra checks is ignored
+JSON with ``//`` comments and trailing commas (``pi_json``); a file that breaks the schema or the checks is ignored
 whole (pi keeps only its built-in models then) and said in one warning naming the file; a custom
 provider (one pi does not ship) with models needs ``baseUrl`` and ``apiKey``, and each model an ``api``
 (its own or its provider's); a model's ``contextWindow`` defaults to 128,000 and ``maxTokens`` to 16,384;
@@ -12,19 +12,20 @@ What pi-compact uses of it (``llm/custom_models.py``): providers' ``baseUrl``, `
 name, a literal, or ``!command``), ``compat.supportsDeveloperRole`` and ``compat.supportsReasoningEffort``;
 models' ``id``, ``api``, ``baseUrl``, ``reasoning``, ``contextWindow``, ``maxTokens``, ``cost``; and
 ``modelOverrides``' ``contextWindow``, ``maxTokens`` and ``reasoning`` for a provider's built-in models;
-and pi-compact's own ``overflowTexts`` (provider or model: the server's words for "the prompt is too long").
+and pi-compact's own ``overflowTexts`` (provider or model: the server's words for "the prompt is too long")
+and ``serverCompaction`` (model or ``modelOverrides``: whether the provider compacts on its server for it).
 Other keys (``headers``, ``name``, ``input``, ``thinkingLevelMap``...) are accepted and not used.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_compact.llm.providers import pi_builtin_api
+from pi_compact.settings.pi_json import loads_pi_json
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_TOKENS = 16_384
@@ -62,6 +63,7 @@ class PiModel:
     cost: tuple[tuple[str, float], ...] = ()  # dollars per million tokens, by pi's keys
     compat: PiCompat = PiCompat()
     overflow_texts: tuple[str, ...] = ()  # ``overflowTexts`` of the model and its provider (ours, not pi's)
+    server_compaction: bool = False  # ``serverCompaction`` (ours): its API compacts on the server for it
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class PiModelOverride:
     context_window: int | None = None
     max_tokens: int | None = None
     reasoning: bool | None = None
+    server_compaction: bool | None = None  # ``serverCompaction`` (ours); None: the model map decides
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def read_pi_models(path: Path) -> tuple[PiModels, list[str]]:
             return PiModels(), [f"Ignoring {path}: it is not a regular file."]
         if path.stat().st_size > 1_000_000:  # pi's examples are a few KB: a larger file is not a model list
             return PiModels(), [f"Ignoring {path}: it is larger than 1 MB."]
-        text = path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8")  # a byte-order mark stays: JSON.parse refuses it, so pi does
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return PiModels(), [f"Ignoring {path}: it cannot be read ({reason})."]
@@ -130,24 +133,17 @@ def parse_pi_models(text: str, path: str) -> tuple[PiModels, list[str]]:
     if not text.strip():
         return PiModels(path=path), []
     try:
-        raw = json.loads(strip_json_comments(text))
+        raw = loads_pi_json(text)
     except json.JSONDecodeError as exc:
-        return PiModels(), [f"Ignoring {path}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
-                            "pi ignores it too: fix it or delete it."]
+        hint = " (pi reads // comments, not /* */)" if exc.doc.startswith("/*", exc.pos) else ""
+        return PiModels(), [f"Ignoring {path}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+                            f"{hint}; pi ignores it too: fix it or delete it."]
     except RecursionError:
         return PiModels(), [f"Ignoring {path}: its JSON is nested too deeply to read."]
     try:
         return _parse(raw, path), []
     except _Invalid as exc:
         return PiModels(), [f"Ignoring {path}: {exc} (pi ignores the whole file too)."]
-
-
-def strip_json_comments(text: str) -> str:
-    """``text`` without ``//`` and ``/* */`` comments outside strings (as pi's loader strips them)."""
-    return _COMMENT_OR_STRING.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
-
-
-_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
 
 
 def _parse(raw: Any, path: str) -> PiModels:
@@ -213,6 +209,7 @@ def _models(provider: PiProvider, config: dict[str, Any]) -> list[PiModel]:
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS, cost=_cost(entry, where),
             compat=_compat(entry, where).over(provider.compat),
             overflow_texts=(*_texts(entry, where), *provider.overflow_texts),
+            server_compaction=_flag(entry, "serverCompaction", where) or False,
         ))
     return out
 
@@ -224,7 +221,15 @@ def _override(provider: str, model_id: str, entry: Any) -> PiModelOverride:
     reasoning = entry.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, bool):
         raise _Invalid(f'{where}: "reasoning" must be true or false')
-    return PiModelOverride(_positive(entry, "contextWindow", where), _positive(entry, "maxTokens", where), reasoning)
+    return PiModelOverride(_positive(entry, "contextWindow", where), _positive(entry, "maxTokens", where), reasoning,
+                           _flag(entry, "serverCompaction", where))
+
+
+def _flag(config: dict[str, Any], key: str, where: str) -> bool | None:
+    value = config.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise _Invalid(f'{where}: "{key}" must be true or false')
+    return value
 
 
 def _text(config: dict[str, Any], key: str, where: str) -> str | None:

@@ -62,6 +62,7 @@ _RETENTION = Rule('"none", "short" or "long"', lambda v: v in ("none", "short", 
 _TEXTS = Rule("a list of non-empty strings of at most 200 characters", lambda v: (
     isinstance(v, list) and 0 < len(v) <= 20 and all(isinstance(t, str) and 0 < len(t.strip()) <= 200 for t in v)))
 _REUSE = Rule('"auto", "always" or "never"', lambda v: v in ("auto", "always", "never"))
+_ENGINE = Rule('"auto", "local" or "provider"', lambda v: v in ("auto", "local", "provider"))
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ KEYS: tuple[SettingKey, ...] = (
     SettingKey("compaction.recallMaxTokens", "compaction.recall_max_tokens", _POSITIVE),
     SettingKey("compaction.autoRecallTokens", "compaction.auto_recall_tokens", _WHOLE),
     SettingKey("compaction.reusePrefix", "compaction.reuse_prefix", _REUSE),
+    SettingKey("compaction.engine", "compaction.engine", _ENGINE),
     SettingKey("compaction.pinBudget", "compaction.pin_budget", _WHOLE),
     SettingKey("compaction.model", "compaction.model", _TEXT),
     SettingKey("compaction.background", "compaction.background", _BOOL),

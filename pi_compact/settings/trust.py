@@ -5,8 +5,9 @@ Contract:
 - Risky (``claims``): a ``models.<name>`` field other than ``contextWindow``/``maxTokens`` (``apiBase``
   and anything key- or header-like: where the user's API key and conversation go), ``compaction.model``
   (where every summary request goes), ``localModelPath`` (a model file of the repository's choosing),
-  ``sessionDir`` and every ``.pi/extensions/*.py`` (code run at start). Every other key is safe and applies
-  without asking.
+  ``defaultModel`` and ``defaultProvider`` (which of the user's providers gets the conversation, and whose key
+  command runs), ``sessionDir`` and every ``.pi/extensions/*.py`` (code run at start). Every other key is
+  safe and applies without asking.
 - ``approve`` in a project file can only make approval stricter than the global value (or the default):
   a weaker one never applies, trusted or not; ``strictest_approve`` drops it with a warning.
 - A claim is shown whole (``Claim.shown``: the full value as ASCII JSON, never cut), and what is trusted
@@ -34,7 +35,8 @@ from pi_compact.settings.trust_store import remember, remembered, store_path
 
 Answer = Literal["trust", "once", "ignore", "skip"]  # "skip": ignore this time, remember nothing
 SAFE_MODEL_FIELDS = frozenset({"contextWindow", "maxTokens"})
-RISKY_KEYS: tuple[tuple[str, ...], ...] = (("compaction", "model"), ("localModelPath",), ("sessionDir",))
+RISKY_KEYS: tuple[tuple[str, ...], ...] = (
+    ("compaction", "model"), ("localModelPath",), ("sessionDir",), ("defaultProvider",), ("defaultModel",))
 APPROVE_ORDER = {"none": 0, "edits": 1, "all": 2}
 HOW_TO_TRUST = "run with --trust-project to use them, or answer the trust question in the terminal"
 
@@ -164,22 +166,24 @@ def decide(cwd: PathLike, found: Iterable[Claim], policy: TrustPolicy) -> Verdic
     if not found or policy.flag or set(keys) <= set(policy.accepted):
         return Verdict(True, accepted=tuple(keys))
     answer: Answer | None = remembered(cwd, keys)
+    saved: str | None = None  # what saving the answer had to say
     if answer is None and policy.ask is not None:
         answer = policy.ask(Path(cwd), found)
         if answer in ("trust", "ignore"):
             try:
-                remember(cwd, answer, keys)
+                saved = remember(cwd, answer, keys)
             except OSError as exc:
                 note = f"The trust answer could not be saved ({exc.strerror or exc})."
                 return Verdict(answer == "trust", note, tuple(keys) if answer == "trust" else ())
     if answer in ("trust", "once"):
-        return Verdict(True, accepted=tuple(keys))
+        return Verdict(True, saved, accepted=tuple(keys))
     names = ", ".join(claim.key for claim in found)
     how = HOW_TO_TRUST
     if answer == "ignore":
         how = f"you chose to ignore them (remembered in {store_path()}); --trust-project uses them"
-    return Verdict(False, f"Ignoring this project's risky settings ({names}) in {Path(cwd) / PROJECT_CONFIG_DIR}: "
-                          f"they could send your keys or conversation elsewhere or run code; {how}.")
+    note = (f"Ignoring this project's risky settings ({names}) in {Path(cwd) / PROJECT_CONFIG_DIR}: they could "
+            f"send your keys or conversation elsewhere or run code; {how}.")
+    return Verdict(False, f"{note} {saved}" if saved else note)
 
 
 __all__ = [

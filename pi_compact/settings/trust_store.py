@@ -10,6 +10,11 @@ Contract:
 - Version 1 fingerprinted the values as shown, cut at 120 characters; its "trust" answers never match a
   version 2 fingerprint (which starts ``v2:``), so such a directory is simply asked again; "ignore" holds.
 - A missing, unreadable or malformed file means "nothing remembered"; reading never writes.
+- Writers take turns (``flock`` on ``pi-compact-trust.json.lock`` beside it, up to ``LOCK_WAIT_S``) and each
+  re-reads the file under the lock and adds its answer to what it finds, so answers given at the same time in
+  several terminals are all kept. A file that does not parse is never overwritten: it is renamed to
+  ``pi-compact-trust.json.unreadable-<time>`` first (its answers can be copied back from there), and the
+  caller is told in one sentence.
 """
 
 from __future__ import annotations
@@ -18,15 +23,24 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from pi_compact.durable import sync_directory
 from pi_compact.paths import PathLike, agent_dir, ensure_private_dir
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: writers do not take turns there
+    fcntl = None  # type: ignore[assignment]
+
 Remembered = Literal["trust", "ignore"]
 STORE_NAME = "pi-compact-trust.json"
+LOCK_WAIT_S = 5.0  # another writer holds the lock only while it rewrites a small file
+_POLL_S = 0.02
 
 
 def store_path() -> Path:
@@ -45,13 +59,26 @@ def fingerprint(claims: Iterable[str]) -> str:
     return "v2:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
+class _Unreadable(ValueError):
+    """The file exists but is not a trust file (cut short, edited by hand, another program's)."""
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise _Unreadable(f"it is not valid JSON ({exc})") from None
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
+        raise _Unreadable('it has no "projects" object')
+    return projects
+
+
 def _read() -> dict[str, Any]:
     try:
-        data = json.loads(store_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        return _parse(store_path().read_bytes())
+    except (OSError, ValueError):
         return {}
-    projects = data.get("projects") if isinstance(data, dict) else None
-    return projects if isinstance(projects, dict) else {}
 
 
 def remembered(cwd: PathLike, claims: Iterable[str]) -> Remembered | None:
@@ -67,13 +94,54 @@ def remembered(cwd: PathLike, claims: Iterable[str]) -> Remembered | None:
     return None
 
 
-def remember(cwd: PathLike, answer: Remembered, claims: Iterable[str]) -> None:
-    """Keep ``answer`` for ``cwd`` (0600 file); an error is raised as ``OSError`` for the caller to report."""
-    projects = _read()
-    projects[project_key(cwd)] = {"answer": answer, "claims": fingerprint(claims)}
+def remember(cwd: PathLike, answer: Remembered, claims: Iterable[str]) -> str | None:
+    """Keep ``answer`` for ``cwd`` beside every answer already kept (0600 file). Returns a sentence to show
+    when an unreadable file was set aside to do so, else None; a failure is raised as ``OSError``."""
     path = store_path()
     ensure_private_dir(path.parent)
-    text = json.dumps({"version": 2, "projects": projects}, indent=2, ensure_ascii=True) + "\n"
+    with _turn(path):
+        try:
+            raw: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            raw = None
+        note = None
+        try:
+            projects = _parse(raw) if raw is not None and raw.strip() else {}
+        except _Unreadable as exc:
+            kept = path.with_name(f"{STORE_NAME}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+            os.replace(path, kept)
+            projects = {}
+            note = (f"{path} could not be read ({exc}), so it was kept as {kept} and a new one started: "
+                    "directories answered in it will be asked again.")
+        projects[project_key(cwd)] = {"answer": answer, "claims": fingerprint(claims)}
+        _write(path, json.dumps({"version": 2, "projects": projects}, indent=2, ensure_ascii=True) + "\n")
+    return note
+
+
+@contextmanager
+def _turn(path: Path) -> Iterator[None]:
+    """Hold the writers' lock (a sidecar file, kept) while the caller reads, merges and writes."""
+    if fcntl is None:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(path.with_name(STORE_NAME + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"another pi-compact held {path} for more than {LOCK_WAIT_S:g} s") from None
+                time.sleep(_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (a temporary file renamed over it), 0600, synced."""
     fd, temporary = tempfile.mkstemp(prefix=".trust-", dir=path.parent)  # mkstemp creates it 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

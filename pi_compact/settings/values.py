@@ -32,6 +32,10 @@ class CompactionSettings:
     # ``compaction.reusePrefix``: ask for the summary on top of the last chat request's prefix, which the
     # provider has cached ("auto": where the provider caches prompts, "always", "never").
     reuse_prefix: str = "auto"
+    # ``compaction.engine``: who writes the summary: "local" (pi-compact's own request), "provider" (the
+    # provider's own compaction where the model has it, ours elsewhere) or "auto" (the provider's where it
+    # is expected to cost no more than ours). Not yet acted on: ``agent.compaction`` reads it (issue 45).
+    engine: str = "auto"
     pin_budget: int | None = None
     model: str | None = None
     background: bool = False

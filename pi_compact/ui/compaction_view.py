@@ -24,13 +24,15 @@ CANCEL_HINT = "Esc or Ctrl-C to cancel"
 
 
 def spinner_text(
-    reason: CompactionReason, context_percent: float | None, elapsed_s: float, retry: str | None = None
+    reason: CompactionReason, context_percent: float | None, elapsed_s: float | None, retry: str | None = None
 ) -> str:
-    """The live status line while a compaction runs; ``retry`` is a ``retry_label`` while one is pending."""
+    """The live status line while a compaction runs; ``retry`` is a ``retry_label`` while one is pending.
+    ``elapsed_s`` None: no seconds (the toolbar below shows the one clock)."""
     label = words(reason).label(context_percent)
     if retry:
         label = f"{label} {retry}"
-    return f"{label} {elapsed_s:.0f}s ({CANCEL_HINT})"
+    seconds = "" if elapsed_s is None else f" {elapsed_s:.0f}s"
+    return f"{label}{seconds} ({CANCEL_HINT})"
 
 
 # What a retried failure is called on a status line, by its kind; a kind not listed is "an error".

@@ -70,4 +70,13 @@ def breakdown(session: AgentSession, total: int | None = None) -> Breakdown:
     return replace(parts, fixed_tokens=fixed, summary_tokens=summary, kept_tokens=kept_tokens, new_tokens=new_tokens)
 
 
-__all__ = ["Breakdown", "apportion", "breakdown"]
+WINDOW_UNKNOWN = "unknown: start with --context-window N, or set the model's contextWindow in the settings"
+
+
+def why_no_window(model: object) -> str:
+    """Why ``/context`` has no window to show: the model still loads, or it failed (an unknown window)."""
+    failure = str(getattr(model, "failure", None) or "")
+    return WINDOW_UNKNOWN if "context window" in failure else "model not usable" if failure else "model loading"
+
+
+__all__ = ["WINDOW_UNKNOWN", "Breakdown", "apportion", "breakdown", "why_no_window"]

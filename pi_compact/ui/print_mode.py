@@ -1,7 +1,9 @@
 """``-p PROMPT``: one prompt with tools and compaction, the answer (or every event as JSON) on stdout.
 
 ``PrintMode.emit`` is the event sink a session is built with; ``run`` then drives that built session
-and returns the exit code. Notices, warnings and failures go to stderr in both output modes.
+and returns the exit code. Notices, warnings and failures go to stderr in both output modes, without escape
+sequences or control characters (as the REPL shows them: a server's words cannot set the clipboard or clear
+the screen); so does the answer when stdout is a terminal (piped, it is written exactly as the model wrote it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pi_compact.agent.events import AgentEnd, CompactionEnd, Notice, SessionEven
 from pi_compact.cancel import CancelToken
 from pi_compact.jstext import dumps_json
 from pi_compact.settings import Settings
+from pi_compact.shown_text import clean
 from pi_compact.signals import cancel_on_sigint
 
 # Model replies a printed prompt may take when neither --max-turns nor maxTurns is set: a long task fits,
@@ -36,16 +39,25 @@ def final_text(message: dict[str, Any] | None) -> str:
     )
 
 
+def _say(text: str, prefix: str = "pi-compact") -> None:
+    sys.stderr.write(f"{prefix}: {clean(text)}\n")
+
+
+def _answer(message: dict[str, Any]) -> None:
+    text = final_text(message)
+    sys.stdout.write((clean(text) if sys.stdout.isatty() else text) + "\n")
+
+
 def warn_against_window(session: AgentSession, sources: Mapping[str, str] | None) -> None:
     """Resolve the model now and say, before any work, which compaction settings cannot fit its window
     (and what every request carries), as the session fits them."""
     for warning in session.window_plan(sources).warnings:
-        sys.stderr.write(f"warning: {warning}\n")
+        _say(warning, "warning")
 
 
 def refuse_unasked(tool_name: str, args: Mapping[str, Any], cancel: CancelToken | None) -> Decision:
     """Print mode's answer to an approval question: no (nobody can be asked); said on stderr."""
-    sys.stderr.write(f"pi-compact: declined the {tool_name} call: the approval mode asks first, and -p cannot ask.\n")
+    _say(f"declined the {tool_name} call: the approval mode asks first, and -p cannot ask.")
     return "no"
 
 
@@ -79,11 +91,11 @@ class PrintMode:
             sys.stdout.write(dumps_json(event_to_json(event)) + "\n")
             sys.stdout.flush()
         elif isinstance(event, Notice):
-            sys.stderr.write(f"pi-compact: {event.text}\n")
+            _say(event.text)
         elif isinstance(event, CompactionEnd) and event.error_message:
-            sys.stderr.write(f"pi-compact: {event.error_message}\n")
+            _say(event.error_message)
         elif isinstance(event, CompactionEnd) and fallback_text(event.reason, event.result):
-            sys.stderr.write(f"pi-compact: {fallback_text(event.reason, event.result)}\n")
+            _say(str(fallback_text(event.reason, event.result)))
         if isinstance(event, AgentEnd) and event.error_message:
             self.failures.append(event.error_message)
         if isinstance(event, CompactionEnd) and event.aborted:
@@ -102,9 +114,10 @@ class PrintMode:
 
             session.approval = ApprovalGate(approve, refuse_unasked)
         warn_against_window(session, sources)
+        session.watch_edits = False  # nobody to answer the question: the turn cap (PRINT_MAX_TURNS) bounds it
         token = CancelToken()
         for warning in session.store.warnings:  # stderr in both modes: stdout is the answer or JSON events
-            sys.stderr.write(f"warning: {warning}\n")
+            _say(warning, "warning")
         try:
             with cancel_on_sigint(token):
                 final = session.prompt(prompt, token)
@@ -115,18 +128,18 @@ class PrintMode:
         if token.cancelled and (final or {}).get("stopReason") != "aborted":
             # Ctrl-C after the reply came (during a tool or a compaction): the run did not finish.
             if final is not None and final.get("stopReason") == "stop" and not self.as_json:
-                sys.stdout.write(final_text(final) + "\n")  # complete, and saved in the session file
-            sys.stderr.write(f"pi-compact: {cancelled_text(self.aborted[-1] if self.aborted else None)}\n")
+                _answer(final)  # complete, and saved in the session file
+            _say(cancelled_text(self.aborted[-1] if self.aborted else None))
             return 130
         if session.loop_stop is not None:  # the loop limits stopped it: the task may be half done
             if self.as_json:  # text mode said it already, as the notice on stderr
-                sys.stderr.write(f"pi-compact: {session.loop_stop.text}\n")
+                _say(session.loop_stop.text)
             return 1
         if final is None or final.get("stopReason") in ("error", "aborted"):
             reason = (final or {}).get("errorMessage") or (self.failures[0] if self.failures else
                                                            "the model gave no answer")
-            sys.stderr.write(f"pi-compact: {reason}\n")
+            _say(str(reason))
             return 130 if final is not None and final.get("stopReason") == "aborted" else 1
         if not self.as_json:
-            sys.stdout.write(final_text(final) + "\n")
+            _answer(final)
         return 0

@@ -179,7 +179,12 @@ class TerminalRenderer:
         seconds since it appeared (e.g. while the model loads)."""
         self._view_since = self._clock()
         text = label if callable(label) else lambda: label
-        self._show(_Ticker(lambda: f"{text()} {self._clock() - self._view_since:.0f}s ({CANCEL_KEYS})"))
+        self._show(_Ticker(lambda: f"{text()}{self._seconds(self._view_since)} ({CANCEL_KEYS})"))
+
+    def _seconds(self, since: float) -> str:
+        """The seconds a spinner shows since ``since``; none while the toolbar (``set_footer``) shows the
+        piece of work's clock: two clocks started at different moments read as one clock disagreeing."""
+        return "" if self._footer is not None else f" {self._clock() - since:.0f}s"
 
     def print(self, renderable: RenderableType) -> None:
         if isinstance(renderable, Text) and renderable.no_wrap:  # one line (a tool call): rich would wrap it
@@ -288,9 +293,10 @@ class TerminalRenderer:
         self._compaction = event
         self._compaction_since = self._clock()
         self._compaction_retry = None
-        self._show(_Ticker(lambda: spinner_text(event.reason, event.context_percent,
-                                                self._clock() - self._compaction_since,
-                                                self._compaction_retry or self.model_progress())))
+        self._show(_Ticker(lambda: spinner_text(
+            event.reason, event.context_percent,
+            None if self._footer is not None else self._clock() - self._compaction_since,
+            self._compaction_retry or self.model_progress())))
 
     def _on_compaction_end(self, event: CompactionEnd) -> None:
         self.close()

@@ -1,4 +1,5 @@
-"""Tool text made safe for the terminal: control sequences stripped, the key argument of a call.
+"""Tool text made safe for the terminal: control sequences stripped (``shown_text.clean``), the key argument of
+a call.
 
 Pure helpers shared by the renderer and ``ui.tool_view`` (kept apart so neither imports the other's
 module for them).
@@ -6,23 +7,12 @@ module for them).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from pi_compact.jstext import valid_text
+from pi_compact.shown_text import clean
 
 KEY_ARGUMENTS = ("path", "file_path", "command", "pattern", "query", "url")
-# Escape sequences, C0 and C1 controls (C1 ``\x9b`` is a CSI on some terminals), and the bidirectional
-# overrides and isolates that can make a shown command or path read differently from what runs.
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-                      "|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def clean(text: str) -> str:
-    """Text safe to put on a terminal: escape sequences, control and bidi characters removed (tabs and
-    newlines kept)."""
-    return valid_text(_CONTROL.sub("", text.replace("\r\n", "\n")))  # a lone surrogate cannot be printed
 
 
 def key_argument(args: Mapping[str, Any]) -> str:

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 COMMAND_NAMES = NAMES  # completion works before the session (and ui.commands) has loaded
 KEYS_LINE = "/help · Enter send · Alt-Enter or Ctrl-J new line · Esc or Ctrl-C cancel · Ctrl-D quit"
 MODEL_UNUSABLE = "Nothing was sent: the model cannot be used (see above); pick another with /model NAME."
+WINDOW_UNKNOWN = ("Nothing was sent: no context window is known for this model (see above); start again with "
+                  "--context-window N, or set its contextWindow in the settings.")
 
 
 def _plain(text: str, style: str = "") -> None:
@@ -211,7 +213,8 @@ class Repl:
                 state.say(f"Internal error ({type(exc).__name__}): {exc}", "red")
             else:
                 repeated = isinstance(exc, ConfigError) and not self._first_model_error(str(exc))
-                state.say(MODEL_UNUSABLE if repeated else str(exc), "red")
+                unusable = WINDOW_UNKNOWN if "context window" in str(exc) else MODEL_UNUSABLE
+                state.say(unusable if repeated else str(exc), "red")
         state.print_status()
 
     def _expand(self) -> None:

@@ -37,7 +37,7 @@ from pi_compact.session.store import SessionStore
 from pi_compact.settings.files import DEFAULT_SOURCE, LoadedSettings, describe, read_settings_file
 from pi_compact.settings.freshness import changed_since
 from pi_compact.settings.report import settings_items
-from pi_compact.ui.context_parts import breakdown
+from pi_compact.ui.context_parts import breakdown, why_no_window
 from pi_compact.ui.tree_view import history_rows
 from pi_compact.usage import session_totals, usage_count, usage_tokens
 
@@ -183,7 +183,8 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     table.add_column()
     source = "provider usage + estimate" if info.from_usage else "estimate"
     if info.window is None:
-        table.add_row("Context", Text(f"{info.tokens:,} tokens ({source}) / {UNKNOWN} window (model loading)"))
+        table.add_row("Context", Text(f"{info.tokens:,} tokens ({source}) / {UNKNOWN} window "
+                                      f"({why_no_window(session.model)})"))
     else:
         assert info.percent is not None
         size = Text(f"{info.tokens:,} tokens ({source}) / {info.window:,} window ")

@@ -1,10 +1,11 @@
 """The recent conversation, shown when an existing session is opened (``-c``, ``--session``).
 
-Contract: ``recent_transcript(messages, turns)`` renders the last ``turns`` user turns of the live
-context as they looked when they happened (your message on a ``pi>`` line, the answer as markdown, one
+Contract: ``recent_transcript(messages, turns)`` renders the last ``turns`` user turns of the branch
+(``branch_messages`` reads them back from the file, past a compaction, which shows as one line where
+it happened) as they looked when they happened (your message on a ``pi>`` line, the answer as markdown, one
 line per tool call with its collapsed result, identical calls in a row as one line with their count, the
 calls the loop guard did not run as one line, ``!`` commands); everything earlier is one dim line
-saying how many messages it holds. The compaction summary message is not shown here: the banner's
+saying how many messages it holds. The compaction summary itself is not shown here: the banner's
 "compacted N times — /summary to read" line stands for it.
 """
 
@@ -23,6 +24,7 @@ from pi_compact.ui.renderer_text import clean
 from pi_compact.ui.tool_view import call_line, hanging, result_view
 
 if TYPE_CHECKING:
+    from pi_compact.session.store import SessionStore
     from pi_compact.ui.state import ReplState
 
 TURNS = 3
@@ -81,16 +83,23 @@ def render_message(message: Mapping[str, Any], calls: dict[str, tuple[str, Mappi
         line.append(clean(str(message.get("command", ""))), style="bold")
         output = {"content": [{"type": "text", "text": str(message.get("output") or "")}]}
         return [line, hanging(result_view("bash", {}, output, message.get("exitCode") not in (None, 0)).shown)]
+    if role == COMPACTED:
+        return [Text(f"⟳ compacted here (~{int(message.get('tokensBefore') or 0):,} tokens summarized)",
+                     style="dim")]
     return []  # summaries and custom messages: the banner's lines stand for them
 
 
-def recent_transcript(messages: Sequence[Mapping[str, Any]], turns: int = TURNS) -> list[RenderableType]:
-    """The last ``turns`` user turns as renderables, after one line for everything earlier."""
+def recent_transcript(messages: Sequence[Mapping[str, Any]], turns: int = TURNS, *,
+                      older: bool = False) -> list[RenderableType]:
+    """The last ``turns`` user turns as renderables, after one line for everything earlier (``older``:
+    ``messages`` are only the newest part of a longer branch, whose earlier size is not counted)."""
     starts = [i for i, m in enumerate(messages) if m.get("role") in ("user", "bashExecution")]
     first = starts[-turns] if len(starts) >= turns else (starts[0] if starts else len(messages))
     earlier = [m for m in messages[:first] if m.get("role") in ("user", "assistant", "toolResult", "bashExecution")]
     out: list[RenderableType] = []
-    if earlier:
+    if older:
+        out.append(Text("… earlier messages not shown (/context for the totals)", style="dim italic"))
+    elif earlier:
         out.append(Text(f"… {len(earlier)} earlier message{'' if len(earlier) == 1 else 's'} not shown "
                         "(/context for the totals)", style="dim italic"))
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
@@ -107,7 +116,36 @@ def recent_transcript(messages: Sequence[Mapping[str, Any]], turns: int = TURNS)
     return out
 
 
-__all__ = ["TURNS", "recent_transcript", "render_message"]
+COMPACTED = "compacted"  # a compaction entry as the transcript shows it: one line where it happened
+FIRST_READ = 64  # entries read back from the leaf at first (four times more while the turns are not all there)
+
+
+def branch_messages(store: SessionStore, turns: int = TURNS) -> tuple[list[Mapping[str, Any]], bool]:
+    """The messages of the branch's last ``turns`` user turns (a compaction among them as one ``COMPACTED``
+    line), read back from the file past any compaction, root first; and whether older ones were left unread.
+    A compaction summarizes the context, not the conversation: the turns before it are still the user's."""
+    count = FIRST_READ
+    while True:
+        entries, older = store.path_back(count)
+        messages: list[Mapping[str, Any]] = []
+        for entry in entries:
+            if entry.get("type") == "compaction":
+                messages.append({"role": COMPACTED, "tokensBefore": entry.get("tokensBefore")})
+            elif entry.get("type") == "message" and isinstance(entry.get("message"), Mapping):
+                messages.append(entry["message"])
+        if not older or sum(1 for m in messages if m.get("role") in ("user", "bashExecution")) >= turns:
+            return messages, older
+        count *= 4
+
+
+def show_recent(state: ReplState) -> None:
+    """Print the branch's last turns, as opening a session does."""
+    messages, older = branch_messages(state.session.store)
+    for part in recent_transcript(messages, older=older):
+        state.console.print(part)
+
+
+__all__ = ["COMPACTED", "TURNS", "branch_messages", "recent_transcript", "render_message", "show_recent"]
 
 
 def show_opening(state: ReplState) -> None:
@@ -125,5 +163,5 @@ def show_opening(state: ReplState) -> None:
     banner = compaction_banner(session)
     if banner is not None:
         say(banner, "cyan")
-    for part in recent_transcript(session.messages) if session.messages else ():
-        state.console.print(part)
+    if session.messages:
+        show_recent(state)

@@ -160,15 +160,18 @@ def test_summary_made_while_the_user_reads_is_committed_before_the_next_request(
     assert end.reason == "threshold" and end.result is not None and end.result["details"]["background"] is True
 
 
-def test_forty_turns_commit_the_entries_a_foreground_compaction_writes_at_the_same_point(tmp_path: Path) -> None:
+def test_thirty_nine_turns_commit_the_entries_a_foreground_compaction_writes_at_the_same_point(tmp_path: Path) -> None:
+    # Thirty-nine turns: the summaries keep the user's (150-token) questions word for word (issue 41), so the
+    # compactions come every 19 entries, and the foreground's fourth falls after the 40th turn, where the
+    # background one is only made (it is written at the next turn).
     ahead = open_run(tmp_path, name="ahead.jsonl")
-    ahead.turns(1, 40)
+    ahead.turns(1, 39)
     # The same session in the foreground, its threshold where the background one's soft threshold is.
     soft = (INFO.context_window - FOREGROUND_ONLY.reserve_tokens) * 92 // 100
     foreground = open_run(tmp_path, Settings(compaction=replace(
         FOREGROUND_ONLY, reserve_tokens=INFO.context_window - soft)), name="foreground.jsonl")
     foreground.model.reading.set()
-    foreground.turns(1, 40)
+    foreground.turns(1, 39)
     assert len(ahead.compactions()) == 3
     assert comparable(ahead) == comparable(foreground)
     assert all(e["details"]["background"] is True for e in ahead.compactions())

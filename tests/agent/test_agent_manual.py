@@ -12,8 +12,8 @@ from agent_harness import (
     Harness,
     assert_compactions_paired,
     make_harness,
+    outside_summary,
     padded,
-    request_text,
     summary_in,
     summary_reply,
 )
@@ -21,6 +21,8 @@ from scripted_server import Reply, ScriptedServer
 
 from pi_compact.agent.events import CompactionEnd, event_to_json
 from pi_compact.cancel import CancelToken
+from pi_compact.compaction.kept import without_blocks
+from pi_compact.compaction.kept.blocks import block_lines
 
 FOCUS = "keep every decision about the database schema"
 
@@ -39,8 +41,10 @@ def test_manual_compaction_sends_the_instructions_to_the_summarizer(
     _history(h)
     scripted_server.enqueue(summary_reply())
     result = h.session.compact(FOCUS)
-    # The model's summary, plus the ticket-like markers the user typed that it left out (``user_ids``).
-    assert result is not None and result.summary == SUMMARY + "\n- Ids named by the user: QUESTION-0, QUESTION-1"
+    # The model's summary, then the user's typed messages word for word, newest first (issue 41): here the
+    # newest only, as the block may take at most a third of the ~400 tokens the compaction replaces.
+    assert result is not None and without_blocks(result.summary) == SUMMARY
+    assert block_lines(result.summary, "user-messages") == [f'"{padded("QUESTION-1")}"']
     summarizer = h.summarizer_requests()
     assert len(summarizer) == 1
     assert summarizer[0]["messages"][1]["content"][0]["text"].endswith(f"\n\nAdditional focus: {FOCUS}")
@@ -58,8 +62,9 @@ def test_manual_compaction_rebuilds_the_context_at_once(scripted_server: Scripte
     h.session.prompt("NEXT-QUESTION")
     request = h.agent_requests()[-1]
     assert summary_in(request)
-    # The summarized question is gone (only its marker stays, as an id the summary lists); the kept one is there.
-    assert padded("QUESTION-0") not in request_text(request) and padded("QUESTION-2") in request_text(request)
+    # The summarized question is no message any more (the summary quotes it in <user-messages>, issue 41);
+    # the kept one is there.
+    assert padded("QUESTION-0") not in outside_summary(request) and padded("QUESTION-2") in outside_summary(request)
 
 
 def test_cancelling_manual_compaction_leaves_the_file_byte_identical(

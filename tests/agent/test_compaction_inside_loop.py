@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from agent_harness import SETTINGS, _system_of, make_harness, padded, request_text, summary_in, summary_reply
+from agent_harness import (
+    SETTINGS,
+    _system_of,
+    make_harness,
+    outside_summary,
+    padded,
+    request_text,
+    summary_in,
+    summary_reply,
+)
 from scripted_server import Reply, ScriptedServer, ToolCallReply
 
 from pi_compact.agent.events import CompactionEnd, Notice
@@ -59,7 +68,7 @@ def test_the_older_turns_are_compacted_inside_the_loop_and_the_loop_answers(
     # The request after the first big result already carries the summary instead of the older turns.
     second = loop_requests[1]
     assert summary_in(second)
-    assert "ONE-QUESTION" not in request_text(second) and "TWO-ANSWER" not in request_text(second)
+    assert "ONE-QUESTION" not in outside_summary(second) and "TWO-ANSWER" not in request_text(second)
     assert "notes: a long line" in request_text(second)
     written = [e for e in h.events if isinstance(e, CompactionEnd) and e.result is not None]
     assert written and written[0].reason == "threshold"

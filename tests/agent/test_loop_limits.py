@@ -156,3 +156,17 @@ def test_after_a_guard_stop_the_next_request_tells_the_model_the_call_was_stoppe
         "Not run: the loop guard stopped this turn before this call because `grep refill_rate` was called 16 times "
         "in a row with the same arguments. Running it again gives the same result: do not repeat it. Use what the "
         "earlier results say, try something different, or tell the user what blocks you.")
+
+
+def test_a_recall_made_a_third_time_in_a_turn_between_other_calls_is_stopped(tmp_path: Path) -> None:
+    # Issue 44, item 7: after its fix the embedded model recalled test_calc.py four times, between other
+    # calls, so no run of identical calls formed and the loop went on.
+    recall = ScriptedReply(tool_calls=(ScriptedCall("recall", {"query": "test_calc.py"}),))
+    replies = []
+    for n in range(4):
+        replies += [recall, ScriptedReply(tool_calls=(ScriptedCall("bash", {"command": f"echo {n}"}),))]
+    h = make_model_harness(tmp_path, *replies, "Done.")
+    h.session.prompt("Fix calc.py.")
+    assert len(h.agent_requests()) == 5  # recall, echo, recall, echo, and the third recall refused
+    [notice] = [e for e in h.events if isinstance(e, Notice)]
+    assert notice.text.startswith("Stopped: the model called `recall test_calc.py` 3 times in this turn")

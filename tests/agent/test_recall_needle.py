@@ -45,9 +45,9 @@ def test_thirty_planted_facts_come_back_verbatim_after_three_compactions(
     info = ModelInfo("openai/scripted", "openai", WINDOW, None)
     h = make_harness(scripted_server, tmp_path, settings=SETTINGS, store=store, info=info,
                      extra_tools=[RecallTool.for_settings(store, SETTINGS.compaction)])
-    for n in range(30):
-        scripted_server.enqueue(Reply(text=f"Noted fact {n}.", prompt_tokens=1_000))
-        h.session.prompt(fact(n))
+    for n in range(30):  # the facts are the assistant's: what the user typed stays in the summary (issue 41)
+        scripted_server.enqueue(Reply(text=fact(n), prompt_tokens=1_000))
+        h.session.prompt(f"What is fact {n}?")
     for round_ in range(3):  # each turn crosses the threshold and is followed by an automatic compaction
         scripted_server.enqueue(Reply(text=padded(f"WORK-{round_}"), prompt_tokens=OVER), summary_reply())
         h.session.prompt(padded(f"Next task {round_}"))

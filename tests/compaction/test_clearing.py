@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from builders import TIMESTAMP_MS, assistant, chain, sized, tool_call, tool_result, usage, user
+
 from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.clearing import (
     Cleared,
@@ -19,7 +21,6 @@ from pi_compact.compaction.clearing import (
 )
 from pi_compact.compaction.tokens import estimate_tokens_chars4
 from pi_compact.settings import CompactionSettings
-from tests.builders import TIMESTAMP_MS, assistant, chain, sized, tool_call, tool_result, usage, user
 
 RULES = ClearRules(keep_recent_tokens=2000, min_clear_tokens=1000)
 

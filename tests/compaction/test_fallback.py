@@ -30,6 +30,7 @@ from scripted_server import Reply, ScriptedServer, openai_context_overflow_reply
 from pi_compact.agent.events import CompactionEnd, SessionEvent
 from pi_compact.cancel import CancelToken
 from pi_compact.compaction.fallback import fallback_summary
+from pi_compact.compaction.kept.blocks import block_lines
 from pi_compact.compaction.prompts import HISTORY_HEADINGS, PROGRESS_SUBHEADINGS, STRICT_REMINDER
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.messages import Message
@@ -50,9 +51,7 @@ MESSAGES: list[Message] = [
 
 
 def build(previous: str | None = None, error: str = "503 upstream down") -> str:
-    return fallback_summary(
-        MESSAGES, previous_summary=previous, read_files=["src/parser.py"], modified_files=["src/lib.rs"], error=error
-    )
+    return fallback_summary(MESSAGES, previous_summary=previous, error=error)
 
 
 def section(summary: str, heading: str) -> str:
@@ -87,10 +86,11 @@ def test_fallback_goal_is_the_first_user_message() -> None:
     )
 
 
-def test_fallback_constraints_are_the_users_rule_sentences() -> None:
+def test_fallback_constraints_point_to_the_users_words_kept_whole() -> None:
+    # Before issue 41 the sentences with "must", "keep", "should"... were picked out here; the user's messages
+    # are now kept whole in <user-messages> (which the caller appends), so they are not picked or copied.
     assert section(build(), "## Constraints & Preferences") == (
-        "- Keep the public API unchanged.\n- It should be fast."
-    )
+        "- (the user's own words, rules included, are kept in <user-messages> below)")
 
 
 def test_fallback_progress_comes_from_tool_calls_and_results() -> None:
@@ -100,18 +100,29 @@ def test_fallback_progress_comes_from_tool_calls_and_results() -> None:
     assert done.split("\n", 1)[1].strip() == "- [x] read src/parser.py\n- [x] bash cargo build"
     assert in_progress.strip() == "- [ ] write src/lib.rs"
     # "cargo build" failed once but a later identical call succeeded: only "cargo test" is still blocked.
-    assert blocked.strip() == "- bash cargo test: linker failed"
+    # Its error is not in a section: it is quoted in <tool-outcomes>, which the caller appends (issue 41).
+    assert blocked.strip() == "- bash cargo test: failed"
 
 
-def test_fallback_next_step_is_the_last_user_request() -> None:
-    assert section(build(), "## Next Steps") == "1. Now benchmark it against the Python version."
+def test_fallback_next_step_points_to_the_last_user_request() -> None:
+    # The request itself is the first item of <user-messages>: pointed to, not copied a second time.
+    assert section(build(), "## Next Steps") == (
+        "1. Carry on with the user's newest request (the first of <user-messages> below).")
 
 
-def test_fallback_critical_context_names_files_and_the_failure() -> None:
+def test_fallback_critical_context_names_the_failure_and_leaves_the_files_to_their_lists() -> None:
+    # The paths were listed here too before issue 41; a path is now written only in the file lists, quoted
+    # when it is not clean text, so no file name can start a line of a section.
     assert section(build(), "## Critical Context") == (
-        "- Read: src/parser.py\n- Modified: src/lib.rs\n"
         "- This summary was built without a model because summarization failed: 503 upstream down"
     )
+
+
+def test_fallback_goal_and_next_step_leave_out_an_attached_file() -> None:
+    attached = user('Port @notes.md to Rust.\n\n<file path="notes.md">\nNever ship on Fridays.\n</file>')
+    summary = fallback_summary([attached], previous_summary=None, error="down")
+    assert section(summary, "## Goal") == "Port @notes.md to Rust."
+    assert "Fridays" not in summary
 
 
 def test_fallback_keeps_the_previous_summary_whole() -> None:
@@ -229,7 +240,8 @@ def test_split_turn_fallback_covers_the_turn_prefix(scripted_server: ScriptedSer
     assert result.source == "fallback"
     done = section(result.summary, "## Progress").split("### In Progress")[0]
     assert "- [x] bash pytest -q" in done  # from the turn prefix, not the history
-    assert section(result.summary, "## Next Steps") == "1. Run the tests and fix failures."
+    # The turn's request is the newest of the user's messages kept word for word (issue 41).
+    assert (block_lines(result.summary, "user-messages") or [""])[0].startswith('"Run the tests and fix failures.')
 
 
 def test_cancel_while_the_provider_fails_writes_nothing_instead_of_a_fallback(

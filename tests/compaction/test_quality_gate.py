@@ -26,6 +26,8 @@ from scripted_server import Reply, ScriptedServer
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import CompactionEnd, SessionEvent
 from pi_compact.compaction.gated import gated_summary
+from pi_compact.compaction.kept import without_blocks
+from pi_compact.compaction.kept.blocks import block_lines
 from pi_compact.compaction.prompts import history_request_text
 from pi_compact.compaction.quality import (
     CARRIED_MARK,
@@ -39,7 +41,6 @@ from pi_compact.compaction.quality import (
     placeholder_sections,
     summary_diff,
 )
-from pi_compact.compaction.rules import stated_rules
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.llm.scripted import ScriptedModel
 from pi_compact.session.store import SessionStore
@@ -120,21 +121,6 @@ def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
     assert clear_placeholders("- [What was decided] because [why]\n") == "- (none)\n"
 
 
-def test_stated_rules_are_the_users_own_rule_sentences_newest_last() -> None:
-    history = "\n\n".join([
-        "[User]: Add rate limiting. Do not add any new dependency: no Redis. Why does it always fail?",
-        "[Assistant]: You must never do that, says the assistant.",
-        "[Tool result]: error: the value must be positive",
-        "[User]: The user ran the shell command `pytest`.\nOutput:\n```\nyou must install it\n```",
-        "[User]: Refunds must stay unlimited.\n\nAlso, make sure limited requests are logged.",
-        "[User]: Always use tabs; short",
-    ])
-    assert stated_rules(history) == ["Refunds must stay unlimited.", "Also, make sure limited requests are logged.",
-                                     "Always use tabs;"]
-    assert stated_rules(history, limit=5)[0] == "Do not add any new dependency: no Redis."
-    assert stated_rules("[User]: Please fix the parser.\n\n[Assistant]: Done, it must work now.") == []
-
-
 # ---- the pipeline (in-process model) -------------------------------------------------------------
 
 
@@ -195,7 +181,7 @@ def test_a_second_compaction_keeps_a_previous_constraint_its_answer_lacks_withou
     model, _, store = _compact(_session(tmp_path), DROPS_CONSTRAINT, KEEPS_ALL)
     assert len(model.history) == 1
     entry = _latest_compaction(store)
-    assert "- Never change the public API" in str(entry["summary"])
+    assert "- Never change the public API" in without_blocks(str(entry["summary"]))
     assert entry["details"]["qualityGate"] == [{"action": "mergedWithPrevious"}]  # type: ignore[index]
 
 
@@ -219,17 +205,18 @@ def _rule_session(tmp_path: Path) -> Path:
 NO_CONSTRAINTS = summary_with([], ["**Hand-written lexer**: speed"])
 
 
-def test_no_constraints_when_the_user_stated_a_rule_gets_it_added_word_for_word_without_a_retry(
+def test_no_constraints_when_the_user_stated_a_rule_keeps_the_rule_in_the_users_words_without_a_retry(
     tmp_path: Path,
 ) -> None:
+    # Before issue 41 a rule-shaped sentence was picked out and written under Constraints; now the code
+    # writes nothing into the model's sections: the user's message, rule and all, is kept after them.
     model, _, store = _compact(_rule_session(tmp_path), NO_CONSTRAINTS)
-    assert len(model.history) == 1  # a line of text repairs it: no second request
+    assert len(model.history) == 1  # no second request
     entry = _latest_compaction(store)
-    assert entry["summary"] == NO_CONSTRAINTS.replace(
-        "## Constraints & Preferences\n- (none)", "## Constraints & Preferences\n- Never touch the generated tables.")
-    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
-        {"action": "rulesAdded", "rules": ["Never touch the generated tables."]}
-    ]
+    assert without_blocks(str(entry["summary"])) == NO_CONSTRAINTS
+    (message,) = block_lines(str(entry["summary"]), "user-messages") or []
+    assert message.startswith('"Port the lexer. Never touch the generated tables. ')
+    assert "qualityGate" not in entry["details"]  # type: ignore[operator]
 
 
 def test_a_rule_the_summary_lists_in_its_own_words_is_not_added_again(tmp_path: Path) -> None:
@@ -237,7 +224,8 @@ def test_a_rule_the_summary_lists_in_its_own_words_is_not_added_again(tmp_path: 
     model, _, store = _compact(_rule_session(tmp_path), kept)
     assert len(model.history) == 1
     entry = _latest_compaction(store)
-    assert entry["summary"] == kept and "qualityGate" not in entry["details"]  # type: ignore[operator]
+    assert without_blocks(str(entry["summary"])) == kept
+    assert "qualityGate" not in entry["details"]  # type: ignore[operator]
 
 
 def test_constraint_dropped_twice_is_merged_back_and_recorded() -> None:
@@ -259,9 +247,12 @@ def test_a_section_left_as_placeholders_twice_is_built_from_the_history_and_the_
         {"action": "filledWithoutModel", "sections": ["## Next Steps"]},
         {"action": "retried", "passed": True},
     ]
-    # The model's sections stay; Next Steps is the last user message of the summarized history.
+    # The model's sections stay; Next Steps points to the last user message of the summarized history, which
+    # is the first of <user-messages> (issue 41: it is kept there word for word, not copied a second time).
     assert "## Goal\nShip v2" in summary and "**Hand-written lexer**: speed" in summary
-    assert "## Next Steps\n1. second " in summary and "[What was agreed" not in summary
+    assert "## Next Steps\n1. Carry on with the user's newest request" in summary
+    assert "[What was agreed" not in summary
+    assert (block_lines(summary, "user-messages") or [""])[0].startswith('"second ')
 
 
 def test_placeholders_twice_and_another_fault_still_fall_back_to_the_model_free_summary(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Files written by shell commands, read from the commands' text (``compaction.shell_writes``)."""
+"""Files written by shell commands, read from the commands' text (``compaction.kept.shell_writes``)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from builders import (
 from fixtures_path import FIXTURES, needs_fixtures, parity_sessions
 
 from pi_compact.compaction.fileops import with_modified
-from pi_compact.compaction.shell_writes import shell_written_files, written_paths
+from pi_compact.compaction.kept.shell_lex import simple_commands
+from pi_compact.compaction.kept.shell_writes import known_to_succeed, shell_written_files, written_paths
 from pi_compact.session.store import SessionStore
 
 # ---- the writing forms -----------------------------------------------------------------------------
@@ -194,6 +195,47 @@ def test_find_delete_and_xargs_are_not_guessed() -> None:
     assert written_paths("find . -name '*.pyc' -delete; grep -l x . | xargs sed -i s/x/y/") == []
 
 
+# ---- only a command known to have run and succeeded writes (issue 41) ---------------------------------
+
+
+@pytest.mark.parametrize(("command", "known"), [
+    ("a && b && c", [True, True, True]),
+    ("a; b && c", [False, True, True]),
+    ("a | b && c", [False, True, True]),
+    ("a && b | c", [True, False, True]),
+    ("a || b && c", [False, False, True]),
+    ("a && b || c", [False, False, False]),
+    ("a & b", [False, True]),
+    ("a\nb\n", [False, True]),
+])
+def test_which_commands_of_a_line_that_exited_with_zero_are_known_to_have_succeeded(
+        command: str, known: list[bool]) -> None:
+    assert known_to_succeed(simple_commands(command)) == known
+
+
+@pytest.mark.parametrize(("command", "written"), [
+    ("false && touch ghost.txt; echo checked", []),
+    ("echo x > a.txt; cat a.txt", []),
+    ("cd src; sed -i s/a/b/ x.py", []),
+    ("cd src && sed -i s/a/b/ x.py && git diff", ["src/x.py"]),
+    ("make gen | tee build.log", ["build.log"]),
+    ("echo x > a.txt | cat", []),
+])
+def test_a_line_that_exited_with_zero_writes_only_by_its_commands_known_to_have_succeeded(
+        command: str, written: list[str]) -> None:
+    assert written_paths(command, succeeded_only=True) == written
+
+
+def test_a_command_whose_result_reports_a_failing_exit_writes_nothing() -> None:
+    messages = [
+        assistant(tool_calls=[tool_call("bash", {"command": "touch a.txt"}, "c1"),
+                              tool_call("bash", {"command": "touch b.txt"}, "c2")]),
+        tool_result("(no output)\n\n[Exit code: 1]", tool_call_id="c1"),
+        tool_result("Command exited with code 2", tool_call_id="c2"),
+    ]
+    assert shell_written_files(messages) == []
+
+
 # ---- from the history -------------------------------------------------------------------------------
 
 
@@ -288,7 +330,7 @@ def test_fixture_commands_of_each_read_only_kind_write_nothing(command: str) -> 
 
 @needs_fixtures
 def test_fixture_compactions_add_only_files_that_a_writing_command_names() -> None:
-    from pi_compact.compaction.kept import file_lists_with_shell_writes
+    from pi_compact.compaction.kept.files import file_lists
     from pi_compact.compaction.plan import prepare_compaction
 
     writers = [c for c in _fixture_bash_commands() if not _read_only(c)]
@@ -298,8 +340,7 @@ def test_fixture_compactions_add_only_files_that_a_writing_command_names() -> No
         plan = prepare_compaction(store.branch(), compaction_settings(keep=2000).compaction)
         if plan is None:
             continue
-        read, modified, gate = file_lists_with_shell_writes(plan)
-        added = gate[0]["files"] if gate else []
+        read, modified, added = file_lists(plan)
         added_total += len(added)
         assert set(plan.modified_files) <= set(modified) and set(read) <= set(plan.read_files)
         assert [f for f in added if not any(f.rsplit("/", 1)[-1] in c for c in writers)] == []

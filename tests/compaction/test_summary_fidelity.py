@@ -16,6 +16,8 @@ from builders import assistant, chain, compaction, compaction_settings, sized, s
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import SessionEvent
 from pi_compact.compaction.gated import gated_summary
+from pi_compact.compaction.kept import without_blocks
+from pi_compact.compaction.kept.blocks import block_lines
 from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.compaction.prompts import (
     HISTORY_HEADINGS,
@@ -26,7 +28,6 @@ from pi_compact.compaction.prompts import (
     history_request_text,
 )
 from pi_compact.compaction.quality import CARRIED_MARK, exact_items, lost_items
-from pi_compact.compaction.rules import stated_rules
 from pi_compact.compaction.summarize import (
     SPLIT_TURN_SEPARATOR,
     VERBATIM_PREFIX_INTRO,
@@ -130,43 +131,15 @@ def test_lost_items_compare_whole_tokens_ignoring_case() -> None:
     assert lost_items(first, "48 ms; refilltokenslocked and NEEDLE-3.") == []
 
 
-def test_plans_and_remarks_are_not_stated_rules() -> None:
-    history = "[User]: Don't start it yet, just note it. Don't do anything for that now. Never push to main."
-    assert stated_rules(history) == ["Never push to main."]
-
-
-def test_a_rule_in_a_235_character_sentence_is_found() -> None:
-    sentence = ("After the long talk about latency and memory in the hot path of the payment gateway last week we "
-                "agreed on the token bucket design, so from here on you must keep every public signature in "
-                "src/limiter/api.py unchanged, with many thanks.")
-    assert len(sentence) == 235
-    assert stated_rules(f"[User]: {sentence}") == [sentence]
-
-
-def test_a_rule_in_an_overlong_sentence_is_quoted_by_its_clause() -> None:
-    sentence = ("We talked for a long while about latency, memory and the hot path of the gateway and what the "
-                "vendor audit will look at next quarter, and in the end we agreed on the bucket design, so you must "
-                "never add a dependency to the limiter, because the audit is strict.")
-    assert stated_rules(f"[User]: {sentence}") == ["so you must never add a dependency to the limiter,"]
-
-
-def test_a_stated_rule_the_summary_lacks_is_added_word_for_word_without_a_retry(tmp_path: Path) -> None:
+def test_a_stated_rule_the_summary_lacks_is_kept_in_the_users_message_without_a_retry(tmp_path: Path) -> None:
+    # Before issue 41 the rule sentence was picked out by its wording and appended under Constraints; the
+    # sections are now the model's alone, and the user's whole message is kept after them.
     model, entry = _compact(_path(tmp_path), summary())
     assert len(model.history) == 1
-    assert entry["summary"] == summary(f"- {RULE}.")
-    assert entry["details"]["qualityGate"] == [{"action": "rulesAdded", "rules": [f"{RULE}."]}]  # type: ignore[index]
-    assert "Don't start the docs yet" not in str(entry["summary"])  # a plan, not a rule
-
-
-def test_quoted_words_pasted_blocks_and_guesses_are_not_rules_and_imperatives_are() -> None:
-    history = "\n\n".join([
-        '[User]: A user wrote this about the README:\n\n> You must never run the setup twice.\n\nThe linter '
-        'says "you must not use print". It must be a bug in the parser. Look at it.',
-        "[User]: Here is the log:\n```\nerror: you must set RK_URL\n```\nKeep every change backwards compatible "
-        "with the v2 config format. From now on, never push to main. Keep going.",
-    ])
-    assert stated_rules(history, limit=5) == ["Keep every change backwards compatible with the v2 config format.",
-                                              "From now on, never push to main."]
+    assert without_blocks(str(entry["summary"])) == summary()
+    (message,) = block_lines(str(entry["summary"]), "user-messages") or []
+    assert message.startswith(f'"Build the limiter. {RULE}. Don\'t start the docs yet, just note it. ')
+    assert "qualityGate" not in entry["details"]  # type: ignore[operator]
 
 
 def _gated(*answers: str) -> tuple[str, list[dict[str, Any]], list[str]]:

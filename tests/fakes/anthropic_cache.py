@@ -9,7 +9,8 @@ its last breakpoint, and pays full price for the rest. As the API: ``input_token
 reads and writes; prefixes under ``min_tokens`` (1,024 for Sonnet) are never cached; an entry lives 5
 minutes (or 1 hour with ``"ttl": "1h"``) after its last use. The thinking settings (on or off, the budget)
 are part of every message block's identity: as the API documents, changing them drops the cached messages
-while the tools and the system prompt stay cached.
+while the tools and the system prompt stay cached. A ``compaction`` block is a block like any other: its
+``content`` is its text, and with ``cache_control`` it is a breakpoint whose prefix is written and read.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def _part_text(part: Mapping[str, Any]) -> str:
         return str(part.get("thinking", ""))
     if kind == "redacted_thinking":
         return str(part.get("data", ""))
+    if kind == "compaction":  # the summary is what the model reads of it
+        return str(part.get("content") or "")
     if kind == "tool_use":
         return str(part.get("name", "")) + canonical_json(part.get("input", {}))
     if kind == "tool_result":
@@ -205,10 +208,20 @@ class Prices:
 
 
 SONNET_4_5 = Prices(input=3.0, output=15.0)
+SONNET_4_6 = Prices(input=3.0, output=15.0)
+OPUS_4_6 = Prices(input=5.0, output=25.0)  # Opus 4.7 too
 
 
 def cost(usage: Mapping[str, Any], prices: Prices = SONNET_4_5) -> float:
-    """Dollars for one answer's Anthropic ``usage`` (creation without a 5m/1h split counts as 5m)."""
+    """Dollars for one answer's Anthropic ``usage`` (creation without a 5m/1h split counts as 5m). An answer
+    that compacted is billed per entry of ``usage.iterations`` (the top-level counts leave the summary out)."""
+    iterations = usage.get("iterations")
+    if isinstance(iterations, list) and iterations:
+        return sum(_cost(iteration, prices) for iteration in iterations)
+    return _cost(usage, prices)
+
+
+def _cost(usage: Mapping[str, Any], prices: Prices) -> float:
     split = usage.get("cache_creation") or {}
     written_1h = int(split.get("ephemeral_1h_input_tokens") or 0)
     written_5m = int(usage.get("cache_creation_input_tokens") or 0) - written_1h

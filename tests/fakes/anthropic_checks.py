@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,11 +64,14 @@ def check_request(
     signer: Signer,
     prompt_tokens: int,
     api_key: str | None = None,
+    features: Callable[[Mapping[str, str], Mapping[str, Any]], ApiError | None] | None = None,
 ) -> ApiError | None:
-    # In the API's order: headers, then the schema, then the conversation; the first failure answers.
+    # In the API's order: headers, then the schema (``features``: the beta fields' rules), then the
+    # conversation; the first failure answers.
     return (
         _headers(headers, api_key)
         or _fields(body, limits)
+        or (features(headers, body) if features is not None else None)
         or _thinking_config(headers, body, limits)
         or _extra_inputs(body["messages"])
         or _tool_ids(body["messages"])

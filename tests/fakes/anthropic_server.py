@@ -4,7 +4,12 @@ and ``POST /v1/messages/count_tokens``.
 Every request is validated as the real API validates it (``anthropic_checks``) and recorded; a rejected
 request gets the API's error body and does not use up a scripted reply. An accepted one is answered with
 the next queued ``AnthropicReply`` (or ``route(body)``'s), its prompt billed through the simulated prompt
-cache (``anthropic_cache``):
+cache (``anthropic_cache``). Server-side compaction (``anthropic_compaction``): the prompt is read from the
+last ``compaction`` block on; a request declaring the ``compact_20260112`` edit whose prompt reaches the
+trigger is answered with a ``compaction`` block first (the reply's scripted ``Compaction``, else a default),
+billed per ``usage.iterations`` (the summary pass over the whole prompt, then the answer over the
+compacted context), and with ``pause_after_compaction`` the answer stops there (``stop_reason``
+"compaction"):
 
     server = FakeAnthropicServer().start()
     server.enqueue(tool_reply("read", {"path": "a.py"}, thinking="Look first."), text_reply("done"))
@@ -22,12 +27,14 @@ from typing import Any
 
 from .anthropic_cache import PromptCache, TokenCounter, chars_over_four, estimate_tokens, request_blocks
 from .anthropic_checks import ApiError, Limits, check_request, invalid
+from .anthropic_compaction import check_compaction, compact_edit, compacted_body, from_last_block
 from .anthropic_stream import (
     AnthropicReply,
     content_blocks,
     estimate_output_tokens,
     message_json,
     stream_events,
+    summary_of,
     text_reply,
 )
 from .http_fake import Exchange, ScriptedFake
@@ -95,7 +102,7 @@ class FakeAnthropicServer(ScriptedFake[AnthropicReply, RecordedRequest]):
         if not isinstance(body, dict):
             self._reject(exchange, {}, 0, invalid("There was an error parsing the body of your request"))
             return
-        prompt_tokens = estimate_tokens(body, self.token_counter)
+        prompt_tokens = estimate_tokens(from_last_block(body), self.token_counter)
         counting = exchange.path.endswith("/count_tokens")
         checked = {**body, "max_tokens": 1} if counting else body  # count_tokens takes no max_tokens
         error = check_request(
@@ -105,6 +112,7 @@ class FakeAnthropicServer(ScriptedFake[AnthropicReply, RecordedRequest]):
             signer=self.signer,
             prompt_tokens=prompt_tokens,
             api_key=self.api_key,
+            features=check_compaction,
         )
         if error is not None:
             self._reject(exchange, body, prompt_tokens, error)
@@ -137,12 +145,15 @@ class FakeAnthropicServer(ScriptedFake[AnthropicReply, RecordedRequest]):
         if reply.status != 200:
             self._reject(exchange, body, prompt_tokens, ApiError(reply.status, reply.error_type, reply.error_message))
             return
+        read = from_last_block(body)
         content = content_blocks(reply, self.signer)
-        usage = self.cache.account(request_blocks(body), self.token_counter).as_usage()
-        usage.update(reply.usage or {})
-        usage["output_tokens"] = reply.output_tokens or estimate_output_tokens(content)
-        model = str(body.get("model"))
         stop_reason = reply.effective_stop_reason
+        edit = compact_edit(body)
+        if edit is not None and prompt_tokens >= edit.trigger:
+            content, usage, stop_reason = self._compacted(read, reply, content, edit.pause_after, stop_reason)
+        else:
+            usage = self._billed(read, reply, content)
+        model = str(body.get("model"))
         self._record(exchange, body, prompt_tokens, None, usage)
         if not body.get("stream"):
             exchange.send_json(200, message_json(model, content, stop_reason, usage))
@@ -151,10 +162,34 @@ class FakeAnthropicServer(ScriptedFake[AnthropicReply, RecordedRequest]):
         events = list(stream_events(model, content, stop_reason, usage))
         if reply.stream_error:
             events = events[:-2]  # no message_delta / message_stop: the error ends the stream
+        if reply.cut_after is not None:
+            events = events[: reply.cut_after]  # the connection drops: no error event, no stop
         for name, data in events:
             exchange.send_event(data, event=name)
-        if reply.stream_error:
+        if reply.stream_error and reply.cut_after is None:
             exchange.send_event(ApiError(500, reply.error_type, reply.error_message).body(), event="error")
+
+    def _billed(self, read: dict[str, Any], reply: AnthropicReply, content: list[dict[str, Any]]) -> dict[str, Any]:
+        """One sampling pass over ``read``, through the prompt cache."""
+        usage = self.cache.account(request_blocks(read), self.token_counter).as_usage()
+        usage.update(reply.usage or {})
+        usage["output_tokens"] = reply.output_tokens or estimate_output_tokens(content)
+        return usage
+
+    def _compacted(
+        self, read: dict[str, Any], reply: AnthropicReply, content: list[dict[str, Any]], pause: bool, stop: str
+    ) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
+        """The answer of a request that reached its trigger: the summary pass, then (unless paused) the reply
+        over the compacted context; the top-level usage is the last pass's, ``iterations`` lists both."""
+        block = {"type": "compaction", "content": summary_of(reply)}
+        summary = self.cache.account(request_blocks(read), self.token_counter).as_usage()
+        iterations = [{"type": "compaction", **summary, "output_tokens": estimate_output_tokens([block])}]
+        if pause:
+            top = {key: value for key, value in iterations[0].items() if key != "type"}
+            return [block], {**top, "iterations": iterations}, "compaction"
+        answer = self._billed(compacted_body(read, block), reply, content)
+        iterations.append({"type": "message", **answer})
+        return [block, *content], {**answer, "iterations": iterations}, stop
 
 
 def usage_of(record: RecordedRequest) -> Mapping[str, Any]:

@@ -1,11 +1,13 @@
 """Scripted Anthropic replies and their two wire forms: the Messages API's JSON message and its SSE events.
 
-A reply is a tuple of blocks (``Text``, ``Thinking``, ``RedactedThinking``, ``ToolUse``). The server signs
+A reply is a tuple of blocks (``Text``, ``Thinking``, ``RedactedThinking``, ``ToolUse``, and ``Compaction``:
+the summary the server writes if the request triggers its compaction edit, else nothing). The server signs
 thinking when the block leaves ``signature`` unset, so a test gets a signature it can later see returned
 (or altered). Event order as the API streams it: ``message_start`` (usage with cache counts), ``ping``,
 per block ``content_block_start`` / deltas / ``content_block_stop`` (thinking: ``thinking_delta`` pieces
-then one ``signature_delta``; tool_use: ``input_json_delta`` pieces), ``message_delta`` (stop_reason,
-output_tokens), ``message_stop``.
+then one ``signature_delta``; tool_use: ``input_json_delta`` pieces; compaction: a start with ``content``
+null, then one ``compaction_delta`` with the whole summary), ``message_delta`` (stop_reason, output_tokens,
+and ``iterations`` when the server compacted), ``message_stop``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,15 @@ class ToolUse:
     id: str | None = None  # None: toolu_<random>
 
 
-Block = Text | Thinking | RedactedThinking | ToolUse
+@dataclass(frozen=True)
+class Compaction:
+    """The summary the server writes when the request reaches its compaction trigger (None: the API's
+    "compaction failed" block, whose ``content`` is null)."""
+
+    content: str | None = "Summary of the conversation so far."
+
+
+Block = Text | Thinking | RedactedThinking | ToolUse | Compaction
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class AnthropicReply:
     ``stream_error`` instead starts a 200 stream, sends the blocks, then an ``error`` event (as the API does
     when it is overloaded mid-answer). ``output_tokens`` defaults to an estimate of the blocks' text.
     ``usage`` overrides the simulated prompt usage fields. ``repeat`` keeps the reply queued forever.
+    ``cut_after`` closes a 200 stream after that many events, with no error event (a dropped connection).
     """
 
     blocks: tuple[Block, ...] = ()
@@ -66,6 +77,7 @@ class AnthropicReply:
     error_message: str = "Internal server error"
     stream_error: bool = False
     repeat: bool = False
+    cut_after: int | None = None
 
     @property
     def effective_stop_reason(self) -> str:
@@ -95,6 +107,8 @@ def content_blocks(reply: AnthropicReply, signer: Signer) -> list[dict[str, Any]
     """The reply's blocks as the API's content array, signatures and ids filled in."""
     out: list[dict[str, Any]] = []
     for block in reply.blocks:
+        if isinstance(block, Compaction):
+            continue  # written by the server only when the request triggers it (``summary_of``)
         if isinstance(block, Text):
             out.append({"type": "text", "text": block.text})
         elif isinstance(block, Thinking):
@@ -108,10 +122,16 @@ def content_blocks(reply: AnthropicReply, signer: Signer) -> list[dict[str, Any]
     return out
 
 
+def summary_of(reply: AnthropicReply) -> str | None:
+    """The summary a compaction answering ``reply`` writes: its scripted ``Compaction``, else the default."""
+    scripted = next((block for block in reply.blocks if isinstance(block, Compaction)), Compaction())
+    return scripted.content
+
+
 def estimate_output_tokens(content: list[dict[str, Any]]) -> int:
     chars = 0
     for block in content:
-        chars += len(block.get("text", "")) + len(block.get("thinking", ""))
+        chars += len(block.get("text", "")) + len(block.get("thinking", "")) + len(block.get("content") or "")
         chars += len(json.dumps(block["input"])) if block["type"] == "tool_use" else 0
     return max(1, (chars + 3) // 4)
 
@@ -136,19 +156,22 @@ def stream_events(
     model: str, content: list[dict[str, Any]], stop_reason: str, usage: Mapping[str, Any]
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(event name, data) pairs for a streamed answer, without a trailing error."""
-    start_usage = {**usage, "output_tokens": 1}
+    start_usage = {**{key: value for key, value in usage.items() if key != "iterations"}, "output_tokens": 1}
     message = message_json(model, [], stop_reason, start_usage)
     message["stop_reason"] = None
     yield "message_start", {"type": "message_start", "message": message}
     yield "ping", {"type": "ping"}
     for index, block in enumerate(content):
         yield from _block_events(index, block)
+    final_usage: dict[str, Any] = {"output_tokens": usage["output_tokens"]}
+    if "iterations" in usage:  # as the SDK types it: the delta's usage is cumulative, iterations included
+        final_usage = dict(usage)
     yield (
         "message_delta",
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": usage["output_tokens"]},
+            "usage": final_usage,
         },
     )
     yield "message_stop", {"type": "message_stop"}
@@ -170,6 +193,9 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterator[tuple[str, d
     elif kind == "redacted_thinking":
         start = dict(block)  # the opaque data arrives whole in the start event
         deltas = []
+    elif kind == "compaction":  # the summary arrives whole in one delta (the SDK's stream fixture)
+        start = {"type": "compaction", "content": None}
+        deltas = [delta({"type": "compaction_delta", "content": block["content"]})]
     else:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         # Like the API: a first empty fragment, then the JSON in pieces.

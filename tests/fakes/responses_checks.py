@@ -13,24 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .responses_compaction import CompactionVerifier, check_context_management, check_item, check_previous
+from .responses_error import OpenAIError
+
 MAX_ID_LENGTH = 64  # item ids and call ids
-ITEM_TYPES = ("message", "reasoning", "function_call", "function_call_output")
-ID_PREFIXES = {"message": "msg", "reasoning": "rs", "function_call": "fc"}
+ITEM_TYPES = ("message", "reasoning", "function_call", "function_call_output", "compaction", "compaction_trigger")
+ID_PREFIXES = {"message": "msg", "reasoning": "rs", "function_call": "fc", "compaction": "cmp"}
 USER_PARTS = ("input_text", "input_image", "input_file")
 ASSISTANT_PARTS = ("output_text", "refusal")
 ROLES = ("user", "assistant", "system", "developer")
-
-
-@dataclass(frozen=True)
-class OpenAIError:
-    status: int
-    message: str
-    param: str | None = None
-    code: str | None = None
-    type: str = "invalid_request_error"
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 
 @dataclass(frozen=True)
@@ -65,14 +56,15 @@ def facts_for(model: str) -> ModelFacts:
     return CHAT
 
 
-class Verifier(Protocol):
+class Verifier(CompactionVerifier, Protocol):
     def verify_reasoning(self, item_id: str, encrypted: object) -> bool: ...
 
 
 def check_request(
-    headers: Mapping[str, str], body: Any, verifier: Verifier, *, prompt_tokens: int = 0
+    headers: Mapping[str, str], body: Any, verifier: Verifier, *, prompt_tokens: int = 0, compact: bool = False
 ) -> OpenAIError | None:
-    """The first thing the real API would refuse in this request, or None."""
+    """The first thing the real API would refuse in this request (``compact``: one to ``/responses/compact``),
+    or None."""
     if not headers.get("authorization", "").startswith("Bearer ") or headers["authorization"] == "Bearer ":
         return OpenAIError(401, "You didn't provide an API key. You need to provide your API key in an "
                                 "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
@@ -83,7 +75,7 @@ def check_request(
     if not isinstance(model, str) or not model:
         return OpenAIError(400, "Missing required parameter: 'model'.", "model", "missing_required_parameter")
     facts = facts_for(model)
-    error = _check_options(body, facts, model)
+    error = _check_options(body, facts, model) or check_context_management(body) or check_previous(body, verifier)
     if error is not None:
         return error
     items = body.get("input")
@@ -92,7 +84,8 @@ def check_request(
     if not isinstance(items, list):
         return OpenAIError(400, "Invalid type for 'input': expected one of a string or an array of input items, "
                                 "but got an object instead.", "input", "invalid_type")
-    error = _check_items(items, body.get("store", True), verifier)
+    key = headers["authorization"].removeprefix("Bearer ")
+    error = _check_items(items, body.get("store", True), verifier, (model, key, not compact))
     if error is not None:
         return error
     wanted = prompt_tokens + int(body.get("max_output_tokens") or 0)
@@ -133,7 +126,11 @@ def _check_options(body: Mapping[str, Any], facts: ModelFacts, model: str) -> Op
     return None
 
 
-def _check_items(items: Sequence[Any], store: object, verifier: Verifier) -> OpenAIError | None:
+def _check_items(
+    items: Sequence[Any], store: object, verifier: Verifier, bound: tuple[str, str, bool]
+) -> OpenAIError | None:
+    """Every input item; ``bound``: the model and key a compaction item must be for, and whether a
+    ``compaction_trigger`` may come."""
     calls: set[str] = set()
     answered: set[str] = set()
     for position, item in enumerate(items):
@@ -149,6 +146,8 @@ def _check_items(items: Sequence[Any], store: object, verifier: Verifier) -> Ope
             error = _check_message(position, item)
         elif error is None and kind == "reasoning":
             error = _check_reasoning(position, item, items, store, verifier)
+        elif error is None and kind in ("compaction", "compaction_trigger"):
+            error = check_item(position, item, items, verifier, bound[0], bound[1], trigger_allowed=bound[2])
         elif error is None and kind == "function_call":
             calls.add(str(item.get("call_id")))
         elif error is None and kind == "function_call_output":

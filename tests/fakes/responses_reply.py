@@ -131,6 +131,8 @@ def _item_events(event: Callable[..., tuple[str, dict[str, Any]]], index: int,
                 yield event("response.reasoning_summary_text.delta", **where, summary_index=number, delta=piece)
             yield event("response.reasoning_summary_text.done", **where, summary_index=number, text=part["text"])
             yield event("response.reasoning_summary_part.done", **where, summary_index=number, part=part)
+    elif kind == "compaction":  # opaque: it arrives whole in the added and done events
+        yield event("response.output_item.added", output_index=index, item=dict(item))
     elif kind == "message":
         text = item["content"][0]["text"]
         yield event("response.output_item.added", output_index=index,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from local_harness import Listening
 
 from pi_compact.cancel import CancelToken
 from pi_compact.cli.wiring import model_factory
@@ -297,18 +298,6 @@ def test_the_chat_template_renders_the_tools_before_the_system_prompt_and_calls_
 # ---- reading a long prompt ------------------------------------------------------------------------
 
 
-class _Listening:
-    """A stand-in for a started server at the scripted server's address (no saved prefixes)."""
-
-    api_key = "k"
-    ready = True
-    prefixes = None
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    def wait(self, cancel: CancelToken | None = None) -> str:
-        return self.base
 
 
 def _progress_chunk(processed: int, total: int) -> str:
@@ -330,7 +319,7 @@ def test_the_embedded_model_reports_how_much_of_the_prompt_its_server_has_read(
 
     from scripted_server import Reply
 
-    monkeypatch.setattr(local_model, "shared_server", lambda spec: _Listening(scripted_server.base_url))
+    monkeypatch.setattr(local_model, "shared_server", lambda spec: Listening(scripted_server.base_url))
     monkeypatch.setattr(local_model, "runtime_installed", lambda: True)
     monkeypatch.setattr(local_model, "bundled_ready", lambda: True)
     model = create_model(resolve_model("local", settings=Settings()), settings=Settings())

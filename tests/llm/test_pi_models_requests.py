@@ -93,7 +93,8 @@ def test_an_api_key_command_sends_its_output(scripted_server: ScriptedServer) ->
 
 def test_a_failing_api_key_command_is_one_sentence_naming_the_provider(scripted_server: ScriptedServer) -> None:
     settings = settings_for(models_json(scripted_server.base_url, reasoning=False, api_key="!exit 3"))
-    with pytest.raises(ConfigError, match=r"the apiKey command of provider lab in models.json failed \(exit 3"):
+    with pytest.raises(ConfigError,
+                       match=r"The apiKey command of provider lab in models.json `exit 3` failed \(exit 3\)"):
         create_model(resolve_model("lab/lab-model", settings=settings), settings=settings)
 
 

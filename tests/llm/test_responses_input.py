@@ -90,3 +90,20 @@ def test_a_text_without_its_message_id_gets_one_by_its_place() -> None:
     items = to_input("", [{"role": "user", "content": "hi", "timestamp": 1},
                           assistant({"type": "text", "text": "hello"}, stop="stop")], O4)
     assert items[1]["id"] == "msg_1" and items[1]["content"][0]["text"] == "hello"
+
+
+def test_own_ids_too_long_for_the_api_are_hashed_apart_and_results_still_pair() -> None:
+    first, second = "call_" + "c" * 100 + "|fc_" + "f" * 100, "call_" + "c" * 100 + "x|fc_" + "f" * 100 + "x"
+    items = to_input("", [assistant(call(first), call(second)), result(first), result(second)], O4)
+    calls = [(item["call_id"], item["id"]) for item in items if item["type"] == "function_call"]
+    outputs = [item["call_id"] for item in items if item["type"] == "function_call_output"]
+    assert all(len(call_id) <= 64 and len(item_id) <= 64 for call_id, item_id in calls)
+    assert len(set(calls)) == 2 and outputs == [call_id for call_id, _ in calls]
+    again = to_input("", [assistant(call(first), call(second)), result(first), result(second)], O4)
+    assert again == items
+
+
+def test_own_reasoning_with_an_id_too_long_for_the_api_is_left_out() -> None:
+    long_id = {**REASONING, "id": "rs_" + "r" * 100}
+    items = to_input("", [assistant(thinking(long_id), call("call_a|fc_a")), result("call_a|fc_a")], O4)
+    assert [item["type"] for item in items] == ["function_call", "function_call_output"]

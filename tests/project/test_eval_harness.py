@@ -304,8 +304,8 @@ def test_harness_on_the_short_transcript_scores_and_keeps_raw_outputs(tmp_path: 
     (result,) = run["results"]
     ours = result["agents"]["ours"]
     assert ours["exit"] == 0 and not ours["fallback"]
-    # The canned summary states 7 facts; the ticket id the user typed, the helper an edit added and the next
-    # step the user agreed are put back without a model (``idsAdded``, ``namesAdded``, ``nextStepsAdded``).
+    # The canned summary states 7 facts; the ticket id and the next step the user typed and the helper an edit
+    # added are kept without a model (``<user-messages>``, ``<tool-outcomes>``: issue 41).
     assert ours["facts_kept"] == SCRIPTED_KEPT + 3 and ours["facts_total"] == 10
     assert ours["first_kept_entry_id"] == load_rules(SHORT).cut_entry_id and result["same_cut"]
     assert ours["summarizer_requests"] == 1 and ours["summarizer_prompt_tokens"] > 0
@@ -324,7 +324,7 @@ def test_harness_on_the_short_transcript_scores_and_keeps_raw_outputs(tmp_path: 
     assert [p["tool_calls"] for p in ours["probes"]] == [0] * 5  # the scripted model answers, never calls a tool
     table = (out / "table.md").read_text()
     # Three more than the canned summary holds: the ticket id, the added helper and the agreed next step are
-    # put back by construction.
+    # kept by construction (the blocks after the prose).
     assert f"| {SHORT} | {SCRIPTED_KEPT + 3} / 10 |" in table
     assert "| user constraint | 2 / 2 |" in table  # the per-kind table: the canned summary states both rules
     assert json.loads((out / "results.json").read_text())["results"][0]["agents"]["ours"]["facts_kept"] == 10

@@ -329,8 +329,8 @@ def test_agent_holds_no_compaction_orchestration_outside_agent_compaction() -> N
     assert _described(edges) == []
     top = {name.rsplit(".", 1)[1] for name in module_names(PACKAGE)
            if name.count(".") == 2 and name.startswith("pi_compact.agent.")}
-    assert top == {"approval", "compaction", "events", "extensions", "hooks", "loop", "opening", "request", "session",
-                   "system_prompt", "tools"}
+    assert top == {"approval", "churn", "compaction", "events", "extensions", "hooks", "loop", "opening", "request",
+                   "session", "system_prompt", "tools"}
 
 
 # CompactionResult, a value (``hooks``: an extension's answer may carry one)

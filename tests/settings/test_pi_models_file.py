@@ -84,21 +84,53 @@ def test_a_file_pi_refuses_is_ignored_whole_with_one_warning_naming_the_file(tre
     assert len(warnings) == 1 and warnings[0].startswith("Ignoring models.json: ") and words in warnings[0]
 
 
-def test_comments_are_stripped_but_not_inside_strings() -> None:
-    text = '{\n // local models\n "providers": {"ollama": {/* mine */ "baseUrl": "http://h//v1", "api": ' \
+def test_line_comments_are_stripped_but_not_inside_strings() -> None:
+    text = '{\n // local models\n "providers": {"ollama": {"baseUrl": "http://h//v1", // mine\n "api": ' \
            '"openai-completions", "apiKey": "ollama", "models": [{"id": "a"}]}}}'
     models, warnings = parse_pi_models(text, "models.json")
     assert warnings == []
     assert models.model("ollama", "a").base_url == "http://h//v1"  # type: ignore[union-attr]
 
 
+def test_trailing_commas_are_accepted_as_pi_accepts_them() -> None:
+    text = '{"providers": {"ollama": {"baseUrl": "http://h/v1", "api": "openai-completions", "apiKey": "k,]",\n' \
+           '  "models": [{"id": "a",}, {"id": "b"} ,\n\t],},},}'
+    models, warnings = parse_pi_models(text, "models.json")
+    assert warnings == []
+    assert [m.id for m in models.models] == ["a", "b"]
+    assert models.model("ollama", "a").api_key == "k,]"  # type: ignore[union-attr]
+
+
+def test_a_block_comment_makes_pi_ignore_the_file_and_so_do_we() -> None:
+    text = '{"providers": {/* mine */ "ollama": {"baseUrl": "http://h/v1", "api": "openai-completions", ' \
+           '"apiKey": "k", "models": [{"id": "a"}]}}}'
+    models, warnings = parse_pi_models(text, "models.json")
+    assert models.models == ()
+    assert warnings == ["Ignoring models.json: invalid JSON at line 1, column 16 (Expecting property name enclosed "
+                        "in double quotes) (pi reads // comments, not /* */); pi ignores it too: fix it or delete it."]
+
+
+@pytest.mark.parametrize("text", ['\ufeff{"providers": {}}', '{"providers": {"o": {"baseUrl": "http://h/v1", '
+                                  '"models": [{"id": "a", "contextWindow": NaN}]}}}', '[1,,]'])
+def test_what_json_parse_refuses_is_refused(text: str) -> None:
+    models, warnings = parse_pi_models(text, "models.json")
+    assert models.providers == () and len(warnings) == 1 and "invalid JSON" in warnings[0]
+
+
+def test_a_file_with_a_byte_order_mark_is_ignored_as_pi_ignores_it(tmp_path: Path) -> None:
+    path = tmp_path / "models.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(MINIMAL).encode())
+    models, warnings = read_pi_models(path)
+    assert models.models == () and len(warnings) == 1 and "Unexpected UTF-8 BOM" in warnings[0]
+
+
 def test_invalid_json_is_one_warning_with_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "models.json"
-    path.write_text('{"providers": {,}}')
+    path.write_text('{"providers": {"a" 1}}')
     models, warnings = read_pi_models(path)
     assert models.models == ()
-    assert warnings == [f"Ignoring {path}: invalid JSON at line 1, column 16 (Expecting property name enclosed in "
-                        "double quotes); pi ignores it too: fix it or delete it."]
+    assert warnings == [f"Ignoring {path}: invalid JSON at line 1, column 20 (Expecting ':' delimiter); pi ignores "
+                        "it too: fix it or delete it."]
 
 
 def test_load_settings_reads_the_agent_dirs_models_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -239,17 +239,23 @@ def test_window_check_accepts_defaults_for_a_large_window() -> None:
     assert validate_against_window(Settings(), 128_000) == []
 
 
+# (Values the user chose: a default is fitted silently, also when a file writes it out, issue 44.)
 def test_window_check_flags_keep_recent_tokens_that_cannot_fit() -> None:
-    warnings = validate_against_window(Settings(), 32_000)
+    warnings = validate_against_window(Settings(compaction=CompactionSettings(keep_recent_tokens=20_001)), 32_000)
     assert len(warnings) == 1
-    assert "compaction.keepRecentTokens (20000)" in warnings[0] and "15616" in warnings[0]
+    assert "compaction.keepRecentTokens (20001)" in warnings[0] and "15616" in warnings[0]
 
 
 def test_window_check_flags_reserve_tokens_at_least_the_window() -> None:
-    warnings = validate_against_window(Settings(), 16_000)
-    # The reserve is replaced by 4,000; the default keep (20,000) does not fit under that either.
-    assert len(warnings) == 2 and "compaction.reserveTokens (16384)" in warnings[0]
-    assert "compaction.keepRecentTokens (20000)" in warnings[1] and "12000 tokens" in warnings[1]
+    chosen = CompactionSettings(reserve_tokens=16_000, keep_recent_tokens=20_001)
+    warnings = validate_against_window(Settings(compaction=chosen), 16_000)
+    # The reserve is replaced by 4,000; the keep (20,001) does not fit under that either.
+    assert len(warnings) == 2 and "compaction.reserveTokens (16000)" in warnings[0]
+    assert "compaction.keepRecentTokens (20001)" in warnings[1] and "12000 tokens" in warnings[1]
+
+
+def test_window_check_fits_the_defaults_silently() -> None:
+    assert validate_against_window(Settings(), 16_000) == []
 
 
 def test_window_check_is_silent_for_unknown_window() -> None:

@@ -214,9 +214,9 @@ def test_describe_lists_every_key_with_value_and_source(agent: Path, project: Pa
 
 def test_unreadable_settings_path_warns_and_counts_as_empty(agent: Path, project: Path) -> None:
     (agent / "settings.json").mkdir()
-    write_project(project, {"defaultModel": "p"})
+    write_project(project, {"maxTurns": 7})
     loaded = load_settings(project)
     assert len(loaded.warnings) == 1
     expected_start = f"Ignoring settings file {agent / 'settings.json'}: it cannot be read"
     assert loaded.warnings[0].startswith(expected_start)
-    assert loaded.settings.default_model == "p"
+    assert loaded.settings.max_turns == 7

@@ -145,7 +145,7 @@ def test_trust_this_time_is_not_remembered_and_survives_a_reload_of_the_same_cla
     assert start.settings.compaction.model == "openai/evil"
     assert not store_path().exists()
     assert load_settings(project, trust=TrustPolicy(accepted=start.trusted)).settings.compaction.model == "openai/evil"
-    _hostile(project, "http://attacker.invalid", defaultModel="x")  # same claims: still trusted
+    _hostile(project, "http://attacker.invalid", maxTurns=7)  # same claims: still trusted
     assert load_settings(project, trust=TrustPolicy(accepted=start.trusted)).settings.compaction.model == "openai/evil"
     _hostile(project, "http://other.invalid")  # a new server: not without a new answer
     assert load_settings(project, trust=TrustPolicy(accepted=start.trusted)).settings.compaction.model is None

@@ -103,9 +103,16 @@ class Compactions:
         retry gives up and says so (``done``). None: no overflow to act on."""
         silent = reply.get("stopReason") == "stop"
         overflowed = is_overflow_of(reply, model.info)
+        if overflowed:  # what the server counted corrects the estimates the compaction and retry plan with
+            self._context.prove(reply, model)
+        elif reply.get("stopReason") in ("stop", "toolUse", "length"):
+            self._context.measured()
         given_up = retried and not silent
         if self.due("reply", model, settings, cancel=cancel, reply=reply, given_up=given_up) == "overflow":
-            if self.run(model, settings, "overflow", cancel=cancel, will_retry=not silent) is None or silent:
+            written = self.run(model, settings, "overflow", cancel=cancel, will_retry=not silent)
+            # With nothing written, a retry helps only when the newest result is sent cut.
+            if silent or cancel.cancelled or written is None and not self._context.cuts_newest(model,
+                                                                                              settings.compaction):
                 return "done"
             self._context.drop_failed_reply(reply)
             return "retry"

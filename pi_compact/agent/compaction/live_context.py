@@ -4,7 +4,11 @@ Rebuilt from the file at start and after every compaction, it grows as the turn 
 before the latest compaction measured a context that no longer exists (pi #1860), so only messages
 from ``fresh_from`` on anchor the count; with the ``auto`` estimator every estimate is scaled by what
 the replies measured (``compaction/calibration.py``); what they measured is carried over a
-compaction (and any other rebuild), so the figures before and after it are estimated alike.
+compaction (and any other rebuild), so the figures before and after it are estimated alike. An
+overflow error that states the prompt's real size (llama.cpp: "request (18735 tokens) exceeds the
+available context size") proves the estimate low: every estimate is scaled up by what it proved
+(``prove``) until a reply measures the context again (``measured``), so the overflow compaction and
+the retry after it plan with the server's count, not the one that just failed.
 
 ``messages`` are the originals (what the file holds, what calibration pairs with usage); ``sent()`` is
 what the request carries, old tool results cleared (``clearing``), and every size here is of that.
@@ -13,6 +17,7 @@ what the request carries, old tool results cleared (``clearing``), and every siz
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pi_compact.agent.compaction.clearing import ToolClearing
@@ -30,6 +35,7 @@ from pi_compact.compaction.calibration import (
     scan,
     without_repeats,
 )
+from pi_compact.compaction.newest_fit import fit_newest_result
 from pi_compact.compaction.tokens import (
     UNCALIBRATED,
     Calibration,
@@ -38,11 +44,16 @@ from pi_compact.compaction.tokens import (
     context_usage,
     estimator_for,
 )
+from pi_compact.llm.overflow import stated_prompt_tokens
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.context import fresh_start, project_path
+from pi_compact.session.entries import message_of_entry
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import CompactionSettings, TokenEstimator
+
+RESUME_READ = 2_000  # entries read back on opening a compacted session, for the calibration it had
+MAX_PROVEN = 4.0  # an overflow's stated size beyond this many times the estimate is not the estimate's fault
 
 
 def reply_key(model: ChatModel) -> tuple[str, str] | None:
@@ -70,11 +81,13 @@ class LiveContext:
         # estimator and the last message it saw tell a scan of other messages (or with another
         # estimator) from a stale one.
         self._scan: tuple[Scan, Estimator, Message | None, tuple[str, str] | None, Calibration] | None = None
-        self._earlier: tuple[Pair, ...] = ()  # pairs measured on the contexts this one replaced (this run)
+        self._earlier: tuple[Pair, ...] = ()  # pairs measured on the contexts this one replaced
+        self._resumed = False  # whether the pairs of the context before the file's latest compaction were read
         # What the provider counted for the system prompt and tools over their estimate, measured on the
         # session's first request (this run): tool definitions are JSON, which costs more than chars/4 says.
         self._fixed_ratio: dict[tuple[str, str] | None, float] = {}  # by model: another tokenizer, another ratio
         self.clearing = ToolClearing()  # old tool results the requests carry as stubs
+        self._proven = 1.0  # what the last overflow error proved the estimates low by (``prove``)
         self.reload(store)
 
     def configure(self, token_estimator: TokenEstimator) -> None:
@@ -96,6 +109,20 @@ class LiveContext:
         budgets = self.budgets_for(model, settings)
         return self.usage(self.base, budgets.window, budgets.threshold, reply_key(model))
 
+    def sent_usage_for(self, model: ChatModel, settings: CompactionSettings) -> ContextUsage:
+        """``usage_for`` as the next request carries the context: with the turn's newest tool result cut
+        when it must be (``sent_to``). What the status line and ``/context`` show; the triggers and the
+        loop guard read ``usage_for``: a compaction can still make room for more of that result."""
+        usage = self.usage_for(model, settings)
+        sent = self.sent()
+        fitted = self._fit(sent, usage, model)
+        if fitted is sent:
+            return usage
+        estimate = self.estimator_of(model)
+        saving = sum(estimate(whole) - estimate(cut)
+                     for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
+        return replace(usage, tokens=usage.tokens - saving)
+
     def size_of(self, messages: Sequence[Message], model: ChatModel) -> int:
         """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one
         way the status line estimates (the compaction block's before and after, the no-gain check)."""
@@ -106,21 +133,51 @@ class LiveContext:
         """The system prompt, pins and tools every request carries: as the provider counted them on the
         session's first request (scaled to what they hold now), else ``overhead`` by ``estimate``."""
         if not self.calibrate:
-            return self.overhead(estimate)
+            return round(self._proven * self.overhead(estimate))
         ratio = self._fixed_ratio.get(model)
         if ratio is None:
             counted = measured_fixed(self.messages, estimate, model)
             planned = self.overhead(self.base)
             if counted is None or planned <= 0:
-                return self.overhead(estimate)
+                return round(self._proven * self.overhead(estimate))
             ratio = self._fixed_ratio[model] = min(MAX_FACTOR, max(MIN_FACTOR, counted / planned))
-        return round(ratio * self.overhead(self.base))
+        return round(self._proven * ratio * self.overhead(self.base))
+
+    def prove(self, reply: Mapping[str, Any], model: ChatModel) -> float:
+        """``reply`` overflowed and its error states the prompt's real size: scale every estimate by what
+        the estimate of that prompt (the context before ``reply``) missed. The factor in force after."""
+        stated = stated_prompt_tokens(str(reply.get("errorMessage") or ""))
+        if stated is None:
+            return self._proven
+        key = reply_key(model)
+        before = [m for m in self.messages if m is not reply]
+        self._proven = 1.0
+        scaled = calibrated(self.base, self.calibration(self.base, key))
+        estimate = context_usage(before, scaled, fresh_from=min(self.fresh_from, len(before)))
+        known = estimate.usage_tokens if estimate.last_usage_index is not None else 0
+        estimated = estimate.tokens - known + (0 if estimate.last_usage_index is not None else self.fixed(scaled, key))
+        if estimated > 0 and stated > known + estimated:
+            self._proven = min(MAX_PROVEN, (stated - known) / estimated)
+        return self._proven
+
+    def measured(self) -> None:
+        """A reply reported its usage: the context is measured again, nothing is left to correct."""
+        self._proven = 1.0
+
+    def _scaled(self, estimator: Estimator) -> Estimator:
+        factor = self._proven
+        if factor == 1.0:
+            return estimator
+        return lambda message: round(estimator(message) * factor)
 
     def reload(self, store: SessionStore) -> None:
         """Rebuild from the file (the summary, the kept tail, everything after)."""
         # The tail is all the context is made of (its projection is what ``context`` gives): a resumed
         # session's older entries stay unread.
         self._carry()
+        if not self._resumed:
+            self._resumed = True
+            self._earlier = self._earlier or self._pairs_before_compaction(store)
         branch = store.branch_tail()
         context = project_path(branch)
         self.messages = list(context.messages)
@@ -128,9 +185,43 @@ class LiveContext:
         self._scan = None
         self.clearing.reload(store, len(self.messages))
 
+    def _pairs_before_compaction(self, store: SessionStore) -> tuple[Pair, ...]:
+        """On opening a compacted session: what the replies of the context its latest compaction replaced
+        measured (read back from the file), as a run that made that compaction would have carried them
+        over it; so ``-c`` keeps the calibration the last run had."""
+        if not self.calibrate or store.compaction_count() == 0:
+            return ()
+        entries, _ = store.path_back(RESUME_READ)
+        kinds = [entry.get("type") for entry in entries]
+        latest = max((i for i, kind in enumerate(kinds) if kind == "compaction"), default=None)
+        if latest is None:
+            return ()
+        previous = max((i for i, kind in enumerate(kinds[:latest]) if kind == "compaction"), default=-1)
+        replaced = [m for m in map(message_of_entry, entries[previous + 1 : latest]) if m is not None]
+        return carried_pairs((), scan(replaced, self.base), replaced)
+
     def sent(self) -> list[Message]:
         """The messages as the next request carries them: cleared tool results as their stubs."""
         return self.clearing.sent(self.messages)
+
+    def sent_to(self, model: ChatModel, settings: CompactionSettings) -> list[Message]:
+        """``sent()`` for the next request to ``model``: when it would fill more than half of the room the
+        threshold leaves (the answer needs the rest), the turn's newest tool result is cut so the request
+        comes down to the threshold (``compaction.newest_fit``)."""
+        sent = self.sent()
+        return self._fit(sent, self.usage_for(model, settings), model)
+
+    def cuts_newest(self, model: ChatModel, settings: CompactionSettings) -> bool:
+        """Whether the next request to ``model`` carries the turn's newest tool result cut (``sent_to``)."""
+        sent = self.sent()
+        return self._fit(sent, self.usage_for(model, settings), model) is not sent
+
+    def _fit(self, sent: list[Message], usage: ContextUsage, model: ChatModel) -> list[Message]:
+        """``sent`` itself, or a copy with the newest tool result cut when ``usage`` passes the limit."""
+        if not usage.context_window or usage.tokens <= usage.threshold + (usage.context_window - usage.threshold) // 2:
+            return sent
+        fitted = fit_newest_result(sent, usage.tokens - usage.threshold, self.estimator_of(model))
+        return sent if all(a is b for a, b in zip(fitted, sent, strict=True)) else fitted
 
     def _carry(self) -> None:
         """Keep what the replies of the context about to be replaced measured (see ``carried_pairs``)."""
@@ -162,15 +253,16 @@ class LiveContext:
         return result
 
     def estimator(self, estimator: Estimator, model: tuple[str, str] | None = None) -> Estimator:
-        """``estimator`` scaled by the calibration (``estimator`` itself when there is none)."""
-        return calibrated(estimator, self.calibration(estimator, model))
+        """``estimator`` scaled by the calibration and what an overflow proved (``estimator`` itself when
+        there is neither)."""
+        return self._scaled(calibrated(estimator, self.calibration(estimator, model)))
 
     def usage(
         self, estimator: Estimator, window: int, threshold: int, model: tuple[str, str] | None = None
     ) -> ContextUsage:
         """The last fresh provider usage plus (calibrated) estimates of what follows it, else all estimated."""
         calibration = self.calibration(estimator, model)
-        scaled = calibrated(estimator, calibration)
+        scaled = self._scaled(calibrated(estimator, calibration))
         estimate = context_usage(self.messages, scaled, fresh_from=self.fresh_from)
         anchored = estimate.last_usage_index is not None  # a provider's usage counts the overhead already
         framing = anchor_framing(calibration, estimate, self.messages)

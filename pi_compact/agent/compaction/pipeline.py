@@ -189,7 +189,7 @@ class Compactor:
         else:
             # What a plan reads (session/lazy.py); an extension gets the whole branch, as in pi.
             branch = self.store.branch() if self.hooks is not None else self.store.branch_tail()
-            plan = prepare_compaction(branch, self.settings.compaction)
+            plan = prepare_compaction(branch, self.settings.compaction, keep_newest=True)
         skip = skip_reason(branch, plan)
         if skip is not None and automatic:
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
@@ -347,7 +347,7 @@ class NoGain(Exception):
 
 def nothing_to_compact(branch: list[Entry], settings: CompactionSettings) -> bool:
     """True when a compaction of ``branch`` would find nothing to summarize."""
-    return skip_reason(branch, prepare_compaction(branch, settings)) is not None
+    return skip_reason(branch, prepare_compaction(branch, settings, keep_newest=True)) is not None
 
 
 def _from_extension(result: CompactionResult) -> CompactionResult:

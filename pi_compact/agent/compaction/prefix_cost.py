@@ -71,7 +71,7 @@ def planned_cut(branch: Sequence[Mapping[str, Any]], context: Sequence[Message],
     (up to a split turn's start), or the turn's start when it holds more messages (a long tool loop on one
     prompt); None when it would summarize nothing. ``context`` is the live context of ``branch``;
     ``to_llm`` turns its messages into what a request carries."""
-    plan = prepare_compaction(branch, settings)
+    plan = prepare_compaction(branch, settings, keep_newest=True)
     if plan is None or not (plan.messages_to_summarize or plan.turn_prefix_messages):
         return None
     cut = len(context) - len(plan.kept_messages)

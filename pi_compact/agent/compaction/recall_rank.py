@@ -6,7 +6,9 @@ tool outputs (one file read five times) count as one. Exact
 terms (identifiers, paths, numbers, quoted phrases: ``session.terms``) match whole and weigh
 ``EXACT_WEIGHT`` times a word; words match by their stem where a word starts or ends ("failing" finds
 "FAILED", "error" ``KeyError``, "name" not ``__name__``). Each message is shown by its best window of
-lines, and a window counts only with a distinctive term in it, never with common words alone. A
+lines, and a window counts only with a distinctive term in it, never with common words alone, nor
+with a number alone (a line-number column is not text at all), nor when it holds under half of what
+its message matches (a stray mention). A
 question about an error prefers the lines that hold error text, a "why" question the lines that give
 a reason. What a "do not ..." clause names ("do not run commands") is what the user does not want, so
 it is not looked for.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +30,10 @@ EXACT_WEIGHT = 3.0
 # A word in more than this share of the compacted messages (and in more than two) is common here.
 COMMON_SHARE = 0.2
 WINDOW_CHARS = 480  # about 120 tokens of lines around the best one
+# A window must hold at least this share of the weight of the question's terms its message holds.
+SUPPORT_SHARE = 0.5
+NEAR_LINES = 8  # a window is looked for around the best lines, this many lines either side
+BEST_LINES = 8  # of the lines holding a term, this many best are looked around
 RELATIVE_FLOOR = 0.5  # a window scoring under half the best one is noise beside it
 CANDIDATES = 64  # messages read line by line for their best window
 SAMPLE = 4000  # messages: beyond twice this many, common words are told by a sample
@@ -182,15 +189,33 @@ class Window:
 def best_window(question: Question, weights: Weights, text: str) -> Window | None:
     """The window of ``text`` (original case) around its best line, or None when no window of it
     holds the evidence a hit needs: a distinctive term (an exact one when any occurs), and beside it a
-    second term, a line of what the question asks for (error text, a reason), or a rare term."""
+    second term, a line of what the question asks for (error text, a reason), or a rare term.
+
+    Terms are matched in each line's content: a line-number column (``read``, ``cat -n``, ``grep -n``)
+    is position, not text, and a number counts only on a line that also holds another of the question's
+    terms ("meeting 137" finds "## Meeting 137", not line 137 nor "budget line 137")."""
     lines = text.split("\n")
+    per_line = _terms_by_line(weights, text, lines)
     top = max(weights.weight.values(), default=0.0)
-    scored = [_line_score(question, weights, line, top) for line in lines]
-    best = max(range(len(lines)), key=lambda i: scored[i])
-    if scored[best] <= 0:
+    signs = [_signs(question, line, top) for line in lines] if question.wants else [0.0] * len(lines)
+    scored = [sum(weights.weight[t] for t in terms) + sign for terms, sign in zip(per_line, signs, strict=True)]
+    if max(scored, default=0.0) <= 0:
         return None
-    shown = _around(lines, best, question, weights)
-    terms = weights.matched(shown.lower())
+    # The best window, not the window around the best line: a heading that names "meeting 137" and the
+    # line under it that names the codename are one answer, which a window centred on either may cut.
+    # Around the best few lines only: a term found on every heading would make every line a center.
+    best_lines = sorted((i for i, score in enumerate(scored) if score > 0), key=lambda i: -scored[i])[:BEST_LINES]
+    near = {j for i in best_lines for j in range(max(0, i - NEAR_LINES), min(len(lines), i + NEAR_LINES + 1))}
+    best, first, last, value = -1, 0, 0, (-1.0, -1.0)
+    for center in sorted(near):
+        span = _span(lines, center)
+        held = {t for i in range(span[0], span[1] + 1) for t in per_line[i]}
+        sign = max(signs[span[0] : span[1] + 1])
+        candidate = (sum(weights.weight[t] for t in held) + sign, scored[center])
+        if candidate > value:
+            best, (first, last), value = center, span, candidate
+    shown = _shown(lines, best, first, last, question, weights)
+    terms = list(dict.fromkeys(t for i in range(first, last + 1) for t in per_line[i]))
     answers = any(want.search(line) for want in question.wants for line in shown.split("\n"))
     if not any(t in weights.distinctive for t in terms):
         return None
@@ -199,22 +224,84 @@ def best_window(question: Question, weights: Weights, text: str) -> Window | Non
     if len(terms) < 2 and not answers and not weights.exact_found and not weights.rare.intersection(terms):
         return None
     score = sum(weights.weight[t] for t in terms)
+    if score < SUPPORT_SHARE * sum(weights.weight[t] for t in set().union(*per_line)):
+        return None  # a stray mention: most of what the question names, and this message holds, is elsewhere
     return Window(shown, score * 2 if answers else score)
 
 
-def _line_score(question: Question, weights: Weights, line: str, top: float) -> float:
-    """The weight of the terms in ``line``, plus, for each of up to two signs of what the question asks
-    for (``FAILED``, ``KeyError``), the ``top`` weight of a term: the error line itself may hold none of
-    the question's words."""
-    score = sum(weights.weight[t] for t in weights.matched(line.lower()))
-    signs = sum(len(want.findall(line)) for want in question.wants)
-    return score + min(2, signs) * top
+# A line-number column as ``read`` and ``cat -n`` print it (digits, then a tab), or as ``grep -n`` does
+# (``path:12:`` or ``12:``).
+_LINE_NUMBER = re.compile(r"^\s*\d+\t|^(?:[^\s:]+:)?\d+[:-](?=\s|$)")
+_NUMBER = re.compile(r"[\d.,:]+")
 
 
-def _around(lines: Sequence[str], best: int, question: Question, weights: Weights) -> str:
-    """The best line and its neighbours, alternately before and after, up to ``WINDOW_CHARS``; a best
-    line longer than that is cut around its heaviest term (or what made it best: error text, a reason)."""
-    line = lines[best]
+def line_content(line: str) -> str:
+    """``line`` without a leading line-number column."""
+    first = line[:1]
+    if not first or not (first.isdigit() or first.isspace() or ":" in line[:256]):
+        return line  # the usual line: no regular expression
+    return _LINE_NUMBER.sub("", line, count=1)
+
+
+def is_number(term: str) -> bool:
+    """A term that is only a number ("137", "0.35", "12:30"): no evidence of a topic by itself."""
+    return _NUMBER.fullmatch(term) is not None
+
+
+def line_terms(weights: Weights, content: str) -> list[tuple[str, bool]]:
+    """The question's terms in one line's lower-cased content; its numbers only beside another term."""
+    terms = weights.matched(content)
+    if all(is_number(term) for term, _ in terms):
+        return []
+    return terms
+
+
+def _terms_by_line(weights: Weights, text: str, lines: Sequence[str]) -> list[list[tuple[str, bool]]]:
+    """``line_terms`` of each line, read only on the lines where a term's text occurs (found in the
+    whole text first: most lines of a long output hold none)."""
+    lowered = text.lower()
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    candidates: set[int] = set()
+    for term, _ in weights.weight:
+        at = lowered.find(term)
+        while at >= 0:
+            index = bisect_right(starts, at) - 1
+            candidates.add(index)
+            at = lowered.find(term, starts[index + 1] if index + 1 < len(starts) else len(lowered))
+    per_line: list[list[tuple[str, bool]]] = [[] for _ in lines]
+    for index in candidates:
+        per_line[index] = line_terms(weights, line_content(lines[index]).lower())
+    return per_line
+
+
+def _signs(question: Question, line: str, top: float) -> float:
+    """For each of up to two signs of what the question asks for in ``line`` (``FAILED``, ``KeyError``),
+    the ``top`` weight of a term: the error line itself may hold none of the question's words."""
+    return min(2, sum(len(want.findall(line)) for want in question.wants)) * top
+
+
+def _span(lines: Sequence[str], center: int) -> tuple[int, int]:
+    """The first and last line of the window around ``center``: its neighbours, alternately before and
+    after, up to ``WINDOW_CHARS`` (only itself when it is that long alone)."""
+    first = last = center
+    size = len(lines[center])
+    grew = size <= WINDOW_CHARS
+    while grew:
+        grew = False
+        for index in (first - 1, last + 1):
+            if 0 <= index < len(lines) and size + len(lines[index]) + 1 <= WINDOW_CHARS:
+                size += len(lines[index]) + 1
+                first, last = min(first, index), max(last, index)
+                grew = True
+    return first, last
+
+
+def _shown(lines: Sequence[str], center: int, first: int, last: int, question: Question, weights: Weights) -> str:
+    """The lines ``first``..``last`` as shown; a ``center`` line longer than ``WINDOW_CHARS`` is cut around
+    its heaviest term (or what made it best: error text, a reason)."""
+    line = lines[center]
     if len(line) > WINDOW_CHARS:
         lowered = line.lower()
         terms = weights.matched(lowered)
@@ -225,16 +312,6 @@ def _around(lines: Sequence[str], best: int, question: Question, weights: Weight
             sign = next(m for want in question.wants if (m := want.search(line)) is not None)
             start, end = sign.span()
         return excerpt(line, start, end, WINDOW_CHARS // 2)
-    first = last = best
-    size = len(line)
-    grew = True
-    while grew:
-        grew = False
-        for index in (first - 1, last + 1):
-            if 0 <= index < len(lines) and size + len(lines[index]) + 1 <= WINDOW_CHARS:
-                size += len(lines[index]) + 1
-                first, last = min(first, index), max(last, index)
-                grew = True
     shown = "\n".join(lines[first : last + 1]).strip()
     return ("…" if first > 0 else "") + shown + ("…" if last < len(lines) - 1 else "")
 
@@ -249,4 +326,5 @@ def keep_strong(windows: Sequence[tuple[float, int]]) -> list[int]:
     return [position for score, position in ordered if score >= floor]
 
 
-__all__ = ["Question", "Weights", "Window", "best_window", "keep_strong", "stem"]
+__all__ = ["Question", "Weights", "Window", "best_window", "is_number", "keep_strong", "line_content", "line_terms",
+           "stem"]

@@ -11,10 +11,12 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from pi_compact.llm.assemble import Pieces
 from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import SseEvent
 from pi_compact.llm.openai.body import without_null_content
 from pi_compact.llm.openai.failures import finish_reason_error, stream_failure
+from pi_compact.llm.stream_loop import READING_KEY
 
 # litellm's finish-reason table, by the reason it maps to; a reason not listed maps to "stop".
 _FINISH_GROUPS = {
@@ -30,6 +32,7 @@ _FINISH_GROUPS = {
 _FINISH_MAP = {raw: mapped for mapped, raws in _FINISH_GROUPS.items() for raw in raws}
 _STREAM_ERROR_TEXT = "An error occurred during streaming"
 _REPEAT_LIMIT = int(os.environ.get("REPEATED_STREAMING_CHUNK_LIMIT") or 100)  # litellm's setting
+_DELTA_FIELDS = ("content", "reasoning_content", "tool_calls", "thinking_blocks")  # what the assembler reads
 
 # (model, messages as sent, reply text, reply thinking, tool calls) -> (prompt, completion) tokens:
 # how litellm counts a reply whose server reported no usage (``litellm_model.estimate_stream_usage``).
@@ -53,19 +56,24 @@ class ChunkReader:
     - 100 identical text chunks in a row end the stream with a failure, as in litellm;
     - usage is gathered over the chunks (a count is kept unless a later one is larger than 0) and
       delivered once, at the end;
-    - a chunk's ``prompt_progress`` goes to ``on_progress`` only (``_progress``).
+    - a chunk's ``prompt_progress`` goes to ``on_progress`` only (``_progress``);
+    - a delta passes on only the fields the assembler reads (``_DELTA_FIELDS``): whatever else a server puts
+      in it is dropped at once, never queued or kept;
+    - the reply's text, thinking and tool calls are kept for a usage estimate as ``Pieces`` (a copy of what
+      the assembler holds and counts, so ``retry.provider.maxReplyBytes`` bounds it too).
     """
 
     def __init__(self, model: str, messages: Sequence[Mapping[str, Any]], estimate: UsageEstimate | None = None,
-                 on_progress: Callable[[int, int], None] | None = None) -> None:
+                 on_progress: Callable[[int, int, int | None], float | None] | None = None) -> None:
         self._model = model
         self._messages = messages
         self._estimate = estimate
         self._on_progress = on_progress
         self._usage = _UsageTotals()
-        self._texts: list[str] = []
-        self._thinking: list[str] = []
+        self._texts = Pieces()
+        self._thinking = Pieces()
         self._calls: dict[int, dict[str, str]] = {}
+        self._arguments: dict[int, Pieces] = {}
         self._recent: list[Any] = []  # delta.content of the last two non-empty chunks
         self._repeats = 1
 
@@ -103,9 +111,11 @@ class ChunkReader:
                 raise stream_failure("Upstream generation aborted (finish_reason=abort)")
             if reason == "error" and raw is raw_choices[0]:
                 raise finish_reason_error(json.dumps(data))
-            delta = dict(raw.get("delta") or {})
-            if "reasoning" in delta:
-                delta["reasoning_content"] = delta.pop("reasoning")
+            given = raw.get("delta")
+            given = given if isinstance(given, Mapping) else {}
+            delta = {key: given[key] for key in _DELTA_FIELDS if key in given}
+            if "reasoning" in given:
+                delta["reasoning_content"] = given["reasoning"]
             choice = {"index": raw.get("index", 0), "delta": delta,
                       "finish_reason": map_finish_reason(reason) if isinstance(reason, str) and reason else None}
             if not choices:
@@ -116,17 +126,24 @@ class ChunkReader:
         usage = data.get("usage")
         if isinstance(usage, Mapping):
             self._usage.add(usage)
-        self._progress(data.get("prompt_progress"))
+        reading = self._progress(data.get("prompt_progress"))
+        if reading is not None:
+            return {"choices": choices, READING_KEY: reading}
         return {"choices": choices}
 
-    def _progress(self, report: Any) -> None:
+    def _progress(self, report: Any) -> float | None:
         """llama.cpp's ``prompt_progress`` (asked for with ``return_progress``): how much of the prompt
-        it has read, passed to ``on_progress`` as (processed, total); litellm drops it, as the chunks do."""
+        it has read, passed to ``on_progress`` as (processed, total, time_ms); litellm drops it, as the chunks do.
+        None without such a report; else how many seconds the next report may take (what ``on_progress``
+        answers; 0 when not known yet): the stream loop counts the report as the server being alive, and
+        waits for the next accordingly."""
         if self._on_progress is None or not isinstance(report, Mapping):
-            return
+            return None
         processed, total = _count(report.get("processed")), _count(report.get("total"))
-        if processed is not None and total:
-            self._on_progress(processed, total)
+        if processed is None or not total:
+            return None
+        wait = self._on_progress(processed, total, _count(report.get("time_ms")))
+        return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0
 
     def _check_repetition(self, delta: Mapping[str, Any]) -> None:
         """litellm stops a model that sends the same text chunk (over 2 characters) again and again."""
@@ -148,31 +165,35 @@ class ChunkReader:
     def _remember(self, delta: Mapping[str, Any]) -> None:
         """Keep what the reply said, in case its token counts must be estimated."""
         if isinstance(delta.get("content"), str):
-            self._texts.append(delta["content"])
+            self._texts.add(delta["content"])
         if isinstance(delta.get("reasoning_content"), str):
-            self._thinking.append(delta["reasoning_content"])
-        for position, call in enumerate(delta.get("tool_calls") or ()):
+            self._thinking.add(delta["reasoning_content"])
+        calls = delta.get("tool_calls")
+        for position, call in enumerate(calls if isinstance(calls, list) else ()):
             if not isinstance(call, Mapping):
                 continue
             given = call.get("index")
             index = given if isinstance(given, int) else position
-            entry = self._calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+            entry = self._calls.get(index)
+            if entry is None:
+                entry = self._calls[index] = {"id": "", "name": ""}
+                self._arguments[index] = Pieces()
             found = call.get("function")
             function: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-            if call.get("id"):
-                entry["id"] = str(call["id"])
-            if function.get("name"):
-                entry["name"] = str(function["name"])
+            for key, value in (("id", call.get("id")), ("name", function.get("name"))):
+                if value:
+                    entry[key] = str(value)
             if isinstance(function.get("arguments"), str):
-                entry["arguments"] += function["arguments"]
+                self._arguments[index].add(function["arguments"])
 
     def _final_usage(self) -> dict[str, Any]:
         usage = self._usage
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
         if (prompt is None or completion is None) and self._estimate is not None:
+            calls = [{**self._calls[i], "arguments": self._arguments[i].text()} for i in sorted(self._calls)]
             estimated_prompt, estimated_completion = self._estimate(
-                self._model, [without_null_content(m) for m in self._messages], "".join(self._texts),
-                "".join(self._thinking), [self._calls[i] for i in sorted(self._calls)],
+                self._model, [without_null_content(m) for m in self._messages], self._texts.text(),
+                self._thinking.text(), calls,
             )
             prompt = estimated_prompt if prompt is None else prompt
             completion = estimated_completion if completion is None else completion

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import ssl
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
@@ -58,7 +59,9 @@ class OpenAICompatModel(ChatModel):
         self._prompt_progress = prompt_progress
         self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None,
                                        Target(system_role=info.system_role))
-        self._reading: tuple[int, int] | None = None  # (read, total) tokens of the prompt being read
+        self._reading: tuple[int, int, float] | None = None  # (read, total) tokens of the prompt, and when
+        self.reading_rate: float | None = None  # tokens a second the server last read a prompt at (its own timing)
+        self._step: int | None = None  # tokens between two of its reports (its batch): how far the next one goes
 
     @property
     def info(self) -> ModelInfo:
@@ -67,12 +70,34 @@ class OpenAICompatModel(ChatModel):
     @property
     def progress(self) -> str | None:
         """How far the server has read the prompt of the request under way, while it reads (only with
-        ``prompt_progress``: llama.cpp's report, which a long prompt on the CPU takes minutes to reach)."""
-        reading = self._reading
-        return None if reading is None else f"Reading the prompt: {reading[0]:,} / {reading[1]:,} tokens…"
+        ``prompt_progress``: llama.cpp's report, which a long prompt on the CPU takes minutes to reach).
 
-    def _read(self, processed: int, total: int) -> None:
-        self._reading = (processed, total) if processed < total else None
+        The server reports once per batch (512 tokens: 10-25 s apart on a busy 2-core laptop); more than
+        ``QUIET_S`` after a report the count goes on at the reading rate measured so far, marked ``~``."""
+        reading = self._reading
+        if reading is None:
+            return None
+        read, total, at = reading
+        waited = time.monotonic() - at
+        if self.reading_rate and waited > QUIET_S:
+            # Never past the next report's count: a later report must not move the count back.
+            ahead = self._step - 1 if self._step else total
+            guess = min(total - 1, read + ahead, int(read + self.reading_rate * waited))
+            return f"Reading the prompt: ~{guess:,} / {total:,} tokens ({self.reading_rate:.0f}/s)…"
+        return f"Reading the prompt: {read:,} / {total:,} tokens…"
+
+    def _read(self, processed: int, total: int, elapsed_ms: int | None = None) -> float:
+        """Record a reading report; how many seconds the next one may take: its batch at the rate this
+        server read so far (this prompt's or the last one's; 0 while neither is known)."""
+        if elapsed_ms and processed > 0 and elapsed_ms >= MIN_TIMED_MS:
+            self.reading_rate = processed * 1000 / elapsed_ms
+        last = self._reading
+        if last is not None and last[1] == total and processed > last[0]:
+            self._step = processed - last[0]
+        self._reading = (processed, total, time.monotonic()) if processed < total else None
+        if not self.reading_rate or not self._step or processed >= total:
+            return 0.0
+        return min(self._step, total - processed) / self.reading_rate
 
     @property
     def endpoint(self) -> str:
@@ -150,6 +175,12 @@ class OpenAICompatModel(ChatModel):
         if self._ssl is None:
             self._ssl = _default_ssl_context()
         return self._ssl
+
+
+# After a progress report, how long its count is shown as reported before the estimate moves it on; and
+# the least reading time a rate is measured over (the first batch's few milliseconds say nothing).
+QUIET_S = 1.0
+MIN_TIMED_MS = 1000
 
 
 class Reader(Protocol):

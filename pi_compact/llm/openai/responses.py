@@ -9,7 +9,9 @@ model, so the model keeps its reasoning across tool calls. The body is pi's: ``m
 ("24h" for ``long``), ``store``, ``max_output_tokens`` (``params.plan_request``'s cap), ``tools``,
 ``reasoning`` (``effort`` from the thinking level, clamped to the levels the model takes, and
 ``summary: "auto"``) and ``include``. Retries, timeouts and cancel are ``stream_loop``'s; HTTP failures
-read as on the chat-completions client (``failures``).
+read as on the chat-completions client (``failures``). ``compact(request)`` asks OpenAI's own compaction of
+the request's conversation (``openai/compact.py``); the window it returns goes back, in place of the
+compacted messages, only to the same model with the same key (``Target.account``).
 """
 
 from __future__ import annotations
@@ -24,13 +26,17 @@ from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
 from pi_compact.llm import model_map, providers
 from pi_compact.llm.convert import Target
+from pi_compact.llm.failures import FailureRaised
+from pi_compact.llm.http_sse import HttpStatusError, open_event_stream
 from pi_compact.llm.openai.client import PLACEHOLDER_KEY, Chunks, OpenAICompatModel
-from pi_compact.llm.openai.failures import failure_of
+from pi_compact.llm.openai.compact import COMPACT_PATH, MAX_ANSWER_BYTES, CompactedWindow, compact_body, read_window
+from pi_compact.llm.openai.failures import failure_of, status_failure
 from pi_compact.llm.openai.responses_events import ResponsesReader
 from pi_compact.llm.openai.responses_input import to_input, to_tools
 from pi_compact.llm.params import cache_retention, plan_request
 from pi_compact.llm.protocol import ChatRequest, ModelInfo, StreamEvent
 from pi_compact.llm.redact import known_secrets
+from pi_compact.llm.server_compaction import account_of
 from pi_compact.llm.stream_loop import stream_reply
 from pi_compact.llm.thinking import LEVELS, clamp_level
 from pi_compact.settings import RetrySettings
@@ -53,7 +59,7 @@ class ResponsesModel(OpenAICompatModel):
 
     def _stream_once(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
         key = self._key()
-        data = json.dumps(request_body(self._info, request, self._api_base)).encode("utf-8")
+        data = json.dumps(request_body(self._info, request, self._api_base, account_of(key))).encode("utf-8")
         headers = self._headers(key)
         if request.session_id and cache_retention(request) != "none":  # pi's headers for its cache session
             headers.update({"session_id": request.session_id, "x-client-request-id": request.session_id})
@@ -69,6 +75,30 @@ class ResponsesModel(OpenAICompatModel):
             secrets=known_secrets((key, self._api_key), os.environ),
         )
 
+    def compact(self, request: ChatRequest) -> CompactedWindow:
+        """OpenAI's compaction of ``request``'s conversation (one blocking call, not retried: the caller falls
+        back on any failure). Raises ``AuthError`` without a key for OpenAI's own endpoint, ``FailureRaised``
+        for a refused request or a network failure."""
+        key = self._key()
+        target = replace(Target.of(self._info), account=account_of(key))
+        data = json.dumps(compact_body(self._info, request, target)).encode("utf-8")
+        url = self._api_base.rstrip("/") + COMPACT_PATH
+        facts = model_map.lookup(self._info.model)
+        costs = self._info.costs if self._info.costs is not None else facts.costs if facts is not None else {}
+        try:
+            stream = open_event_stream(url, data, self._headers(key), self._timeout_s(), self._ssl_context())
+            try:
+                answer = stream.body(MAX_ANSWER_BYTES)
+            finally:
+                stream.close()
+        except HttpStatusError as error:
+            raise FailureRaised(status_failure(error.status, error.body, reason=error.reason, url=url)) from None
+        except FailureRaised:
+            raise
+        except Exception as error:  # the network's failures, as the streaming path reads them
+            raise FailureRaised(failure_of(error)) from error
+        return read_window(answer, self._info, target.account, costs)
+
     def _key(self) -> str:
         variable = providers.by_name(self._info.provider).key_variable or providers.direct_key_variable()
         key = self._api_key or os.environ.get(variable)
@@ -83,12 +113,12 @@ class ResponsesModel(OpenAICompatModel):
         return Chunks(self._stream(data, headers), ResponsesReader())
 
 
-def request_body(info: ModelInfo, request: ChatRequest, api_base: str | None) -> dict[str, Any]:
-    """The JSON body of one Responses request, keys in pi's order."""
+def request_body(info: ModelInfo, request: ChatRequest, api_base: str | None, account: str = "") -> dict[str, Any]:
+    """The JSON body of one Responses request, keys in pi's order (``account``: whose key sends it)."""
     retention = cache_retention(request)
     body: dict[str, Any] = {
         "model": info.model_id,
-        "input": to_input(request.system, request.messages, Target.of(info)),
+        "input": to_input(request.system, request.messages, replace(Target.of(info), account=account)),
         "stream": True,
     }
     if request.session_id and retention != "none":

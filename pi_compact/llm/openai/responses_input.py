@@ -11,14 +11,19 @@ session either tool wrote continues in the other:
   from its ``textSignature``; a tool call whose id is ``call_…|fc_…`` becomes a ``function_call`` with the
   two halves as ``call_id`` and ``id``. A reasoning item without encrypted content (the API could only look
   it up by id, and nothing is stored) or not followed by the reply's next item is left out: the API
-  refuses both;
+  refuses both; so is one whose id is longer than the API takes (it cannot have issued it);
+- an id of the target model's own longer than the API's ``MAX_ID`` (a message's, a call's ``call_id`` or
+  item id) is replaced by a prefix and a hash of the whole id, the same on every request, so the request is
+  accepted, its results still pair with their calls, and the prompt cache still matches;
 - another model's reply goes without reasoning; its tool call ids are made acceptable as pi makes them:
   characters outside ``[A-Za-z0-9_-]`` become ``_``, at most 64, an item id from another provider or api
   is replaced by ``fc_`` and a hash, and one of another model of the same api is left out (the API pairs
   item ids with the reasoning that made them);
 - tool results become ``function_call_output`` items for their call's ``call_id``; a call left without a
   result gets "No result provided", a result without its call is dropped; failed replies (``error`` /
-  ``aborted``) are skipped.
+  ``aborted``) are skipped;
+- a compaction summary carrying a window ``/responses/compact`` returned for the target model and account
+  (``server_compaction.carried_window``) goes as that window's items; anywhere else as its readable summary.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from pi_compact.jstext import valid_text
 from pi_compact.llm.convert import EMPTY_RESULT_TEXT, NO_RESULT_TEXT, Target
 from pi_compact.llm.protocol import ToolSpec
+from pi_compact.llm.server_compaction import carried_window
 from pi_compact.messages import Message, to_llm_message
 
 MAX_ID = 64  # the API's limit on item ids and call ids
@@ -74,7 +80,17 @@ def _clean(part: str) -> str:
 
 
 def _foreign_item_id(item_id: str) -> str:
-    return "fc_" + hashlib.sha256(item_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return _hashed("fc_", item_id)
+
+
+def _hashed(prefix: str, long_id: str) -> str:
+    """A stand-in for an id the API would refuse: ``prefix`` and a hash of the whole id (always the same)."""
+    return prefix + hashlib.sha256(long_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _fitted(own_id: str, prefix: str) -> str:
+    """One of the target model's own ids as the API takes it: unchanged, or hashed when too long."""
+    return own_id if len(own_id) <= MAX_ID else _hashed(prefix, own_id)
 
 
 class _Conversion:
@@ -86,6 +102,13 @@ class _Conversion:
         self.index = 0  # pi numbers assistant messages without an id by their place in the history
 
     def feed(self, message: Message) -> None:
+        target = self.target
+        window = carried_window(message, target.provider, target.api, target.model_id, target.account)
+        if window is not None:
+            self.close_calls()
+            self.items.extend(window)
+            self.index += 1  # it holds the summary's place in the history, as its text would
+            return
         llm = to_llm_message(message)
         if llm is None:
             return
@@ -140,7 +163,7 @@ class _Conversion:
         if item_id is None:
             item_id = f"msg_{self.index}"
         elif len(item_id) > MAX_ID:
-            item_id = "msg_" + hashlib.sha256(item_id.encode()).hexdigest()[:24]
+            item_id = _hashed("msg_", item_id)
         item: dict[str, Any] = {"type": "message", "role": "assistant",
                                 "content": [{"type": "output_text", "text": valid_text(text), "annotations": []}],
                                 "status": "completed", "id": item_id}
@@ -157,6 +180,8 @@ class _Conversion:
                 item_id = _foreign_item_id(item_id)
             elif item_id:
                 item_id = ""  # another model of this api: its item id was paired with that model's reasoning
+        else:
+            call_id, item_id = _fitted(call_id, "call_"), _fitted(item_id, "fc_") if item_id else ""
         self.renamed[original] = call_id
         self.pending[call_id] = str(block.get("name", ""))
         arguments = block.get("arguments")
@@ -182,6 +207,8 @@ def _reasoning_item(signature: object) -> dict[str, Any] | None:
     except ValueError:
         return None
     if not isinstance(item, dict) or item.get("type") != "reasoning" or not item.get("encrypted_content"):
+        return None
+    if len(str(item.get("id", ""))) > MAX_ID:  # its encrypted content belongs to that id: it cannot be renamed
         return None
     return item
 

@@ -52,8 +52,10 @@ def copy(state: ReplState, arg: str) -> Outcome:
     state.console.file.write(osc52(text))
     state.console.file.flush()
     lines = text.count("\n") + 1
+    # Inside tmux the sequence reaches the clipboard only with tmux's set-clipboard on: say so where it matters.
+    where = " (in tmux only with `set -g set-clipboard on`)" if os.environ.get("TMUX") else ""
     state.say(f"Copied the last answer ({lines} line{'' if lines == 1 else 's'}, {len(text)} characters) "
-              "to the clipboard (OSC 52).", "dim")
+              f"to the clipboard (OSC 52){where}.", "dim")
     return "continue"
 
 

@@ -13,7 +13,7 @@ from pi_compact.paths import resolve_session_dir
 from pi_compact.session.catalog import list_sessions
 from pi_compact.ui.session_picker import pick_session
 from pi_compact.ui.state import Outcome, ReplState
-from pi_compact.ui.transcript import recent_transcript
+from pi_compact.ui.transcript import show_recent
 
 
 def sessions_dir(state: ReplState) -> Path:
@@ -52,8 +52,7 @@ def open_session(state: ReplState, path: Path) -> None:
         return
     state.session.approval = old.approval
     state.say(f"Resumed {path}: {len(state.session.messages)} messages in context.", "cyan", path=True)
-    for part in recent_transcript(state.session.messages):
-        state.console.print(part)
+    show_recent(state)
 
 
 def pick_at_start(directory: Path) -> Path | None:
