@@ -40,6 +40,7 @@ from fakes.pi_probe import pi_installed, run_pi  # noqa: E402
 from pi_compact.agent.session import AgentSession  # noqa: E402
 from pi_compact.agent.system_prompt import build_system_prompt  # noqa: E402
 from pi_compact.agent.tools import default_tools  # noqa: E402
+from pi_compact.clock import now_ms  # noqa: E402
 from pi_compact.compaction import prompts  # noqa: E402
 from pi_compact.llm.resolve import create_model, resolve_model  # noqa: E402
 from pi_compact.session.store import SessionStore  # noqa: E402
@@ -85,13 +86,14 @@ def row(record: RecordedRequest) -> dict[str, Any]:
 
 
 def new_session(server: FakeAnthropicServer, cwd: Path, settings: Settings, window: int | None,
-                thinking: str | None = None, store: SessionStore | None = None) -> AgentSession:
+                thinking: str | None = None, store: SessionStore | None = None,
+                clock: Callable[[], int] = now_ms) -> AgentSession:
     info = resolve_model(MODEL, settings=settings, context_window=window)
     model = create_model(info, api_base=server.base_url, api_key="sk-fake", settings=settings)
     tools = default_tools()
     return AgentSession(
         store=store or SessionStore.create(cwd / "session.jsonl", str(cwd), 1_700_000_000_000), model=model,
-        settings=settings, tools=tools, cwd=cwd, emit=lambda event: None, thinking=thinking,
+        settings=settings, tools=tools, cwd=cwd, emit=lambda event: None, thinking=thinking, now_ms=clock,
         system_prompt=build_system_prompt(str(cwd), date(2026, 1, 1), [t.name for t in tools]),
     )
 

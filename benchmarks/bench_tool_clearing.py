@@ -10,6 +10,7 @@ with a structured summary and billed like any other request.
     .venv/bin/python benchmarks/bench_tool_clearing.py              # N = 20, 40, 80
     .venv/bin/python benchmarks/bench_tool_clearing.py --files 40
     .venv/bin/python benchmarks/bench_tool_clearing.py --files 30 --window 16384 --lines 60   # a 16k window
+    .venv/bin/python benchmarks/bench_tool_clearing.py --files 40 --thinking medium   # issue 43: budgets kept
 
 Printed per N and setting: agent requests, compactions, clearing steps, the largest prompt, total dollars
 (every request, summaries included) and whether every tool result in the session file is whole (the text
@@ -33,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from fakes.anthropic_server import FakeAnthropicServer  # noqa: E402
-from fakes.anthropic_stream import AnthropicReply, Text, ToolUse  # noqa: E402
+from fakes.anthropic_stream import AnthropicReply, Text, Thinking, ToolUse  # noqa: E402
 from fakes.cost_session import request_costs  # noqa: E402
 
 from pi_compact.agent.events import CompactionStart, Notice, SessionEvent  # noqa: E402
@@ -76,8 +77,10 @@ class ReadLoop:
         after = max(done) + 1 if done else 0
         if after >= self.files:
             return AnthropicReply(blocks=(Text(f"Read {self.files} files."),), output_tokens=50)
-        return AnthropicReply(blocks=(ToolUse("read", {"path": file_name(after)}, f"toolu_read_{after:03d}"),),
-                              output_tokens=60)
+        call = ToolUse("read", {"path": file_name(after)}, f"toolu_read_{after:03d}")
+        # With thinking on, a reply that calls a tool starts with its (signed) thinking, as Claude's do.
+        thought = (Thinking(f"Next: file {after}."),) if (body.get("thinking") or {}).get("type") == "enabled" else ()
+        return AnthropicReply(blocks=(*thought, call), output_tokens=60)
 
 
 def results_whole(path: Path, workdir: Path) -> bool:
@@ -96,7 +99,8 @@ def results_whole(path: Path, workdir: Path) -> bool:
     return found > 0
 
 
-def run(files: int, clearing: bool, window: int | None = None, lines: int = LINES_PER_FILE) -> dict[str, Any]:
+def run(files: int, clearing: bool, window: int | None = None, lines: int = LINES_PER_FILE,
+        thinking: str = "off") -> dict[str, Any]:
     base = Settings()
     settings = replace(base, compaction=replace(base.compaction, clear_tool_results=clearing))
     with tempfile.TemporaryDirectory() as scratch, FakeAnthropicServer().start() as server:
@@ -111,7 +115,7 @@ def run(files: int, clearing: bool, window: int | None = None, lines: int = LINE
         system = build_system_prompt(str(workdir), date(2026, 1, 1), [t.name for t in tools])
         session = AgentSession(store=SessionStore.create(path, str(workdir), 1_700_000_000_000), model=model,
                                settings=settings, tools=tools, cwd=workdir, emit=events.append,
-                               system_prompt=system, thinking="off")
+                               system_prompt=system, thinking=thinking)
         session.prompt(f"Read {file_name(0)}, then each next part file, one at a time, until told to stop.")
         session.close()
         costs = request_costs(server.records)
@@ -125,6 +129,12 @@ def run(files: int, clearing: bool, window: int | None = None, lines: int = LINE
             "dollars": round(sum(c.dollars for c in costs), 4),
             "results_whole": results_whole(path, workdir),
             "rejections": [r.error.message for r in server.records if r.error is not None],
+            # The thinking budgets and caps sent, and the requests that changed them against the one before.
+            "budgets": sorted({(r.body.get("thinking") or {}).get("budget_tokens", 0) for r in server.records}),
+            "max_tokens": sorted({r.body.get("max_tokens", 0) for r in server.records}),
+            "changes": sum(1 for before, after in zip(server.records, server.records[1:], strict=False)
+                           if (before.body.get("thinking"), before.body.get("max_tokens"))
+                           != (after.body.get("thinking"), after.body.get("max_tokens"))),
         }
 
 
@@ -133,16 +143,17 @@ def main() -> None:
     parser.add_argument("--files", type=int, action="append", help="files to read (repeatable; default 20 40 80)")
     parser.add_argument("--window", type=int, help="the context window (default: the model's, 200k)")
     parser.add_argument("--lines", type=int, default=LINES_PER_FILE, help="lines per file (88 characters each)")
+    parser.add_argument("--thinking", default="off", help="the session's thinking level (issue 43: medium)")
     args = parser.parse_args()
     rows = []
     for files in args.files or [20, 40, 80]:
         for clearing in (False, True):
-            row = run(files, clearing, args.window, args.lines)
+            row = run(files, clearing, args.window, args.lines, args.thinking)
             rows.append(row)
             print(f"N={files:<3} clearing {'on ' if clearing else 'off'}: {row['requests']} requests, "
                   f"{row['compactions']} compactions, {row['clearing_steps']} clearing steps, largest prompt "
-                  f"{row['largest_prompt']:,}, ${row['dollars']:.2f}, results whole: {row['results_whole']}",
-                  flush=True)
+                  f"{row['largest_prompt']:,}, ${row['dollars']:.2f}, results whole: {row['results_whole']}, "
+                  f"budgets {row['budgets']}, max_tokens {row['max_tokens']}, changes {row['changes']}", flush=True)
     print(json.dumps(rows, indent=1))
 
 

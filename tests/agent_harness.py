@@ -15,7 +15,7 @@ with ``WINDOW`` 10 000 and ``RESERVE`` 2 000 a reply reporting more than 8 000 t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,7 @@ def make_harness(
     extra_tools: Sequence[Tool] = (),
     system_prompt: str = AGENT_SYSTEM,
     thinking: str | None = None,
+    now_ms: Callable[[], int] | None = None,
 ) -> Harness:
     cwd = tmp_path / "work dir ü"
     cwd.mkdir(parents=True, exist_ok=True)
@@ -156,6 +157,7 @@ def make_harness(
         store=store or SessionStore.create(path, str(cwd), 1_700_000_000_000),
         model=model, settings=settings, tools=[*default_tools(), *extra_tools], system_prompt=system_prompt,
         cwd=cwd, emit=events.append, hooks=hooks, auto_compact=auto_compact, thinking=thinking,
+        **({"now_ms": now_ms} if now_ms is not None else {}),
     )
     harness = Harness(session, server, path, cwd, events)
     _CREATED.append(harness)

@@ -163,6 +163,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.owner._record_only(body, headers)
             self._json(400, refusal)
             return
+        for check in self.server.owner.checks:  # what this server's own rules refuse (``fakes.chat_checks``)
+            refused = check(body, headers)
+            if refused is not None:
+                self.server.owner._record_only(body, headers)
+                self._json(refused[0], refused[1])
+                return
         reply = self.server.owner._record_and_next(body, headers)
         if reply.delay_s and self.server.owner._stopping.wait(reply.delay_s):
             return  # server is stopping: drop the connection
@@ -398,6 +404,9 @@ class ScriptedServer:
         # Optional: a reply chosen by the request body (e.g. every summarizer request gets a summary),
         # None to take the queue's next one. Keeps interleavings deterministic when the order varies.
         self.route: Callable[[dict[str, Any]], Reply | None] | None = None
+        # Rules of a particular server (``fakes.chat_checks``): each returns (status, error body) to refuse a
+        # request, None to accept it; a refused request is recorded and keeps the queued reply.
+        self.checks: list[Callable[[dict[str, Any], dict[str, str]], tuple[int, dict[str, Any]] | None]] = []
         self._requests: list[dict[str, Any]] = []
         self._headers: list[dict[str, str]] = []
         self._stopping = threading.Event()

@@ -309,13 +309,16 @@ class LoopLimits:
 @dataclass(frozen=True)
 class LoopHooks:
     """What the session does around the loop: ``request`` builds the next request, ``record`` persists a
-    message, ``after_reply(reply, retried)`` handles an overflow ("retry" once, "done", or None to go on)
-    and ``between_turns`` compacts past the threshold (True when it ran)."""
+    message, ``after_reply(reply, retried)`` handles an overflow ("retry" once, "done", or None to go on),
+    ``between_turns`` compacts past the threshold (True when it ran) and ``before_send``, once the prompt is
+    recorded, makes the context smaller before its first request where the prompt took it past the
+    threshold (True when it compacted)."""
 
     request: Callable[[], ChatRequest]
     record: Callable[[dict[str, Any]], None]
     after_reply: Callable[[dict[str, Any], bool], Literal["retry", "done"] | None]
     between_turns: Callable[[], bool]
+    before_send: Callable[[], bool] = lambda: False
 
 
 def run_loop(model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context: ToolContext, emit: Emit,
@@ -362,6 +365,12 @@ def run_prompt(text: str, model: ChatModel, hooks: LoopHooks, tools: Sequence[To
     _say(emit, hooks, {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": now()})
     halt: LoopStop | None = None
     try:
+        hooks.before_send()
+        if context.cancelled:  # cancelled while the context was made smaller: nothing was sent
+            final = aborted_message(model.info)
+            _say(emit, hooks, final)  # recorded as a cancelled stream is: the prompt has its (empty) reply
+            emit(AgentEnd(str(final.get("errorMessage"))))
+            return final, None
         final, halt = run_loop(model, hooks, tools, context, emit, approve, max_turns,
                                EditChurn(text) if watch_edits else None)
     except SessionError as exc:  # a write failed: recording a failed reply would write again

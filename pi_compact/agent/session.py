@@ -18,6 +18,7 @@ from pi_compact.agent.compaction.coordinator import Compactions
 from pi_compact.agent.compaction.live_context import LiveContext, reply_key
 from pi_compact.agent.compaction.navigator import Navigator
 from pi_compact.agent.compaction.pipeline import CompactionHooks
+from pi_compact.agent.compaction.prefix_cost import DIGEST_KEY
 from pi_compact.agent.compaction.reasons import CompactionReason
 from pi_compact.agent.compaction.recall import AutoRecall
 from pi_compact.agent.events import (
@@ -32,12 +33,11 @@ from pi_compact.agent.request import Requests
 from pi_compact.agent.tools import Tool, ToolContext
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.compaction.plan import WindowPlan, plan_for_window
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.tokens import ContextUsage, Estimator
-from pi_compact.llm.output_cap import answer_room
+from pi_compact.compaction.window import WindowPlan, plan_window
 from pi_compact.llm.protocol import ChatModel
-from pi_compact.llm.thinking import Clamped, thinking_budget
+from pi_compact.llm.thinking import Clamped
 from pi_compact.messages import Message
 from pi_compact.session.pins import Pin, fold_pins, pin_for, unpin_fields
 from pi_compact.session.store import SessionStore
@@ -78,13 +78,12 @@ class AgentSession:
         self._thinking = ThinkingLevel(store, Opening(store, due=not self._context.messages, now_ms=now_ms),
                                        flag=thinking, default=settings.default_thinking_level,
                                        notify=lambda text: emit(Notice(text, "info")), now_ms=now_ms)
-        self._compactions.thinking = self._thinking
-        # The threshold leaves the thinking budget whole (a function of the level, not of the session: the
-        # live context must not hold the session, which would keep its file locked).
-        level = self._thinking
-        self._context.answer_room = lambda model: thinking_room(model, level)
         self.loop_stop: LoopStop | None = None  # why the last prompt's tool loop was stopped (``agent.loop``)
         self.watch_edits = True  # stop edit churn and ask (``agent.churn``); print mode, with nobody to ask, does not
+        self._sources: Mapping[str, str] | None = None  # where each setting was set (the plan's warnings name it)
+        self._plan: WindowPlan | None = None
+        self._plan_inputs: tuple[Any, ...] = ()
+        self.refits = 0  # how many times the plan was built (a test counts them: once per change of an input)
 
     # ---- what the UI reads -----------------------------------------------------------------------
 
@@ -99,7 +98,7 @@ class AgentSession:
 
     @property
     def settings(self) -> Settings:
-        """As given (``fitted_settings``: the budgets in force)."""
+        """As given (``plan.settings``: fitted, the budgets in force)."""
         return self._settings
 
     @property
@@ -135,18 +134,38 @@ class AgentSession:
         """The session's one token estimator (``compaction.tokenEstimator``; ``auto`` calibrated by usage)."""
         return self._context.estimator_of(self._model)
 
-    def fitted_settings(self) -> Settings:
-        """The settings with budgets fitted to the model's window (a model still resolving is not waited for)."""
-        if not self._model.ready:
-            return self._settings
-        return self.window_plan().settings
+    @property
+    def plan(self) -> WindowPlan:
+        """The budgets in force (``compaction.window``): the window, reserve, keep, output cap, thinking budget,
+        answer room and threshold every figure, trigger, clearing step and request reads. Held, and built
+        again only when one of its inputs changed: the model (or its facts, once it resolves), the settings,
+        the thinking level in force or the pins (what every request carries)."""
+        inputs = self._inputs()
+        if self._plan is None or inputs != self._plan_inputs:
+            self._plan, self._plan_inputs = self._refit(), inputs
+        return self._plan
 
     def window_plan(self, sources: Mapping[str, str] | None = None) -> WindowPlan:
-        """The settings fitted to the model's window and what every request carries, with a warning for
-        each value ``sources`` says a user set that had to be replaced (call once the model is ready)."""
-        info = self._model.info
-        return plan_for_window(self._settings, info.context_window, model=info.model, sources=sources,
-                               fixed_tokens=self.fixed_tokens())
+        """The plan for the model's window, which this resolves first (it may wait for it), its warnings naming
+        where each replaced value was set (``sources``: the settings files' record of it)."""
+        self._sources = sources
+        self._model.info  # noqa: B018 - resolves a model still resolving, so the plan has its window
+        return self.plan
+
+    def _inputs(self) -> tuple[Any, ...]:
+        model = self._model
+        info = model.info if model.ready else None
+        pins = self._requests.pins.current(self._store.customs_on_path, self._store.leaf_id)
+        return (model, info, self._settings, self._sources, self._thinking.current(model), pins)
+
+    def _refit(self) -> WindowPlan:
+        """The one place the plan is built (``plan_window``)."""
+        self.refits += 1
+        info = self._model.info if self._model.ready else None
+        # What every request carries, by the base estimator: a calibration of it would change the plan.
+        fixed = self._requests.overhead(self._context.base)
+        return plan_window(self._settings, info, self._thinking.current(self._model), sources=self._sources,
+                           fixed_tokens=fixed)
 
     def estimated_size(self) -> int:
         """The context all estimated (no provider usage): what the status line shows while the model loads."""
@@ -159,7 +178,7 @@ class AgentSession:
 
     def context_usage(self) -> ContextUsage:
         """The last fresh provider usage plus estimates of what follows it (else all estimated)."""
-        return self._context.sent_usage_for(self._model, self.fitted_settings().compaction)
+        return self._context.sent_usage_for(self._model, self.plan)
 
     def reload_context(self) -> None:
         """Rebuild the live context from the session file (after anything that changed the branch)."""
@@ -176,17 +195,18 @@ class AgentSession:
                 reason: CompactionReason = "manual", will_retry: bool = False,
                 keep: int | None = None) -> CompactionResult | None:
         """Compact now (``/compact [--keep N]``, or for ``reason``); the live context is rebuilt right after."""
-        return self._compactions.run(self._model, self.fitted_settings(), reason, instructions=instructions,
+        return self._compactions.run(self._model, self.plan, reason, instructions=instructions,
                                      cancel=cancel, will_retry=will_retry, keep=keep)
 
     def check_before_prompt(self, cancel: CancelToken | None = None) -> None:
         """pi's pre-prompt check: the last fresh reply's overflow (unless given up on), else the threshold."""
-        self._compactions.before_prompt(self._model, self.fitted_settings(), cancel)
+        self._compactions.before_prompt(self._model, self.plan, cancel)
 
-    def add_message(self, message: Message) -> None:
-        """Record ``message`` in the file and the live context (also one made outside a turn: ``!cmd``)."""
-        entry = self._store.append_message(message, self._now())
-        self._context.messages.append(message)
+    def add_message(self, message: Message, fields: Mapping[str, Any] | None = None) -> None:
+        """Record ``message`` in the file and the live context (also one made outside a turn: ``!cmd``);
+        ``fields``: ours on its entry beside pi's."""
+        entry = self._store.append_message(message, self._now(), fields)
+        self._context.add(message)
         self._context.clearing.note(entry)
 
     def prompt(self, text: str, cancel: CancelToken | None = None) -> dict[str, Any] | None:
@@ -201,32 +221,36 @@ class AgentSession:
                                            self._settings.max_turns, self._now, watch_edits=self.watch_edits)
         # An error reply is checked too (pi #1834); an aborted one or a cancel starts nothing.
         if final.get("stopReason") != "aborted":
-            self._compactions.compact_if_due("after_run", self._model, self.fitted_settings(), token, final)
+            self._compactions.compact_if_due("after_run", self._model, self.plan, token, final)
         return final
 
     def _hooks(self, cancel: CancelToken) -> LoopHooks:
         def record(message: Message) -> None:
             self._thinking.open(self._model)  # a new session's opening entries come first (once)
-            self.add_message(message)
+            last = self._requests.last
+            # A reply's entry names the request it answered (this agent, its system prompt, tools and thinking):
+            # a resumed session asks a summary on a prefix only where the cache can hold it (``prefix_cost``).
+            answered = {DIGEST_KEY: self._requests.digest(last)} \
+                if message.get("role") == "assistant" and last is not None else None
+            self.add_message(message, answered)
 
         return LoopHooks(
-            request=lambda: self._requests.next(self._context.sent_to(self._model, self.fitted_settings().compaction),
-                                                self.fitted_settings(),
+            request=lambda: self._requests.next(self._context.sent_to(self._model, self.plan), self.plan,
                                                 self._thinking.sync(self._model.info),
                                                 self._context.clearing.cleared.keys(),
-                                                self._compactions.planned_cut(self._model, self.fitted_settings())),
+                                                self._compactions.planned_cut(self._model, self.plan)),
             record=record,
             after_reply=lambda reply, retried: self._compactions.after_reply(
-                self._model, self.fitted_settings(), reply, cancel, retried),
-            between_turns=lambda: self._compactions.compact_if_due("tool_turn", self._model, self.fitted_settings(),
-                                                                   cancel))
+                self._model, self.plan, reply, cancel, retried),
+            between_turns=lambda: self._compactions.compact_if_due("tool_turn", self._model, self.plan, cancel),
+            before_send=lambda: self._compactions.before_send(self._model, self.plan, cancel))
 
     # ---- the tree, pins and the name: one appended entry each ------------------------------------
 
     def navigate(self, target_id: str, *, summarize: bool = False, instructions: str | None = None,
                  cancel: CancelToken | None = None) -> TreeOutcome | None:
         """``/tree``: move the leaf to ``target_id``, optionally summarizing the branch left (see ``Navigator``)."""
-        navigator = self._compactions.navigator(self._model if summarize else None, self.fitted_settings())
+        navigator = self._compactions.navigator(self._model if summarize else None, self.plan)
         outcome = navigator.navigate(target_id, summarize=summarize, instructions=instructions, cancel=cancel)
         if outcome is not None:
             self.reload_context()
@@ -234,7 +258,7 @@ class AgentSession:
 
     def uncompact(self, *, force: bool = False) -> UncompactOutcome:
         """``/uncompact``: undo the branch's latest compaction; raises ``CompactionError`` to refuse."""
-        outcome = self._compactions.navigator(self._model, self.fitted_settings()).uncompact(force=force)
+        outcome = self._compactions.navigator(self._model, self.plan).uncompact(force=force)
         self.reload_context()
         return outcome
 
@@ -276,7 +300,7 @@ class AgentSession:
         self._requests.forget()  # the new model holds no cache of the requests sent so far
         record_model(self._store, model.info, self._now())
         self._thinking.sync(self._model.info)  # re-clamped to the new model: one notice, one entry if it changed
-        self._compactions.compact_if_due("model_switch", self._model, self.fitted_settings(), cancel)
+        self._compactions.compact_if_due("model_switch", self._model, self.plan, cancel)
 
     def set_settings(self, settings: Settings) -> None:
         self._settings = settings
@@ -292,13 +316,3 @@ def uncompact_store(store: SessionStore, settings: Settings, *, force: bool = Fa
                     now_ms: Callable[[], int] = now_ms) -> UncompactOutcome:
     """``/uncompact`` on a session file with no session running (``pi-compact uncompact``)."""
     return Navigator(store, None, settings, now_ms=now_ms).uncompact(force=force, context_window=context_window)
-
-
-def thinking_room(model: ChatModel, thinking: ThinkingLevel) -> int:
-    """What the next request to ``model`` must leave free beside its prompt: the session's thinking budget
-    whole and an answer after it (``llm.output_cap.answer_room``; 0 while the model resolves)."""
-    if not model.ready:
-        return 0
-    info = model.info
-    budget = thinking_budget(info, thinking.current(model)) if info.reasoning else 0
-    return answer_room(info.context_window, budget)

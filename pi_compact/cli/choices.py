@@ -71,9 +71,9 @@ def fitted_settings(
     settings: Settings, window: int, model: str | None, sources: Mapping[str, str] | None
 ) -> Settings:
     """The settings with budgets that fit ``window``; says which values were replaced, and why."""
-    from pi_compact.compaction.plan import plan_for_window
+    from pi_compact.compaction.window import plan_window
 
-    fitted = plan_for_window(settings, window, model=model, sources=sources)
+    fitted = plan_window(settings, None, window=window, model=model, sources=sources)
     warn(fitted.warnings)
     return fitted.settings
 

@@ -25,14 +25,10 @@ from pi_compact.session.entries import message_of_entry
 from pi_compact.settings import CompactionSettings
 
 
-def soft_threshold(context_window: int, settings: CompactionSettings) -> int:
-    """Context tokens past which a background summary starts: the share of ``window - reserveTokens``."""
-    return Budgets.of(settings, context_window).soft_threshold
-
-
-def past_soft_threshold(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    """True when background compaction is on and the context is strictly past the soft threshold."""
-    return settings.enabled and settings.background and context_tokens > soft_threshold(context_window, settings)
+def past_soft_threshold(context_tokens: int, budgets: Budgets, settings: CompactionSettings) -> bool:
+    """True when background compaction is on and the context is strictly past the soft threshold of
+    ``budgets`` (the plan's: ``softThresholdPercent`` of its threshold)."""
+    return settings.enabled and settings.background and context_tokens > budgets.soft_threshold
 
 
 @dataclass(frozen=True)
@@ -77,4 +73,4 @@ def rebase(
     return replace(plan, tokens_before=before, kept_messages=tuple(kept))
 
 
-__all__ = ["Ahead", "past_soft_threshold", "plan_ahead", "rebase", "soft_threshold"]
+__all__ = ["Ahead", "past_soft_threshold", "plan_ahead", "rebase"]

@@ -31,13 +31,16 @@ Ask = Callable[[bool, Sequence[str]], str]
 
 def ask_serialized(
     model: ChatModel, text: str, max_tokens: int, cancel: CancelToken | None, reasoning: str | None,
+    planned_budget: int | None = None,
 ) -> str:
-    """The serialized way: ``text`` (the history and the instruction) to the summarizer's system prompt."""
+    """The serialized way: ``text`` (the history and the instruction) to the summarizer's system prompt.
+    ``planned_budget``: the conversation's thinking budget, sent inside ``max_tokens`` (its planned cap), as
+    its chat requests send them; None: the level's budget comes on top of ``max_tokens`` (pi's rule)."""
     message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0}
     # Not marked for caching: no later request starts with this one (even a retry's text differs), and
     # Anthropic charges 1.25x for writing a cache entry.
     request = ChatRequest(system=SYSTEM_PROMPT, messages=[message], max_tokens=max_tokens, reasoning=reasoning,
-                          cache="none")
+                          cache="none", thinking_inside=planned_budget is not None, thinking_budget=planned_budget)
     return answer(model, request, cancel)
 
 

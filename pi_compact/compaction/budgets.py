@@ -4,10 +4,10 @@
 past which compaction runs, the share of it where a background summary starts, the room a branch summary
 may take, and how big a kept tail may be before it leaves the summary no room. Callers make one value for
 the model they talk to and pass it on instead of doing the subtraction themselves. The settings given are
-the ones in force (fitted to the window, ``threshold.fit_to_window``). ``answer_room`` is what the next
-request must leave free beside its prompt (the thinking budget, an answer after it, the estimate's margin:
-``llm.output_cap.answer_room``); where it exceeds ``reserveTokens`` the threshold moves down to leave it,
-so near the window a session compacts instead of shrinking the thinking budget request by request.
+the ones in force (fitted to the window, ``threshold.fit_to_window``). ``answer_room`` is what every request
+must leave free beside its prompt (the session plan's output cap and the estimate's margin:
+``compaction.window.WindowPlan.headroom``); where it exceeds ``reserveTokens`` the threshold moves down to
+leave it, so near the window a session compacts instead of shrinking the cap or the thinking budget.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class Budgets:
     keep: int
     soft_percent: int = CompactionSettings().soft_threshold_percent
     enabled: bool = True  # ``compaction.enabled``: whether the threshold triggers at all
-    answer_room: int = 0  # what the next request needs beside its prompt (0: ``reserveTokens`` alone)
+    answer_room: int = 0  # what every request needs beside its prompt (0: ``reserveTokens`` alone)
 
     @classmethod
     def of(cls, settings: CompactionSettings, window: int, answer_room: int = 0) -> Budgets:
@@ -36,7 +36,7 @@ class Budgets:
     @property
     def threshold(self) -> int:
         """Context tokens past which (strictly) compaction runs: pi's ``window - reserveTokens``, lower where
-        the answer room (a thinking budget kept whole) needs more than the reserve."""
+        the answer room (the planned output cap, its thinking budget inside) needs more than the reserve."""
         return self.window - max(self.reserve, self.answer_room)
 
     @property

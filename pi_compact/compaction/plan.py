@@ -12,15 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.cut import find_cut_point, keep_newest_result
 from pi_compact.compaction.fileops import FileOps, file_lists
-from pi_compact.compaction.threshold import fit_to_window
 from pi_compact.compaction.tokens import Estimator, estimate_context_tokens, estimator_for
 from pi_compact.messages import Message
 from pi_compact.session.context import SessionContext, project_path
 from pi_compact.session.entries import message_of_entry
-from pi_compact.settings import CompactionSettings, Settings
+from pi_compact.settings import CompactionSettings
 
 SkipReason = Literal["no_messages", "already_compacted", "too_small", "no_gain", "loop_guard"]
 """Why a compaction wrote nothing without failing: an empty branch, a branch that ends with a compaction
@@ -159,35 +157,3 @@ def prepare_compaction(
         kept_over_budget=cut.over_budget,
         previous_kept=previous_kept,
     )
-
-
-@dataclass(frozen=True)
-class WindowPlan:
-    """Settings fitted to one context window, the warnings fitting gave, and the plans they make."""
-
-    settings: Settings
-    window: int
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def budgets(self) -> Budgets:
-        return Budgets.of(self.settings.compaction, self.window)
-
-    @property
-    def threshold(self) -> int:
-        return self.budgets.threshold
-
-    def plan(self, branch: Sequence[Mapping[str, Any]]) -> CompactionPlan | None:
-        """What a compaction of ``branch`` would summarize and keep with these budgets."""
-        return prepare_compaction(branch, self.settings.compaction)
-
-
-def plan_for_window(
-    settings: Settings, window: int, *, model: str | None = None, sources: Mapping[str, str] | None = None,
-    fixed_tokens: int = 0,
-) -> WindowPlan:
-    """Fit ``settings`` to ``window`` (0 = unknown: as given), ready to plan with: the one way from
-    settings and a window to a plan (the session, ``compact``, its dry run and ``uncompact``).
-    ``fixed_tokens``: what every request carries besides the conversation, when the caller knows it."""
-    fitted, warnings = fit_to_window(settings, window, model=model, sources=sources, fixed_tokens=fixed_tokens)
-    return WindowPlan(fitted, window, tuple(warnings))

@@ -63,16 +63,21 @@ class PrefixShape:
         request (system prompt, tools, thinking, cache retention, session id) as the chat request's, and a
         breakpoint after the held messages so the request reads what an earlier one wrote."""
         message = user_text_message(text, prefix[-1].get("timestamp", 0) if prefix else 0)
-        # With thinking on, the output cap is left to the model layer, as for the chat request: a
-        # different thinking budget would make Anthropic drop the cached messages (only the system
-        # prompt and tools survive a change of thinking settings).
+        # With thinking on, the output cap and the thinking budget are exactly the chat request's (its plan's,
+        # or left to the model layer as the chat request left them): a different thinking budget would make
+        # Anthropic drop the cached messages (only the system prompt and tools survive a change of them).
         thinking = self.request.thinking_level not in (None, "off")
-        return replace(self.request, messages=[*prefix, message], max_tokens=None if thinking else max_tokens,
-                       cache_cut=self.held_in(prefix))
+        return replace(self.request, messages=[*prefix, message], cache_cut=self.held_in(prefix), transient_tail=0,
+                       max_tokens=self.request.max_tokens if thinking else max_tokens,
+                       thinking_inside=self.request.thinking_inside and thinking)
 
     def fits(self, prefix: Sequence[Message], text: str, max_tokens: int, context_window: int) -> bool:
-        """Does a request on ``prefix`` leave ``max_tokens`` for the answer? (The chat request with more
-        messages than the prefix fitted, but it may have asked for fewer output tokens.)"""
+        """Does a request on ``prefix`` leave ``max_tokens`` for the answer (with thinking on, the chat
+        request's own cap, which the summary request carries too)? (The chat request with more messages than
+        the prefix fitted, but it may have asked for fewer output tokens.)"""
+        thinking = self.request.thinking_level not in (None, "off")
+        if thinking and self.request.max_tokens is not None:
+            max_tokens = self.request.max_tokens
         return self.prompt_tokens(prefix, text) + max_tokens <= context_window
 
     def prompt_tokens(self, prefix: Sequence[Message], text: str = "") -> int:
@@ -95,16 +100,29 @@ def prompt_sizes(shape: PrefixShape, plan: CompactionPlan, instructions: str | N
     """What each way would send for ``plan``: estimated, not counted (the choice needs proportions)."""
     update = plan.previous_summary is not None
     asked = [(shape.history, history_instruction(update, instructions))] if plan.messages_to_summarize else []
-    serialized = [_text_tokens(SYSTEM_PROMPT, history_request_text(
-        _conversation(plan.messages_to_summarize), plan.previous_summary, instructions))] if asked else []
-    turn = _conversation(plan.turn_prefix_messages)
-    if plan.turn_prefix_messages and estimate_text_tokens(turn) > VERBATIM_PREFIX_TOKENS:
+    if _asks_turn(plan):
         asked.append((shape.turn, turn_instruction(instructions)))
-        serialized.append(_text_tokens(SYSTEM_PROMPT, turn_prefix_request_text(turn, instructions)))
     prefix = tuple(shape.prompt_tokens(messages, text) for messages, text in asked)
     held = tuple(shape.prompt_tokens(messages[:count]) if (count := shape.held_in(messages)) else 0
                  for messages, _ in asked)
-    return PromptSizes(prefix, held, tuple(serialized))
+    return PromptSizes(prefix, held, serialized_sizes(plan, instructions))
+
+
+def serialized_sizes(plan: CompactionPlan, instructions: str | None) -> tuple[int, ...]:
+    """The estimated prompts of ``plan``'s serialized summary requests (the history, a split turn's start)."""
+    sizes = [_text_tokens(SYSTEM_PROMPT, history_request_text(
+        _conversation(plan.messages_to_summarize), plan.previous_summary, instructions))] \
+        if plan.messages_to_summarize else []
+    if _asks_turn(plan):
+        sizes.append(_text_tokens(SYSTEM_PROMPT, turn_prefix_request_text(
+            _conversation(plan.turn_prefix_messages), instructions)))
+    return tuple(sizes)
+
+
+def _asks_turn(plan: CompactionPlan) -> bool:
+    """Is a split turn's start asked about (not kept word for word as too small to summarize)?"""
+    return bool(plan.turn_prefix_messages) and \
+        estimate_text_tokens(_conversation(plan.turn_prefix_messages)) > VERBATIM_PREFIX_TOKENS
 
 
 def _conversation(messages: Sequence[Message]) -> str:
@@ -143,4 +161,5 @@ def reusable_prefix(
     return PrefixShape(last, tuple(history), tuple(turn))
 
 
-__all__ = ["VERBATIM_PREFIX_TOKENS", "PrefixShape", "PromptSizes", "prompt_sizes", "reusable_prefix"]
+__all__ = ["VERBATIM_PREFIX_TOKENS", "PrefixShape", "PromptSizes", "prompt_sizes", "reusable_prefix",
+           "serialized_sizes"]

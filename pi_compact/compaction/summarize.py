@@ -78,6 +78,15 @@ class SummaryBudget:
     history_max_tokens: int
     prefix_max_tokens: int
     must_shrink: bool = True  # a compaction summary replaces history (no inflation); a branch summary does not
+    # The conversation's thinking budget when the sizes above are its planned cap (``compaction.window``): every
+    # summary request then sends that cap with this budget inside it, as the chat requests do. None: unplanned.
+    planned_budget: int | None = None
+
+    @classmethod
+    def planned(cls, context_window: int, output_cap: int, thinking_budget: int) -> SummaryBudget:
+        """Every summary request with the conversation's own cap and thinking budget (no request of the
+        conversation changes them)."""
+        return cls(context_window, output_cap, output_cap, planned_budget=thinking_budget)
 
     @classmethod
     def for_model(cls, context_window: int, max_output_tokens: int | None, reserve_tokens: int) -> SummaryBudget:
@@ -89,6 +98,9 @@ class SummaryBudget:
         # The answer must leave room for a question: never ask for more than half the window.
         half = max(1, context_window // 2)
         return cls(context_window, max(1, min(history, half)), max(1, min(prefix, half)))
+
+
+ANSWER_AFTER_THINKING = 1024  # the wire's least answer after a thinking budget (llm.output_cap.MIN_ANSWER)
 
 
 def gain_cap(cap: int, replaced: int) -> int:
@@ -137,11 +149,18 @@ def _history(
 
         def ask(strict: bool, problems: Sequence[str]) -> str:
             text = history_request_text(chunk, previous, instructions, strict=strict, problems=problems)
-            allowed = gain_cap(budget.history_max_tokens, replaced)
-            if allowed < budget.history_max_tokens:  # said just before what to write, which stays last
+            # A planned cap holds the thinking budget too: the gain caps only the answer after it.
+            thinking = budget.planned_budget or 0
+            answer_room = budget.history_max_tokens - thinking
+            allowed = gain_cap(answer_room, replaced)
+            if allowed < answer_room:  # said just before what to write, which stays last
                 prompt = UPDATE_PROMPT if previous else INITIAL_PROMPT
                 text = text.replace(prompt, length_note(allowed) + prompt, 1)
-            return ask_serialized(model, text, allowed, cancel, reasoning)
+            # After a thinking budget the wire keeps at least ANSWER_AFTER_THINKING for the answer and would
+            # lower the budget itself to find it: the hard cap leaves that room, the note says the length.
+            hard = max(allowed, ANSWER_AFTER_THINKING) if thinking else allowed
+            return ask_serialized(model, text, thinking + min(hard, answer_room), cancel, reasoning,
+                                  budget.planned_budget)
 
         return ask
 
@@ -223,7 +242,7 @@ def _turn_prefix(
             raise NotReusable("the reply lacked the required sections")
     else:
         summary = ask_serialized(model, turn_prefix_request_text(text, instructions), budget.prefix_max_tokens, cancel,
-                       reasoning)
+                                 reasoning, budget.planned_budget)
     if not summary:
         raise CompactionError("The model returned an empty turn-prefix summary.")
     # No inflation, and no fallback for it: a "summary" at least as long as the turn keeps the turn instead.

@@ -4,7 +4,7 @@
 the rules (pi-ai's provider-side transform) are listed on ``_Conversion``. A ``Target`` (the model the
 request goes to) decides what only one provider takes: signed thinking and Gemini thought signatures
 go back to the model that made them, tool ids are rewritten only where the provider needs it.
-``with_cache_marks`` adds pi's prompt-cache breakpoints for Anthropic. For Anthropic a failed tool result
+Prompt-cache breakpoints are ``cache_marks``'. For Anthropic a failed tool result
 carries ``ERROR_FLAG``, which the chat format has no field for; ``flag_failed_results`` turns it into the
 ``is_error: true`` of the request's ``tool_result`` block (``litellm_model`` calls it inside litellm).
 """
@@ -18,14 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_compact.llm.protocol import ModelInfo, ToolSpec
-from pi_compact.llm.providers import ANTHROPIC, CHAT_COMPLETIONS, GOOGLE
 from pi_compact.llm.server_compaction import block_message, carried_block
 from pi_compact.messages import Message, to_llm_message
+from pi_compact.providers import ANTHROPIC, CHAT_COMPLETIONS, GOOGLE
 
 NO_RESULT_TEXT = "No result provided"
 EMPTY_RESULT_TEXT = "(empty result)"
 IMAGE_ONLY_RESULT_TEXT = "(the result is the image attached below)"
 TOOL_IMAGES_INTRO = "Images returned by the tool calls above:"
+BRIDGE_TEXT = "I have processed the tool results."  # pi's words for a server that needs them (``Target``)
 
 _SKIPPED_STOP_REASONS = frozenset({"error", "aborted"})
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -37,7 +38,13 @@ ERROR_FLAG = "pi_is_error"
 
 @dataclass(frozen=True)
 class Target:
-    """The model a conversion is for, by pi's names (the default: an OpenAI-compatible server)."""
+    """The model a conversion is for, by pi's names (the default: an OpenAI-compatible server).
+
+    The last four are pi's ``compat`` wording rules for a chat-completions server of ``models.json``: tool
+    results carry the tool's ``name``, an assistant message ("I have processed the tool results.") comes
+    between tool results and a user message (and an assistant message without text has ``""``, not null),
+    the model's own thinking goes back as text before its answer, and every assistant message of a reasoning
+    model carries an empty ``reasoning_content``."""
 
     provider: str = ""
     model_id: str = ""
@@ -46,10 +53,20 @@ class Target:
     # Whose API key the request goes with (``server_compaction.account_of``), where a provider binds what it
     # returns to the account (OpenAI's compaction items); "" where nothing is bound to it.
     account: str = ""
+    result_names: bool = False
+    bridge_results: bool = False
+    thinking_as_text: bool = False
+    reasoning_content: bool = False
 
     @classmethod
     def of(cls, info: ModelInfo) -> Target:
-        return cls(info.provider, info.model_id, info.api, info.system_role)
+        compat, chat = info.compat, info.api == CHAT_COMPLETIONS
+        return cls(info.provider, info.model_id, info.api, info.system_role,
+                   result_names=chat and compat.requires_tool_result_name is True,
+                   bridge_results=chat and compat.requires_assistant_after_tool_result is True,
+                   thinking_as_text=chat and compat.requires_thinking_as_text is True,
+                   reasoning_content=chat and info.reasoning
+                   and compat.requires_reasoning_content_on_assistant_messages is True)
 
     def made(self, message: Mapping[str, Any]) -> bool:
         """Did this model write ``message``? Only then are its signatures valid here (pi's rule)."""
@@ -71,12 +88,13 @@ class Target:
         return safe_tool_call_id(call_id)
 
 
-def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Tool specs in the chat-completions ``tools`` shape."""
+def to_openai_tools(tools: Sequence[ToolSpec], strict: bool = False) -> list[dict[str, Any]]:
+    """Tool specs in the chat-completions ``tools`` shape (``strict``: with pi's ``strict: false``)."""
     return [
         {
             "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)},
+            "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters),
+                         **({"strict": False} if strict else {})},
         }
         for t in tools
     ]
@@ -177,7 +195,8 @@ class _Conversion:
             if self.pending.pop(call_id, None) is None:
                 return  # its call was skipped, already answered, or never made
             text, result_images = _tool_result_parts(llm.get("content"))
-            self.out.append(self._tool_message(call_id, text, failed=llm.get("isError") is True))
+            name = str(llm.get("toolName") or "") if self.target.result_names else ""
+            self.out.append(self._tool_message(call_id, text, failed=llm.get("isError") is True, name=name))
             self.images.extend(result_images)
             return
         if role == "assistant" and llm.get("stopReason") in _SKIPPED_STOP_REASONS:
@@ -188,6 +207,8 @@ class _Conversion:
         self._flush_images(self.out)
         if role == "user":
             converted = _user_message(llm)
+            if converted is not None:
+                self._bridge(self.out)
         elif role == "assistant":
             converted = block_message(block) if block is not None else _assistant_message(llm, self.target)
         else:
@@ -198,11 +219,19 @@ class _Conversion:
         for call in converted.get("tool_calls", ()):
             self.pending[call["id"]] = call["function"]["name"]
 
-    def _tool_message(self, call_id: str, text: str, *, failed: bool) -> dict[str, Any]:
+    def _tool_message(self, call_id: str, text: str, *, failed: bool, name: str = "") -> dict[str, Any]:
         message: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": text}
+        if name:
+            message["name"] = name
         if failed and self.target.api == ANTHROPIC:  # other providers have no such field (OpenAI refuses it)
             message[ERROR_FLAG] = True
         return message
+
+    def _bridge(self, out: list[dict[str, Any]]) -> None:
+        """Where the server needs it (``bridge_results``), an assistant message between tool results and
+        the user message that follows them."""
+        if self.target.bridge_results and out and out[-1].get("role") == "tool":
+            out.append({"role": "assistant", "content": BRIDGE_TEXT})
 
     def finish(self) -> list[dict[str, Any]]:
         """The messages so far; images still waiting are sent last (in the copy, not the state)."""
@@ -212,6 +241,7 @@ class _Conversion:
 
     def _flush_images(self, out: list[dict[str, Any]]) -> None:
         if self.images:
+            self._bridge(out)
             out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *self.images]})
             if out is self.out:
                 self.images = []
@@ -247,6 +277,7 @@ def _assistant_message(message: Message, target: Target) -> dict[str, Any] | Non
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     thinking: list[dict[str, Any]] = []
+    thought: list[str] = []  # the model's own thinking, for a server that takes it back as text
     own = target.made(message)
     content = message.get("content")
     for block in content if isinstance(content, Sequence) and not isinstance(content, str) else ():
@@ -258,13 +289,22 @@ def _assistant_message(message: Message, target: Target) -> dict[str, Any] | Non
             signed = _signed_thinking(block)
             if signed is not None:
                 thinking.append(signed)
+        elif block.get("type") == "thinking" and own and target.thinking_as_text:
+            if str(block.get("thinking") or "").strip():
+                thought.append(str(block["thinking"]))
         elif block.get("type") == "toolCall":
             calls.append(_tool_call(block, target, own))
     if isinstance(content, str) and content:
         texts.append(content)
-    if not texts and not calls:
+    if not texts and not calls and not thought:
         return None  # nothing a provider would accept (e.g. a thinking-only reply)
-    converted: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    empty = "" if target.bridge_results else None  # a server that needs the bridge refuses a null content
+    converted: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or empty}
+    if thought:  # pi's form: the thinking as the first text part, then the answer's non-blank parts
+        converted["content"] = [{"type": "text", "text": "\n\n".join(thought)},
+                                *({"type": "text", "text": text} for text in texts if text.strip())]
+    if target.reasoning_content:
+        converted["reasoning_content"] = ""
     if calls:
         converted["tool_calls"] = calls
     if thinking:
@@ -301,54 +341,6 @@ def _tool_call(block: Mapping[str, Any], target: Target, own: bool) -> dict[str,
     return call
 
 
-def with_cache_marks(
-    messages: list[dict[str, Any]], tools: list[dict[str, Any]], control: Mapping[str, str], cut: int | None = None,
-) -> list[dict[str, Any]]:
-    """pi's Anthropic breakpoints: the system prompt, the last tool, the last block of the last
-    message when it is the user's (text, image or tool result); with ``cut`` (a count of ``messages``,
-    the system message included) a fourth on the last of the first ``cut`` messages that can carry one
-    (the planned compaction cut: the summary request on that prefix reads it). Four at most, the API's limit.
-
-    ``tools`` (fresh dicts) are marked in place; marked messages are copies, because converted
-    messages are shared between requests (``ConvertedHistory``).
-    """
-    if tools:
-        tools[-1]["cache_control"] = dict(control)
-    out = list(messages)
-    if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
-        out[0] = {"role": "system", "content": [_text_part(out[0]["content"], control)]}
-    first = 1 if out and out[0].get("role") == "system" else 0
-    for index in range(min(cut or 0, len(out)) - 1, first - 1, -1):  # an assistant with only tool calls cannot
-        marked = _marked(out[index], control)
-        if marked is not None:
-            out[index] = marked
-            break
-    if len(out) > first:
-        last = out[-1]
-        if last.get("role") == "tool":  # litellm puts a message-level mark on the tool_result block
-            out[-1] = {**last, "cache_control": dict(control)}
-        elif last.get("role") == "user":
-            content = last.get("content")
-            if isinstance(content, str):
-                out[-1] = {**last, "content": [_text_part(content, control)]}
-            elif isinstance(content, list) and content:
-                out[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": dict(control)}]}
-    return out
-
-
-def _marked(message: Mapping[str, Any], control: Mapping[str, str]) -> dict[str, Any] | None:
-    """A copy of ``message`` with a breakpoint on its last block, or None where litellm would drop it (an
-    assistant message with no text: a mark on its tool calls does not reach the request)."""
-    content = message.get("content")
-    if message.get("role") == "tool":
-        return {**message, "cache_control": dict(control)}
-    if isinstance(content, str) and content:
-        return {**message, "content": [_text_part(content, control)]}
-    if isinstance(content, list) and content and (message.get("role") == "user" or content[-1].get("type") == "text"):
-        return {**message, "content": [*content[:-1], {**content[-1], "cache_control": dict(control)}]}
-    return None
-
-
 def failed_result_ids(messages: Iterable[Mapping[str, Any]]) -> set[str]:
     """The ``tool_call_id`` of every chat-format tool message that carries ``ERROR_FLAG``."""
     return {
@@ -366,10 +358,6 @@ def flag_failed_results(anthropic_messages: Iterable[Mapping[str, Any]], failed:
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") in failed:
                 block["is_error"] = True
-
-
-def _text_part(text: str, control: Mapping[str, str]) -> dict[str, Any]:
-    return {"type": "text", "text": text, "cache_control": dict(control)}
 
 
 def _tool_result_parts(content: Any) -> tuple[str, list[dict[str, Any]]]:

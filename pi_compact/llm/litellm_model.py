@@ -27,6 +27,7 @@ from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
+from pi_compact.llm.cache_marks import with_cache_marks
 from pi_compact.llm.convert import (
     ConvertedHistory,
     Target,
@@ -34,18 +35,18 @@ from pi_compact.llm.convert import (
     flag_failed_results,
     to_openai_messages,
     to_openai_tools,
-    with_cache_marks,
 )
 from pi_compact.llm.failures import Failure, chain, provider_text, root_text, weigh
 from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.params import cache_retention, plan_request, prefix_by_default, refit_on_refusal
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
-from pi_compact.llm.providers import AMBIENT_AUTH_PREFIXES, ANTHROPIC
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.server_compaction import dormant_edit, mark_block, sends_block
 from pi_compact.llm.stream_loop import stream_reply
+from pi_compact.providers import AMBIENT_AUTH_PREFIXES, ANTHROPIC
 from pi_compact.settings import RetrySettings
 
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 # Sent when the user points at their own server (api_base) without a key: the OpenAI SDK insists on one.
 _PLACEHOLDER_KEY = "no-key"
 _import_lock = threading.Lock()
@@ -196,10 +197,12 @@ class LiteLLMModel(ChatModel):
         api_base: str | None = None,
         api_key: str | None = None,
         retry: RetrySettings | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self._info = info
         self._api_base = api_base
         self._api_key = api_key
+        self._headers = dict(headers or {})  # models.json ``headers``, resolved
         self._retry = retry if retry is not None else RetrySettings()
         self._history = ConvertedHistory()  # converts only what the context gained since the last call
         self._history_lock = threading.Lock()
@@ -235,7 +238,7 @@ class LiteLLMModel(ChatModel):
     def _stream_once(self, request: ChatRequest, key: str | None, cancel: CancelToken) -> Iterator[StreamEvent]:
         litellm = _litellm()
         kwargs = self._completion_kwargs(request, key)
-        secrets = known_secrets((key, self._api_key), os.environ)
+        secrets = known_secrets((key, self._api_key, *self._headers.values()), os.environ)
         return stream_reply(
             self._info,
             self._retry,
@@ -268,12 +271,19 @@ class LiteLLMModel(ChatModel):
         messages = self._messages(request)
         tools = to_openai_tools(request.tools) if request.tools else []
         retention = cache_retention(request)
+        compat = self._info.compat
         if self._info.api == ANTHROPIC and retention != "none":
-            control = {"type": "ephemeral", **({"ttl": "1h"} if retention == "long" else {})}
+            long = retention == "long" and compat.supports_long_cache_retention is not False
+            control = {"type": "ephemeral", **({"ttl": "1h"} if long else {})}
+            target = Target.of(self._info)
             cut = request.cache_cut
             if cut is not None:  # the planned cut as a count of converted messages (the system prompt included)
-                cut = len(to_openai_messages(request.system, request.messages[:cut], Target.of(self._info)))
-            messages = with_cache_marks(messages, tools, control, cut)
+                cut = len(to_openai_messages(request.system, request.messages[:cut], target))
+            end = None
+            if request.transient_tail:  # the context's own end, before what this request alone carries
+                kept = request.messages[: len(request.messages) - request.transient_tail]
+                end = len(to_openai_messages(request.system, kept, target))
+            messages = with_cache_marks(messages, tools, control, cut, end)
             messages = mark_block(messages, control)
         kwargs: dict[str, Any] = {
             "model": self._info.model,
@@ -293,6 +303,13 @@ class LiteLLMModel(ChatModel):
             edit = request.compaction or (dormant_edit(self._info.context_window) if sends_block(messages) else None)
             if edit is not None:
                 kwargs["context_management"] = {"edits": [edit.wire()]}
+        headers = {**(kwargs.get("extra_headers") or {}), **self._headers}
+        if self._info.api == ANTHROPIC and tools and compat.supports_eager_tool_input_streaming is False:
+            # pi's beta for a server that cannot take per-tool eager input streaming (``compat``)
+            beta = [FINE_GRAINED_TOOL_STREAMING_BETA, *filter(None, [headers.get("anthropic-beta")])]
+            headers["anthropic-beta"] = ",".join(beta)
+        if headers:
+            kwargs["extra_headers"] = headers
         if self._api_base:
             kwargs["api_base"] = self._api_base
         if api_key:

@@ -18,7 +18,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from pi_compact.llm.providers import DIRECT_PREFIX, SIMPLE_MAP_PREFIXES
+from pi_compact.providers import DIRECT_PREFIX, SIMPLE_MAP_PREFIXES
 
 MAP_FILE = "model_prices_and_context_window_backup.json"
 _RULES_KEY = "fallback_generalizations"

@@ -4,10 +4,10 @@ pi asks for ``min(model max output, 32,000) + thinking budget`` tokens whatever 
 near the window Anthropic refuses the request (``input length and `max_tokens` exceed context
 limit``) from 159,809 prompt tokens on, below pi's own compaction threshold. ``output_cap`` starts
 from the same number and lowers it to what the window leaves after the prompt estimate (with a safety
-margin). The thinking budget stays whole while it fits: ``answer_room`` is what the window must leave for
-that, and a session compacts before its context takes it (a changed budget makes Anthropic drop the
-cached messages). Only past that point (compaction off, a bad estimate) does the budget shrink, as a last
-resort, so there is always room for an answer after thinking.
+margin). A session plans one cap and budget for all its chat requests (``compaction.window``) and sends
+them as the request's own ``max_tokens`` (thinking inside), so this sizing serves requests without a plan
+(a model still resolving, a summary's own size) and the refit after a refusal; the thinking budget shrinks
+only as a last resort, so there is always room for an answer after thinking.
 ``prompt_estimate`` is what a request will cost in prompt tokens: the last reply's reported usage
 plus chars/4 of what came after it (pi's estimate), or chars/4 of everything when nothing was reported.
 When the estimate was too low anyway, Anthropic's refusal states the true prompt size, and
@@ -74,7 +74,7 @@ def output_cap(
     wanted = base + max(0, thinking_budget)
     if max_output:
         wanted = min(wanted, max_output)
-    room = context_window - prompt_tokens - _margin(context_window)
+    room = context_window - prompt_tokens - estimate_margin(context_window)
     cap = max(MIN_ANSWER, min(wanted, room))
     budget = min(max(0, thinking_budget), cap - MIN_ANSWER)
     if budget < min_budget:
@@ -82,18 +82,8 @@ def output_cap(
     return OutputCap(cap, budget, lowered=room < wanted)
 
 
-def answer_room(context_window: int, thinking_budget: int) -> int:
-    """Tokens a request must leave free beside its prompt for ``thinking_budget`` to stay whole: the budget,
-    ``MIN_ANSWER`` after it and the estimate's margin (0 without thinking: then only the cap shrinks).
-
-    The budget must not shrink near the window: Anthropic drops the cached messages whenever it changes,
-    so a session compacts before its context leaves less than this (``threshold.fit_to_window``)."""
-    if thinking_budget <= 0:
-        return 0
-    return thinking_budget + MIN_ANSWER + _margin(context_window)
-
-
-def _margin(context_window: int) -> int:
+def estimate_margin(context_window: int) -> int:
+    """What a request keeps free in the window for the estimate's error (chars/4, tokenizers differ)."""
     return max(_MARGIN_MIN, int(context_window * _MARGIN_SHARE))
 
 

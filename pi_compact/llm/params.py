@@ -3,7 +3,9 @@
 ``plan_request(info, request, api_base=...).options`` are the keyword arguments of one litellm call
 (the direct OpenAI-compatible client sends the same keys, those it knows, in its body):
 
-- ``max_tokens``: the request's own, else the cap of ``output_cap`` (pi's number, lowered to fit).
+- ``max_tokens``: the request's own (a session's planned cap, the same on every chat request, with its
+  ``thinking_budget`` inside it: ``compaction.window``), else the cap of ``output_cap`` (pi's number,
+  lowered to fit).
 - Thinking (``request.thinking_level``): Anthropic gets an explicit
   ``thinking={"type": "enabled", "budget_tokens": B}`` with pi's budget inside ``max_tokens`` (litellm's
   own ``reasoning_effort`` mapping gives far smaller budgets); Gemini 2.5 the same (litellm turns it
@@ -29,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pi_compact.llm import providers
+from pi_compact import providers
 from pi_compact.llm.output_cap import MIN_ANSWER, MIN_BUDGET, OutputCap, output_cap, prompt_estimate, refit_cap
 from pi_compact.llm.protocol import ChatRequest, Done, ModelInfo, StreamEvent
 from pi_compact.llm.thinking import LEVELS, supported_levels, thinking_budget
@@ -72,8 +74,10 @@ def plan_request(info: ModelInfo, request: ChatRequest, *, api_base: str | None 
     budget = thinking_budget(info, level) if info.reasoning else 0
     min_budget = _GEMINI_MIN_BUDGET if api == providers.GOOGLE else MIN_BUDGET
     cap: OutputCap | None = None
-    if request.max_tokens is not None and request.thinking_inside:  # a refitted cap: thinking fits inside it
+    if request.max_tokens is not None and request.thinking_inside:  # a planned or refitted cap: thinking inside
         max_tokens = request.max_tokens
+        if request.thinking_budget is not None and budget:
+            budget = request.thinking_budget  # the conversation's plan: the same on every request
         budget = min(budget, max_tokens - MIN_ANSWER)
         budget = budget if budget >= min_budget else 0
     elif request.max_tokens is not None:  # the caller's number (a summary's): all of it stays the answer's
@@ -150,13 +154,16 @@ class CachePrices:
     lifetime_ms: int  # how long an entry lives after its last use (0: nothing is held)
 
 
+NO_CACHE = CachePrices(1.0, 1.0, False, 0)  # a provider that holds nothing: every token at the input price
+
+
 def cache_prices(info: ModelInfo, request: ChatRequest) -> CachePrices:
     """The prompt cache ``request`` meets on ``info``'s provider: the model's own prices when it has them
     (``ModelInfo.costs``), else the provider's usual ratios (Anthropic: reads 0.1x, writes 1.25x for five
     minutes, 2x for an hour; implicit caches: reads 0.25x, no write premium, about five minutes)."""
     retention = cache_retention(request)
     if retention == "none":
-        return CachePrices(1.0, 1.0, False, 0)
+        return NO_CACHE
     costs = info.costs or {}
     unit = float(costs.get("input") or 0.0)
 
@@ -195,10 +202,11 @@ def refit_on_refusal(
     send: Callable[[ChatRequest], Iterator[StreamEvent]],
 ) -> Iterator[StreamEvent]:
     """``send(request)``'s events, unless they end in a refusal of the cap ``plan_request`` chose that
-    ``refit_cap`` can fit: then the request goes once more with that cap. A request with its own
-    ``max_tokens`` is never resent (its caller chose the number)."""
+    ``refit_cap`` can fit: then the request goes once more with that cap (a last resort for a planned cap:
+    the estimate that kept the prompt under the threshold was wrong). A request with its own answer size
+    (a summary's) is never resent (its caller chose the number)."""
     events = send(request)  # now: a problem found before sending raises from the adapter's stream()
-    if request.max_tokens is not None:
+    if request.max_tokens is not None and not request.thinking_inside:
         return events
     return _refitted(events, info, request, api_base, send)
 

@@ -16,63 +16,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.llm.providers import pi_api
 from pi_compact.llm.server_compaction import CompactionEdit
 from pi_compact.messages import Message
+from pi_compact.model_facts import ModelInfo as ModelInfo  # the facts record lives on the ground floor
 
 if TYPE_CHECKING:
     from pi_compact.llm.failures import FailureKind
 
 ABORTED_MESSAGE = "Request was aborted"
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """What the agent needs to know about a model.
-
-    ``model`` is the litellm model string; ``provider`` is pi's name for its provider (``providers``).
-    """
-
-    model: str
-    provider: str
-    context_window: int
-    max_output_tokens: int | None
-    reasoning: bool = False
-    # Where ``context_window`` came from: "flag", "settings", "learned" (a provider's overflow error,
-    # ``learned``) or "litellm" (its model data); shown by ``/context``.
-    window_source: str = field(default="litellm", compare=False)  # not part of what the model *is*
-    # How requests are worded, for a model of pi's ``models.json`` (``custom_models.py``): its ``api``
-    # (None: pi's api of ``provider``), the role of the system prompt ("developer" where pi sends it),
-    # whether ``reasoning_effort`` may be sent (None: whenever a level is asked; litellm drops it where
-    # unknown), and its prices in dollars per token (None: litellm's table).
-    wire_api: str | None = field(default=None, compare=False)
-    system_role: str = field(default="system", compare=False)
-    reasoning_effort: bool | None = field(default=None, compare=False)
-    costs: Mapping[str, float] | None = field(default=None, compare=False)
-    # The server's own words for an overflow, beside the known ones (``overflow.py``): settings'
-    # ``models.<name>.overflowTexts`` and models.json's ``overflowTexts``.
-    overflow_texts: tuple[str, ...] = field(default=(), compare=False)
-    # The provider's own compaction for this model (``providers.ANTHROPIC_COMPACTION`` or
-    # ``OPENAI_COMPACTION``; None: none): its provider row's, for the models the row and models.json say.
-    server_compaction: str | None = field(default=None, compare=False)
-
-    @property
-    def model_id(self) -> str:
-        """The model's name without the provider prefix, as pi records it in assistant messages.
-
-        The prefix is litellm's spelling, which ``provider`` (pi's spelling) need not repeat:
-        ``gemini/gemini-2.5-pro`` is provider ``google``, id ``gemini-2.5-pro``.
-        """
-        return self.model.split("/", 1)[1] if "/" in self.model else self.model
-
-    @property
-    def api(self) -> str:
-        """pi's name for the wire protocol of this model's replies (``providers.pi_api``)."""
-        return self.wire_api or pi_api(self.provider)
-
-    def is_same_model(self, provider: object, model: object) -> bool:
-        """Does an assistant message's ``provider``/``model`` name this model?"""
-        return model in (self.model, self.model_id) and provider in (None, self.provider)
 
 
 @dataclass(frozen=True)
@@ -121,6 +72,13 @@ class ChatRequest:
     # The provider's own compaction, asked of a model whose row has it (``server_compaction``); adapters of
     # other providers ignore it. The reply then carries the block (``server_compaction.REPLY_KEY``).
     compaction: CompactionEdit | None = None
+    # The thinking budget planned for the conversation (``compaction.window``), sent as it is with
+    # ``max_tokens`` (thinking inside): every chat request, and a summary asked on one's prefix, carries the
+    # same. None: the level's budget, fitted to the room.
+    thinking_budget: int | None = None
+    # How many messages at the end this request alone carries (automatic recall's excerpts): the prompt cache
+    # marks the context's end before them, since the next request will not carry them.
+    transient_tail: int = 0
 
     @property
     def thinking_level(self) -> str | None:

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from pi_compact import providers
 from pi_compact.errors import ConfigError
-from pi_compact.llm import custom_models, model_map, providers
+from pi_compact.llm import custom_models, model_map
 from pi_compact.llm.model_map import ModelLookup
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.llm.route import environment_reason, litellm_reason
@@ -107,6 +108,7 @@ def resolve_model(
     if pi_override is not None and pi_override.server_compaction is not None:
         marked = pi_override.server_compaction
     compaction = providers.server_compaction(provider, marked) if marked is not False else None
+    compat, headers = custom_models.built_in_extras(provider, name.split("/", 1)[-1], settings)
     return ModelInfo(
         model=name,
         provider=provider,
@@ -119,7 +121,7 @@ def resolve_model(
         # sent as "system", litellm turns it into a user message for the o-series.
         system_role="developer" if provider == providers.pi_provider(providers.DIRECT_PREFIX) and reasoning
         else "system",
-        server_compaction=compaction,
+        compat=compat, headers=headers, server_compaction=compaction,
     )
 
 
@@ -152,20 +154,21 @@ def create_model(
         return _custom_model(info, custom, base, api_key, settings)
     given = base  # the user's own base URL: elsewhere than the provider's hosts, it keeps chat completions
     base = base or custom_models.base_url_for(info.provider, settings)
+    headers = custom_models.request_headers(info.headers, info.provider)  # models.json's, resolved now
     row = providers.by_prefix(providers.prefix_of(info.model))
     if row.base_url is not None:  # a vendor of the table with its own OpenAI-compatible endpoint
-        return _direct_client(info, base or row.base_url, api_key or _row_key(row), settings)
+        return _direct_client(info, base or row.base_url, api_key or _row_key(row), settings, headers=headers)
     if info.model == "local":
         return _local_model(info, base, settings, report)
     responses = providers.responses_url(info.provider, given)
     if responses is not None and environment_reason(os.environ) is None:
         # OpenAI's endpoint, or its models.json baseUrl (pi sends its Responses requests there too).
-        return _responses_model(info, base if given is None and base else responses, api_key, settings)
+        return _responses_model(info, base if given is None and base else responses, api_key, settings, headers)
     if base and litellm_reason(info.model, base, os.environ) is None:
-        return _direct_client(info, base, api_key, settings)
+        return _direct_client(info, base, api_key, settings, headers=headers)
     from pi_compact.llm.litellm_model import LiteLLMModel
 
-    return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+    return LiteLLMModel(info, api_base=base, api_key=api_key, retry=settings.retry, headers=headers)
 
 
 def _custom_model(
@@ -175,17 +178,22 @@ def _custom_model(
     Anthropic's and Google's apis through litellm, under their prefix, so the request is theirs."""
     base = base or custom.base_url
     key = api_key or custom_models.api_key_for(custom)
+    # Its headers, resolved as its key is (``!command``, a variable's name, a literal); ``authHeader`` sends
+    # the key as a bearer token too (pi's rule), for a gateway that reads it there.
+    headers = custom_models.request_headers(info.headers, custom.provider)
+    if custom.auth_header and key:
+        headers["Authorization"] = f"Bearer {key}"
     if custom.api == providers.RESPONSES:
         base = base or providers.responses_url(custom.provider, None)
         if not base:
             raise ConfigError(f"Model {info.model} in {custom_source(settings)} has no baseUrl: set one for "
                               f"provider {custom.provider}.")
-        return _responses_model(info, base, key, settings)
+        return _responses_model(info, base, key, settings, headers)
     if custom.api == custom_models.DIRECT_API:
         if not base:
             raise ConfigError(f"Model {info.model} in {custom_source(settings)} has no baseUrl: set one for "
                               f"provider {custom.provider}.")
-        return _direct_client(info, base, key, settings)
+        return _direct_client(info, base, key, settings, headers=headers)
     prefix = providers.prefix_for_api(custom.api)
     if prefix is None:
         raise ConfigError(f"Model {info.model} in {custom_source(settings)} uses the api {custom.api}, which "
@@ -194,7 +202,7 @@ def _custom_model(
     from pi_compact.llm.litellm_model import LiteLLMModel
 
     return LiteLLMModel(replace(info, model=f"{prefix}/{custom.id}"), api_base=base, api_key=key,
-                        retry=settings.retry)
+                        retry=settings.retry, headers=headers)
 
 
 def _row_key(row: providers.Provider) -> str | None:
@@ -211,21 +219,23 @@ def custom_source(settings: Settings) -> str:
     return settings.pi_models.path or "models.json"
 
 
-def _responses_model(info: ModelInfo, base: str, api_key: str | None, settings: Settings) -> ChatModel:
+def _responses_model(info: ModelInfo, base: str, api_key: str | None, settings: Settings,
+                     headers: dict[str, str] | None = None) -> ChatModel:
     from pi_compact.llm.openai.responses import ResponsesModel
 
-    return ResponsesModel(info, api_base=base, api_key=api_key, retry=settings.retry)
+    return ResponsesModel(info, api_base=base, api_key=api_key, retry=settings.retry, headers=headers)
 
 
 def _direct_client(
-    info: ModelInfo, base: str, api_key: str | None, settings: Settings, *, progress: bool = False
+    info: ModelInfo, base: str, api_key: str | None, settings: Settings, *, progress: bool = False,
+    headers: dict[str, str] | None = None,
 ) -> ChatModel:
     from pi_compact.llm.litellm_model import estimate_stream_usage  # the module is light; litellm is not
     from pi_compact.llm.openai.client import OpenAICompatModel
 
     # litellm's counter, for a server that reports no usage: both paths then count alike.
     return OpenAICompatModel(info, api_base=base, api_key=api_key, retry=settings.retry,
-                             estimate_usage=estimate_stream_usage, prompt_progress=progress)
+                             estimate_usage=estimate_stream_usage, prompt_progress=progress, headers=headers)
 
 
 def compaction_endpoint(

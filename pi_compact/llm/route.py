@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from pi_compact.llm import model_map
-from pi_compact.llm.providers import DIRECT_PREFIX, direct_key_variable
+from pi_compact.providers import DIRECT_PREFIX, direct_key_variable
 
 PATH_VARIABLE = "PI_COMPACT_MODEL_PATH"
 _CONNECTION_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "SSL_VERIFY", "SSL_CERTIFICATE")

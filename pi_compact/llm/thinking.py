@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from pi_compact.llm.protocol import ModelInfo
-from pi_compact.llm.providers import ANTHROPIC, GOOGLE
+from pi_compact.providers import ANTHROPIC, GOOGLE
 
 LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 DEFAULT_LEVEL = "medium"  # pi's default for a reasoning model

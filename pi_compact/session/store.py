@@ -258,8 +258,9 @@ class SessionStore:
             raise
         return entry
 
-    def append_message(self, message: Message, now_ms: int) -> Entry:
-        return self.append({"type": "message", "message": dict(message)}, now_ms)
+    def append_message(self, message: Message, now_ms: int, fields: Mapping[str, Any] | None = None) -> Entry:
+        """A ``message`` entry (``fields``: ours beside pi's, which pi ignores)."""
+        return self.append({"type": "message", "message": dict(message), **(fields or {})}, now_ms)
 
     def _flush(self, entry: Entry) -> None:
         if self.path is None:

@@ -9,12 +9,13 @@ provider (one pi does not ship) with models needs ``baseUrl`` and ``apiKey``, an
 project cannot declare providers (no project-level models file exists in pi either).
 
 What pi-compact uses of it (``llm/custom_models.py``): providers' ``baseUrl``, ``api``, ``apiKey`` (a variable's
-name, a literal, or ``!command``), ``compat.supportsDeveloperRole`` and ``compat.supportsReasoningEffort``;
-models' ``id``, ``api``, ``baseUrl``, ``reasoning``, ``contextWindow``, ``maxTokens``, ``cost``; and
-``modelOverrides``' ``contextWindow``, ``maxTokens`` and ``reasoning`` for a provider's built-in models;
-and pi-compact's own ``overflowTexts`` (provider or model: the server's words for "the prompt is too long")
-and ``serverCompaction`` (model or ``modelOverrides``: whether the provider compacts on its server for it).
-Other keys (``headers``, ``name``, ``input``, ``thinkingLevelMap``...) are accepted and not used.
+name, a literal, or ``!command``), ``headers`` (each value resolved as ``apiKey`` is), ``authHeader`` and every
+``compat`` flag pi 0.73.1 knows (``model_facts.Compat``); models' ``id``, ``api``, ``baseUrl``, ``reasoning``,
+``contextWindow``, ``maxTokens``, ``cost``, ``headers`` and ``compat``; ``modelOverrides``' ``contextWindow``,
+``maxTokens``, ``reasoning``, ``headers`` and ``compat`` for a provider's built-in models; and pi-compact's own
+``overflowTexts`` (provider or model: the server's words for "the prompt is too long") and ``serverCompaction``
+(model or ``modelOverrides``: whether the provider compacts on its server for it). Other keys (``name``,
+``input``, ``thinkingLevelMap``...) are accepted and not used.
 """
 
 from __future__ import annotations
@@ -24,28 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_compact.llm.providers import pi_builtin_api
+from pi_compact.model_facts import COMPAT_KEYS, Compat
+from pi_compact.providers import CACHE_CONTROL_FORMATS, THINKING_FORMATS, pi_builtin_api
 from pi_compact.settings.pi_json import loads_pi_json
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_TOKENS = 16_384
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
-
-
-@dataclass(frozen=True)
-class PiCompat:
-    """The ``compat`` flags pi-compact acts on; None: pi's detection from the provider and URL decides."""
-
-    supports_developer_role: bool | None = None
-    supports_reasoning_effort: bool | None = None
-
-    def over(self, base: PiCompat) -> PiCompat:
-        """These flags merged over ``base`` (a model's ``compat`` over its provider's)."""
-        return PiCompat(
-            base.supports_developer_role if self.supports_developer_role is None else self.supports_developer_role,
-            base.supports_reasoning_effort if self.supports_reasoning_effort is None
-            else self.supports_reasoning_effort,
-        )
 
 
 @dataclass(frozen=True)
@@ -61,9 +47,12 @@ class PiModel:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_tokens: int = DEFAULT_MAX_TOKENS
     cost: tuple[tuple[str, float], ...] = ()  # dollars per million tokens, by pi's keys
-    compat: PiCompat = PiCompat()
+    compat: Compat = Compat()
     overflow_texts: tuple[str, ...] = ()  # ``overflowTexts`` of the model and its provider (ours, not pi's)
     server_compaction: bool = False  # ``serverCompaction`` (ours): its API compacts on the server for it
+    # The provider's ``headers``, then the model's (a later name wins), values as written; ``authHeader``.
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    auth_header: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +63,8 @@ class PiModelOverride:
     max_tokens: int | None = None
     reasoning: bool | None = None
     server_compaction: bool | None = None  # ``serverCompaction`` (ours); None: the model map decides
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    compat: Compat = Compat()
 
 
 @dataclass(frozen=True)
@@ -84,9 +75,11 @@ class PiProvider:
     base_url: str | None = None
     api: str | None = None
     api_key: str | None = None
-    compat: PiCompat = PiCompat()
+    compat: Compat = Compat()
     overrides: tuple[tuple[str, PiModelOverride], ...] = ()
     overflow_texts: tuple[str, ...] = ()
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    auth_header: bool = False  # ``authHeader``: the key also goes as ``Authorization: Bearer``
 
 
 @dataclass(frozen=True)
@@ -177,10 +170,14 @@ def _provider(name: str, config: dict[str, Any]) -> PiProvider:
             raise _Invalid(f'provider {name}: "baseUrl" is required when defining custom models')
         if not api_key:
             raise _Invalid(f'provider {name}: "apiKey" is required when defining custom models')
+    auth_header = config.get("authHeader", False)
+    if not isinstance(auth_header, bool):
+        raise _Invalid(f'provider {name}: "authHeader" must be true or false')
     return PiProvider(
         name=name, base_url=base_url, api=api, api_key=api_key, compat=_compat(config, f"provider {name}"),
         overrides=tuple((model_id, _override(name, model_id, entry)) for model_id, entry in overrides.items()),
-        overflow_texts=_texts(config, f"provider {name}"),
+        overflow_texts=_texts(config, f"provider {name}"), headers=_headers(config, f"provider {name}"),
+        auth_header=auth_header,
     )
 
 
@@ -210,6 +207,7 @@ def _models(provider: PiProvider, config: dict[str, Any]) -> list[PiModel]:
             compat=_compat(entry, where).over(provider.compat),
             overflow_texts=(*_texts(entry, where), *provider.overflow_texts),
             server_compaction=_flag(entry, "serverCompaction", where) or False,
+            headers=(*provider.headers, *_headers(entry, where)), auth_header=provider.auth_header,
         ))
     return out
 
@@ -222,7 +220,7 @@ def _override(provider: str, model_id: str, entry: Any) -> PiModelOverride:
     if reasoning is not None and not isinstance(reasoning, bool):
         raise _Invalid(f'{where}: "reasoning" must be true or false')
     return PiModelOverride(_positive(entry, "contextWindow", where), _positive(entry, "maxTokens", where), reasoning,
-                           _flag(entry, "serverCompaction", where))
+                           _flag(entry, "serverCompaction", where), _headers(entry, where), _compat(entry, where))
 
 
 def _flag(config: dict[str, Any], key: str, where: str) -> bool | None:
@@ -252,19 +250,49 @@ def _positive(config: dict[str, Any], key: str, where: str) -> int | None:
     return int(value)
 
 
-def _compat(config: dict[str, Any], where: str) -> PiCompat:
+# The values pi's schema allows for the compat keys that are not true/false.
+_COMPAT_CHOICES = {
+    "maxTokensField": ("max_completion_tokens", "max_tokens"),
+    "thinkingFormat": THINKING_FORMATS,
+    "cacheControlFormat": CACHE_CONTROL_FORMATS,
+}
+_COMPAT_OBJECTS = ("openRouterRouting", "vercelGatewayRouting")
+
+
+def _compat(config: dict[str, Any], where: str) -> Compat:
+    """``compat``: every flag pi 0.73.1 knows, checked as its schema checks it; unknown keys are ignored."""
     compat = config.get("compat")
     if compat is None:
-        return PiCompat()
+        return Compat()
     if not isinstance(compat, dict):
         raise _Invalid(f'{where}: "compat" must be an object')
-    flags: list[bool | None] = []
-    for key in ("supportsDeveloperRole", "supportsReasoningEffort"):
+    found: dict[str, Any] = {}
+    for key, name in COMPAT_KEYS.items():
         value = compat.get(key)
-        if value is not None and not isinstance(value, bool):
+        if value is None:
+            continue
+        if key in _COMPAT_OBJECTS:
+            if not isinstance(value, dict):
+                raise _Invalid(f'{where}: "compat.{key}" must be an object')
+            value = json.dumps(value, sort_keys=True)
+        elif key in _COMPAT_CHOICES:
+            if value not in _COMPAT_CHOICES[key]:
+                raise _Invalid(f'{where}: "compat.{key}" must be one of ' + ", ".join(_COMPAT_CHOICES[key]))
+        elif not isinstance(value, bool):
             raise _Invalid(f'{where}: "compat.{key}" must be true or false')
-        flags.append(value)
-    return PiCompat(flags[0], flags[1])
+        found[name] = value
+    return Compat(**found)
+
+
+def _headers(config: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+    """``headers``: names to values as written (a variable's name, a literal, or "!command", as ``apiKey``)."""
+    headers = config.get("headers")
+    if headers is None:
+        return ()
+    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                for k, v in headers.items()):
+        raise _Invalid(f'{where}: "headers" must be an object of strings')
+    return tuple(headers.items())
 
 
 def _texts(config: dict[str, Any], where: str) -> tuple[str, ...]:

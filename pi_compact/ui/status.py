@@ -177,7 +177,7 @@ WINDOW_ORIGINS = {
 def context_report(session: AgentSession, model_name: str) -> Table:
     """Everything ``/context`` shows: size now, limits, the estimator, the last usage, the breakdown."""
     info = gather_status(session, model_name)
-    compaction = session.fitted_settings().compaction  # the budgets in force, as the threshold uses them
+    compaction = session.plan.settings.compaction  # the budgets in force (the session's plan)
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
@@ -195,8 +195,13 @@ def context_report(session: AgentSession, model_name: str) -> Table:
     threshold = f"{info.threshold:,}" if info.threshold is not None else UNKNOWN
     left = f"{info.tokens_left:,} tokens left" if info.tokens_left is not None else f"{UNKNOWN} left"
     state = left if info.auto_compact else "auto-compaction off"
-    table.add_row("Threshold", Text(f"{threshold} tokens (window − reserveTokens {compaction.reserve_tokens:,}) · "
-                                    f"{state}"))
+    plan = session.plan
+    kept_free = f"reserveTokens {compaction.reserve_tokens:,}" if plan.headroom <= compaction.reserve_tokens else \
+        f"the output cap {plan.output_cap:,} and a {plan.margin:,} margin, over reserveTokens"
+    table.add_row("Threshold", Text(f"{threshold} tokens (window − {kept_free}) · {state}"))
+    if plan.output_cap:
+        inside = f", thinking budget {plan.thinking_budget:,} inside" if plan.thinking_budget else ""
+        table.add_row("Output", Text(f"{plan.output_cap:,} tokens a request{inside} (the same every request)"))
     table.add_row("Keep recent", Text(f"{compaction.keep_recent_tokens:,} tokens (keepRecentTokens)"))
     ahead = f" · in the background from {compaction.soft_threshold_percent} % of the threshold" \
         if compaction.background else ""
@@ -298,7 +303,7 @@ def _fitted_values(session: AgentSession) -> dict[str, tuple[int, Any]]:
         return {}
     configured = dict(settings_items(session.settings))
     window = session.model.info.context_window
-    return {key: (window, value) for key, value in settings_items(session.fitted_settings())
+    return {key: (window, value) for key, value in settings_items(session.plan.settings)
             if configured.get(key) != value}
 
 

@@ -166,12 +166,19 @@ def test_thirty_nine_turns_commit_the_entries_a_foreground_compaction_writes_at_
     # background one is only made (it is written at the next turn).
     ahead = open_run(tmp_path, name="ahead.jsonl")
     ahead.turns(1, 39)
-    # The same session in the foreground, its threshold where the background one's soft threshold is.
-    soft = (INFO.context_window - FOREGROUND_ONLY.reserve_tokens) * 92 // 100
-    foreground = open_run(tmp_path, Settings(compaction=replace(
-        FOREGROUND_ONLY, reserve_tokens=INFO.context_window - soft)), name="foreground.jsonl")
+    # The same session in the foreground, compacted where the background one committed (after the turn before
+    # the entry; a foreground threshold at the soft one would compact earlier, before sending the prompt that
+    # crosses it, issue 43).
+    entries = ahead.entries()
+    after = [max(int(message_text(e["message"]).split()[0].split("-")[1]) for e in entries[:entries.index(c)]
+                 if e["type"] == "message" and message_text(e["message"]).startswith("QUESTION-"))
+             for c in ahead.compactions()]
+    foreground = open_run(tmp_path, Settings(compaction=FOREGROUND_ONLY), name="foreground.jsonl")
     foreground.model.reading.set()
-    foreground.turns(1, 39)
+    for number in range(1, 40):
+        foreground.turn(number)
+        if number in after:
+            foreground.session.compact(reason="threshold")
     assert len(ahead.compactions()) == 3
     assert comparable(ahead) == comparable(foreground)
     assert all(e["details"]["background"] is True for e in ahead.compactions())

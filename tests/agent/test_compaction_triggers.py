@@ -13,6 +13,7 @@ WINDOW = 10_000  # threshold 9,000
 
 
 def ask(point: Point = "before_prompt", tokens: int = 100, **values: Any) -> str | None:
+    values.setdefault("threshold", 9_000)  # the plan's (``compaction.window``): window - reserveTokens here
     return decide(point, tokens=tokens, context_window=WINDOW, budgets=values.pop("budgets", BUDGETS), **values)
 
 

@@ -116,7 +116,7 @@ def figures(session: AgentSession) -> dict[str, int]:
     total = int(re.search(r"Context\s+([\d,]+) tokens", report).group(1).replace(",", ""))  # type: ignore[union-attr]
     breakdown = report[report.index("Breakdown"):].split("\n")[0]
     parts = [int(n.replace(",", "")) for n in re.findall(r"~([\d,]+)", breakdown)]
-    settings = session.fitted_settings().compaction
+    settings = session.plan.settings.compaction
     return {
         "status": gather_status(session, "scripted").tokens,
         "threshold": session.context_usage().tokens,

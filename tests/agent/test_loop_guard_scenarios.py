@@ -178,6 +178,7 @@ def test_declared_window_far_larger_than_the_providers_is_corrected_from_its_err
 
 def test_a_huge_call_argument_is_named_as_the_largest_consumer_not_a_small_tool_result() -> None:
     from pi_compact.agent.compaction.guard import top_consumers
+    from pi_compact.compaction.budgets import Budgets
     from pi_compact.compaction.tokens import estimator_for
     from pi_compact.settings import Settings
 
@@ -189,7 +190,7 @@ def test_a_huge_call_argument_is_named_as_the_largest_consumer_not_a_small_tool_
         {"type": "message", "id": "t1", "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "write",
                                                     "content": [{"type": "text", "text": "wrote it"}]}},
     ]
-    top = top_consumers("system", branch, estimator_for("chars4"), Settings().compaction, 200_000)
+    top = top_consumers("system", branch, estimator_for("chars4"), Budgets.of(Settings().compaction, 200_000))
     assert top[0][1].startswith("arguments of the `write notes.md` call, entry a1")
 
 

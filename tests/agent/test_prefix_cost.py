@@ -9,11 +9,11 @@ from typing import Any
 
 from builders import TIMESTAMP_MS, assistant, chain, sized, tool_call, tool_result, usage, user
 
-from pi_compact.agent.compaction.prefix_cost import Choice, Sent, choose, held_prefixes, planned_cut
+from pi_compact.agent.compaction.prefix_cost import Choice, Sent, choose, held_prefixes, planned_cut, send_first
 from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.compaction.reuse import reusable_prefix
-from pi_compact.llm.params import cache_prices
+from pi_compact.llm.params import CachePrices, cache_prices
 from pi_compact.llm.protocol import ChatRequest, ModelInfo
 from pi_compact.messages import Message
 from pi_compact.session.context import project_path
@@ -89,3 +89,20 @@ def test_after_a_resume_the_recorded_replies_say_what_is_still_cached() -> None:
     cold = priced(text_heavy(NOW - 2 * 60 * MINUTE), None)
     assert warm.cheaper is not None and warm.shape.held and warm.held_tokens > 0
     assert cold.cheaper is None and cold.held_tokens == 0
+
+
+# A prompt that took the context past the threshold (issue 43): compacted first, or sent first and compacted after.
+ANTHROPIC = CachePrices(0.1, 1.25, True, 300_000)
+
+
+def test_a_prompt_is_compacted_before_it_is_sent_when_that_costs_less() -> None:
+    # Warm: the turn would read 107k and write the 11k prompt, then a summary read it all again; the summary now
+    # reads 91k and writes 5k (in input tokens: ~15.9k against ~25.5k).
+    assert not send_first(15_900, 118_000, 107_000, ANTHROPIC)
+    # Cold: the turn would write all of it; a serialized summary of the history costs less.
+    assert not send_first(105_600, 128_000, 0, ANTHROPIC)
+
+
+def test_a_prompt_goes_out_first_when_nothing_would_be_summarized_or_the_summary_costs_more() -> None:
+    assert send_first(None, 118_000, 107_000, ANTHROPIC)
+    assert send_first(60_000, 118_000, 107_000, ANTHROPIC)  # a summary dearer than the turn and its compaction

@@ -21,7 +21,7 @@ from pi_compact.llm.protocol import ModelInfo
 from pi_compact.settings import CompactionSettings, RetrySettings, Settings
 
 SONNET = ModelInfo("anthropic/claude-sonnet-4-5", "anthropic", 200_000, 64_000, reasoning=True)
-THRESHOLD = 200_000 - 16_384  # the default reserveTokens
+THRESHOLD = 200_000 - 16_384 - 4_000  # medium's cap (its budget and 8,192 for the answer) and the estimate's margin
 
 
 # Tool-result clearing off: these are about the threshold compaction of a tool loop; with clearing the old
@@ -60,10 +60,10 @@ def test_the_agent_fills_to_the_threshold_without_a_refused_request(tmp_path: Pa
     assert [count_cache_breakpoints(record.body) for record in agent if record.prompt_tokens < 100_000] == \
         [3] * len([record for record in agent if record.prompt_tokens < 100_000])
     assert {count_cache_breakpoints(record.body) for record in agent if record.prompt_tokens > 140_000} == {4}
-    after = records[records.index(next(r for r in records if r.body in summaries)) + 1]
-    # The kept replies' old usage does not squeeze the cap: back to pi's 32,000 plus the 8,192 budget of
-    # "medium", the level a session runs Sonnet at by default (as pi does).
-    assert after.body["max_tokens"] == 32_000 + 8_192
+    # One cap and one budget for the conversation (issue 43), before the compaction and after it: the 8,192 of
+    # "medium" (the level a session runs Sonnet at by default, as pi does) and 8,192 for the answer after it.
+    assert {r.body["max_tokens"] for r in agent} == {16_384}
+    assert {r.body["thinking"]["budget_tokens"] for r in agent} == {8_192}
 
 
 TURN_SUMMARY = ("## Original Request\nRead the part files.\n\n## Early Progress\n- read them\n\n"

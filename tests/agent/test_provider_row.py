@@ -1,5 +1,6 @@
-"""A vendor added as one row of the provider table (``llm/providers.py``): its endpoint, its key variable and
-its own overflow wording, with no other code. The row is put in the table here as the code would have it."""
+"""A vendor added as one row of the provider table (``providers.py``, on the ground floor): its endpoint, its key
+variable and its own overflow wording, with no other code.
+The row is put in the table here as the code would have it."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pytest
 from agent_harness import SETTINGS, WINDOW, Harness, assert_compactions_paired, summary_reply, two_finished_turns
 from scripted_server import Reply, ScriptedServer, error_reply
 
+from pi_compact import providers
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import default_tools
 from pi_compact.errors import ConfigError
-from pi_compact.llm import providers
 from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.session.store import SessionStore

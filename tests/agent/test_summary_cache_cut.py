@@ -56,7 +56,7 @@ def test_the_fourth_breakpoint_sits_at_the_planned_cut(tmp_path: Path) -> None:
     with FakeAnthropicServer().start() as server:
         harness = _fill_below_the_threshold(server, tmp_path)
         last = server.records[-1]
-        settings = harness.session.fitted_settings().compaction
+        settings = harness.session.plan.settings.compaction
     # The plan the request was built with: the branch before its reply.
     branch = SessionStore.open(harness.path, str(harness.cwd), 1_700_000_000_000).branch()[:-1]
     plan = prepare_compaction(branch, settings)

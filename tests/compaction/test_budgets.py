@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pi_compact.compaction.budgets import Budgets
-from pi_compact.llm.output_cap import answer_room
 from pi_compact.settings import CompactionSettings
 
 
@@ -27,13 +26,10 @@ def test_a_keep_of_half_the_threshold_crowds_it() -> None:
     assert not Budgets(16_384, 4_096, 6_143).keep_crowds_threshold
 
 
-def test_a_high_thinking_budget_moves_the_threshold_down_to_leave_it_whole() -> None:
-    room = answer_room(200_000, 16_384)  # the budget, 1,024 for the answer, the 2 % estimate margin
-    assert room == 16_384 + 1_024 + 4_000
-    assert Budgets.of(CompactionSettings(reserve_tokens=16_384), 200_000, room).threshold == 178_592
-    # medium's 8,192 fits in the reserve: pi's threshold stands
-    assert Budgets.of(CompactionSettings(reserve_tokens=16_384), 200_000, answer_room(200_000, 8_192)).threshold \
-        == 183_616
+def test_a_headroom_over_the_reserve_moves_the_threshold_down_to_leave_it() -> None:
+    settings = CompactionSettings(reserve_tokens=16_384)
+    assert Budgets.of(settings, 200_000, 28_576).threshold == 171_424
+    assert Budgets.of(settings, 200_000, 12_000).threshold == 183_616  # inside the reserve: pi's threshold stands
 
 
 def test_the_known_threshold_of_an_unknown_window_is_zero_not_minus_the_reserve() -> None:

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from builders import assistant, chain, compaction, sized, user
 
-from pi_compact.compaction.ahead import past_soft_threshold, plan_ahead, rebase, soft_threshold
+from pi_compact.compaction.ahead import past_soft_threshold, plan_ahead, rebase
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.settings import CompactionSettings
 
@@ -24,13 +25,14 @@ def turns(count: int, start: int = 0) -> list[dict[str, object]]:
 
 
 def test_soft_threshold_is_the_share_of_window_minus_reserve() -> None:
-    assert soft_threshold(10_000, SETTINGS) == 5_600
-    assert past_soft_threshold(5_601, 10_000, SETTINGS) and not past_soft_threshold(5_600, 10_000, SETTINGS)
+    budgets = Budgets.of(SETTINGS, 10_000)
+    assert budgets.soft_threshold == 5_600
+    assert past_soft_threshold(5_601, budgets, SETTINGS) and not past_soft_threshold(5_600, budgets, SETTINGS)
 
 
 def test_soft_threshold_needs_background_and_automatic_compaction_on() -> None:
-    assert not past_soft_threshold(9_000, 10_000, replace(SETTINGS, background=False))
-    assert not past_soft_threshold(9_000, 10_000, replace(SETTINGS, enabled=False))
+    assert not past_soft_threshold(9_000, Budgets.of(SETTINGS, 10_000), replace(SETTINGS, background=False))
+    assert not past_soft_threshold(9_000, Budgets.of(SETTINGS, 10_000), replace(SETTINGS, enabled=False))
 
 
 def test_unchanged_path_rebases_to_the_foreground_plan() -> None:

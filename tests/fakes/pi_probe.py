@@ -79,6 +79,26 @@ def run_pi(
     return PiRun(done.returncode, done.stdout, done.stderr)
 
 
+def run_pi_models(
+    models: Mapping[str, Any], workdir: Path, provider: str, model: str, *args: str,
+    environ: Mapping[str, str] | None = None, prompt: str = "hi",
+) -> PiRun:
+    """pi in print mode with ``models`` as its whole ``models.json`` (a provider of the user's own), thinking
+    ``medium``; ``args`` go before ``-p`` (``--no-session`` or ``--session FILE``); ``environ`` is added."""
+    agent = workdir / "agent"
+    agent.mkdir(exist_ok=True)
+    (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    (agent / "settings.json").write_text(json.dumps({"quietStartup": True, "retry": {"enabled": False}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "OPENAI_", "ANTHROPIC_"))}
+    env.update(HOME=str(workdir), PI_CODING_AGENT_DIR=str(agent), PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1",
+               **(environ or {}))
+    done = subprocess.run(
+        ["node", str(PI_CLI), "--provider", provider, "--model", model, "--thinking", "medium", *args,
+         "--no-extensions", "--no-skills", "--no-context-files", "-p", prompt],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=180, check=False)
+    return PiRun(done.returncode, done.stdout, done.stderr)
+
+
 def _clip(value: Any) -> Any:
     if isinstance(value, str) and len(value) > 60:
         return f"{value[:40]}...({len(value)} chars)"

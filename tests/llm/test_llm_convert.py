@@ -13,7 +13,7 @@ from pi_compact.llm.convert import (
     to_openai_tools,
 )
 from pi_compact.llm.protocol import ToolSpec
-from pi_compact.llm.providers import ANTHROPIC
+from pi_compact.providers import ANTHROPIC
 
 
 def user(content: Any) -> dict[str, Any]:

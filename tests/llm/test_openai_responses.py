@@ -17,9 +17,9 @@ from pi_compact.llm.openai.client import OpenAICompatModel
 from pi_compact.llm.openai.responses import ResponsesModel
 from pi_compact.llm.overflow import is_context_overflow
 from pi_compact.llm.protocol import ChatRequest, ModelInfo
-from pi_compact.llm.providers import responses_url
 from pi_compact.llm.resolve import create_model, resolve_model
 from pi_compact.llm.thinking import clamp_level, supported_levels
+from pi_compact.providers import responses_url
 from pi_compact.settings import Settings
 from pi_compact.settings.pi_models import parse_pi_models
 

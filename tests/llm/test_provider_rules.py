@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pi_compact.llm.assemble import MessageAssembler
+from pi_compact.llm.cache_marks import with_cache_marks
 from pi_compact.llm.convert import (
     ERROR_FLAG,
     ConvertedHistory,
@@ -17,7 +18,6 @@ from pi_compact.llm.convert import (
     flag_failed_results,
     to_openai_messages,
     to_openai_tools,
-    with_cache_marks,
 )
 from pi_compact.llm.failures import provider_text
 from pi_compact.llm.output_cap import output_cap, prompt_estimate, refit_cap

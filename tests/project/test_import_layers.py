@@ -120,16 +120,9 @@ def _within(module: str, layer: str) -> bool:
     return module == layer or module.startswith(layer + ".")
 
 
-# Tables of plain data that every layer may read, whatever layer they live in: they import nothing of ours
-# (checked below). The provider table is one: settings read pi's models.json with pi's built-in providers.
-DATA_TABLES = ("pi_compact.llm.providers",)
-
-
 def violations(edges: Iterable[Edge], rules: Iterable[tuple[str, tuple[str, ...], str]] = RULES) -> set[Edge]:
     found: set[Edge] = set()
     for edge in edges:
-        if edge.target in DATA_TABLES:
-            continue
         for layer, forbidden, _why in rules:
             if _within(edge.source, layer) and any(_within(edge.target, other) for other in forbidden):
                 found.add(edge)
@@ -178,10 +171,6 @@ def _described(found: Iterable[Edge]) -> list[str]:
 
 def test_no_layer_leans_on_a_layer_above_it() -> None:
     assert _described(violations(import_graph(PACKAGE))) == []
-
-
-def test_the_data_tables_every_layer_reads_import_nothing_of_ours() -> None:
-    assert [edge for edge in import_graph(PACKAGE) if edge.source in DATA_TABLES] == []
 
 
 def test_no_modules_import_each_other_in_a_circle() -> None:

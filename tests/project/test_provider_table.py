@@ -1,4 +1,4 @@
-"""Per-provider facts live in one table (``llm/providers.py``): no other module names a provider.
+"""Per-provider facts live in one table (``providers.py`` on the ground floor): no other module names a provider.
 
 Read from the source with ``ast``: a string constant that is exactly a provider's name (litellm's prefix or
 pi's name, from the table's own rows) may appear only in the table; pi's built-in providers, which reading
@@ -12,10 +12,10 @@ import ast
 from pathlib import Path
 
 import pi_compact
-from pi_compact.llm.providers import ROWS
+from pi_compact.providers import ROWS
 
 PACKAGE = Path(pi_compact.__file__).resolve().parent
-ALLOWED = {PACKAGE / "llm" / "providers.py"}
+ALLOWED = {PACKAGE / "providers.py"}
 NAMES = {row.prefix for row in ROWS} | {row.name for row in ROWS}
 
 

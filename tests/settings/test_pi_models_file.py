@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pi_compact.model_facts import Compat
 from pi_compact.settings.files import load_settings
-from pi_compact.settings.pi_models import PiCompat, parse_pi_models, read_pi_models
+from pi_compact.settings.pi_models import parse_pi_models, read_pi_models
 
 MINIMAL = {"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions",
                                     "apiKey": "ollama", "models": [{"id": "llama3.1:8b"}, {"id": "qwen2.5-coder:7b"}]}}}
@@ -50,8 +51,10 @@ def test_provider_compat_reaches_its_models_and_a_models_own_compat_wins() -> No
     tree = json.loads(json.dumps(COMPAT))
     tree["providers"]["ollama"]["models"].append({"id": "other", "compat": {"supportsDeveloperRole": True}})
     models, _ = parsed(tree)
-    assert models.model("ollama", "gpt-oss:20b").compat == PiCompat(False, False)  # type: ignore[union-attr]
-    assert models.model("ollama", "other").compat == PiCompat(True, False)  # type: ignore[union-attr]
+    first, other = models.model("ollama", "gpt-oss:20b"), models.model("ollama", "other")
+    assert first is not None and other is not None
+    assert first.compat == Compat(supports_developer_role=False, supports_reasoning_effort=False)
+    assert other.compat == Compat(supports_developer_role=True, supports_reasoning_effort=False)
 
 
 def test_a_built_in_provider_override_holds_only_its_base_url() -> None:

@@ -21,7 +21,8 @@ from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.compaction.reasons import CompactionReason
 from pi_compact.agent.events import Notice, SessionEvent
 from pi_compact.cancel import CancelToken
-from pi_compact.compaction.ahead import Ahead, past_soft_threshold, plan_ahead, rebase, soft_threshold
+from pi_compact.compaction.ahead import Ahead, past_soft_threshold, plan_ahead, rebase
+from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
 from pi_compact.compaction.tokens import ContextUsage, Estimator
@@ -141,7 +142,7 @@ class BackgroundCompaction:
             self.discard()
             job = None
         if job is None and not hard and not self._failed \
-                and past_soft_threshold(usage.tokens, usage.context_window, settings):
+                and past_soft_threshold(usage.tokens, _budgets(compactor), settings):
             self._start(compactor, estimator, usage)
         return job is not None and job.done.is_set()
 
@@ -193,7 +194,7 @@ class BackgroundCompaction:
         # A tail that grew past the soft threshold while the summary was made would leave the context
         # about as full as it is: a fresh plan (cut later) is worth more. A finished summary that makes
         # it so would be made as big again: no job starts again before the next compaction.
-        room = soft_threshold(compactor.model.info.context_window, settings)
+        room = _budgets(compactor).soft_threshold
         if job.result is None:
             return plan if _tokens(plan.kept_messages, estimator) <= room else None
         if estimated_tokens_after(job.result.summary, plan.kept_messages, estimator) <= room:
@@ -204,8 +205,7 @@ class BackgroundCompaction:
     def _start(self, compactor: Compactor, estimator: Estimator, usage: ContextUsage) -> None:
         settings = compactor.settings.compaction
         ahead = plan_ahead(_path(compactor), settings, compactor.model.info.model)
-        if ahead is None or _tokens(ahead.plan.kept_messages, estimator) > \
-                soft_threshold(compactor.model.info.context_window, settings):
+        if ahead is None or _tokens(ahead.plan.kept_messages, estimator) > _budgets(compactor).soft_threshold:
             return  # nothing to summarize, or a compaction now would not bring the context under it
         # Its own compactor, silent: a retry of the background request is nobody's business at the prompt.
         quiet = replace(compactor, emit=_ignore, allow_fallback=False, hooks=None)
@@ -214,6 +214,13 @@ class BackgroundCompaction:
         job.start()
         self._emit(Notice(f"Context {usage.percent:.0f}% full: summarizing older messages in the background; "
                           "the summary is written at the next turn.", "info"))
+
+
+def _budgets(compactor: Compactor) -> Budgets:
+    """The budgets the compactor's session holds (its plan's), else those of its settings on its model's window."""
+    if compactor.plan is not None:
+        return compactor.plan.budgets
+    return Budgets.of(compactor.settings.compaction, compactor.model.info.context_window)
 
 
 def _path(compactor: Compactor) -> list[Entry]:

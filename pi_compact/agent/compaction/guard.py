@@ -18,13 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_compact.compaction.budgets import Budgets
+from pi_compact.compaction.cut import find_cut_point
 from pi_compact.compaction.tokens import ContextUsage, Estimator, estimate_text_tokens
+from pi_compact.compaction.window import WindowPlan
 from pi_compact.llm.protocol import ModelInfo
 from pi_compact.messages import Message
 from pi_compact.paths import settings_path_hint
 from pi_compact.session.entries import message_of_entry
 from pi_compact.session.pins import Pin, budget_warning, pin_budget
-from pi_compact.settings import CompactionSettings, model_key
+from pi_compact.settings import model_key
 
 MIN_FREED_SHARE = 0.2
 REFILL_TURNS = 2
@@ -59,7 +61,9 @@ class LoopGuard:
         freed = (before - after) / before if before > 0 else 0.0
         if freed < MIN_FREED_SHARE or (after > threshold and not kept_over_budget):
             self.futile("freed_little")
-        elif after > threshold:
+        elif kept_over_budget:
+            # It did all it could; what refills the context is the next big message, which the next
+            # compaction can cut after (a tool loop reading a big log each turn): no refill is watched for.
             self._turns_since = None
         else:
             self._turns_since = 0  # useful so far: see whether the context refills at once
@@ -71,7 +75,8 @@ class LoopGuard:
         self._turns_since = None
 
     def observe(self, turn: int, tokens: int, threshold: int) -> None:
-        """The context after turn number ``turn`` (a turn already seen is ignored)."""
+        """The context after turn number ``turn`` (the messages recorded so far, a count that only grows; a
+        turn already seen is ignored)."""
         if turn == self._last_turn or self._turns_since is None:
             self._last_turn = turn
             return
@@ -99,13 +104,14 @@ class LoopGuard:
 
 
 def after_compaction(
-    usage: ContextUsage, messages: Sequence[Message], estimator: Estimator, budgets: CompactionSettings,
+    usage: ContextUsage, messages: Sequence[Message], estimator: Estimator, plan: WindowPlan,
     pins: Sequence[Pin], guard: LoopGuard, *, automatic: bool, tokens_before: int, kept_over_budget: bool = False,
 ) -> list[str]:
     """The warnings to show after a written compaction; records an automatic one with ``guard``."""
+    budgets = plan.settings.compaction
     warnings: list[str] = []
-    if usage.tokens > usage.threshold:  # (the threshold as measured, with the answer room)
-        warnings.append(still_too_full(usage, messages, estimator))
+    if usage.tokens > usage.threshold:  # (the plan's threshold, its output cap left free)
+        warnings.append(still_too_full(usage, messages, estimator, budgets.keep_recent_tokens))
     if automatic:
         guard.compacted(tokens_before, usage.tokens, usage.threshold, kept_over_budget=kept_over_budget)
     over = budget_warning(pins, pin_budget(budgets.pin_budget, usage.context_window),
@@ -124,8 +130,10 @@ def window_hint(info: ModelInfo) -> str:
     )
 
 
-def still_too_full(usage: ContextUsage, messages: Sequence[Message], estimator: Estimator) -> str:
-    """After a compaction that left the context past the threshold: by how much, and the biggest kept message.
+def still_too_full(usage: ContextUsage, messages: Sequence[Message], estimator: Estimator, keep: int) -> str:
+    """After a compaction that left the context past the threshold: by how much, the biggest kept message, and
+    what would help. ``compaction.keepRecentTokens`` is named only when a smaller value would bring the context
+    under the threshold (issue 44: it was advised at 2,000 with one 11,579-token message in the way).
 
     Without this the user only sees compaction after compaction (peers' "thrash" complaints).
     """
@@ -134,11 +142,32 @@ def still_too_full(usage: ContextUsage, messages: Sequence[Message], estimator: 
     if biggest is not None:
         name = f" of {biggest.get('toolName')}" if biggest.get("toolName") else ""
         culprit = f" The largest kept message is a {biggest.get('role')}{name} of about {estimator(biggest):,} tokens."
+    start = 1 if messages and messages[0].get("role") == "compactionSummary" else 0
+    kept = sum(estimator(m) for m in messages[start:])
+    if usage.tokens - kept + least_kept(messages[start:], estimator) <= usage.threshold:
+        advice = f"Lower compaction.keepRecentTokens (now {keep:,}) or use a model with a larger window."
+    else:  # no keep figure can cut into the newest message and its call
+        advice = ("The newest message and its call are kept whole whatever compaction.keepRecentTokens is: use a "
+                  "model with a larger window, or ask for a smaller output next time (a range of lines, grep).")
     return (
         f"Compaction could not bring the context under the auto-compaction threshold "
-        f"({usage.tokens:,} of {usage.threshold:,} tokens after compacting).{culprit} "
-        "Lower compaction.keepRecentTokens or use a model with a larger window."
+        f"({usage.tokens:,} of {usage.threshold:,} tokens after compacting).{culprit} {advice}"
     )
+
+
+def futile_notice(freed: int, tokens: int, newest: int) -> str:
+    """Said when an automatic compaction is not asked for because it could not help (``Compactions._can_help``)."""
+    return (f"Automatic compaction skipped: it could free only ~{freed:,} of ~{tokens:,} tokens, and the newest "
+            f"message with its call (~{newest:,} tokens) is kept whole whatever compaction.keepRecentTokens is. "
+            "Use a model with a larger window, or ask for a smaller output next time (a range of lines, grep).")
+
+
+def least_kept(messages: Sequence[Message], estimator: Estimator) -> int:
+    """The least a compaction can keep of ``messages``: the newest one, with the call before it when it is a
+    tool result (a kept region never starts at a tool result)."""
+    entries = [{"type": "message", "message": m} for m in messages]
+    cut = find_cut_point(entries, 0, len(entries), 1, estimator)
+    return sum(estimator(m) for m in messages[cut.first_kept_entry_index:])
 
 
 # ---- diagnosis: what compaction cannot shrink -----------------------------------------------------
@@ -188,8 +217,7 @@ def _call_key(block: Mapping[str, Any]) -> str:
 
 
 def top_consumers(
-    system_prompt: str, branch: Sequence[Mapping[str, Any]], estimator: Estimator,
-    settings: CompactionSettings, window: int,
+    system_prompt: str, branch: Sequence[Mapping[str, Any]], estimator: Estimator, budgets: Budgets | None = None,
 ) -> list[tuple[int, str]]:
     """(tokens, description) of the biggest consumers, biggest first (at most ``TOP``)."""
     found: list[tuple[int, str]] = []
@@ -216,9 +244,8 @@ def top_consumers(
             found.append((size, f"arguments of the `{biggest[1]}` call, {where}, {size:,} tokens"))
         else:
             found.append((size, f"{message.get('role')} message, {where}, {size:,} tokens"))
-    keep = settings.keep_recent_tokens
-    if Budgets.of(settings, window).keep_crowds_threshold:
-        found.append((keep, f"keepRecentTokens {keep:,} of a {window:,} window"))
+    if budgets is not None and budgets.keep_crowds_threshold:
+        found.append((budgets.keep, f"keepRecentTokens {budgets.keep:,} of a {budgets.window:,} window"))
     return sorted(found, key=lambda item: -item[0])[:TOP]
 
 
@@ -233,12 +260,9 @@ def advice(description: str) -> str:
     return "Start a /new session, or ask for a smaller output next time (e.g. head/grep instead of cat)."
 
 
-def diagnose(
-    system_prompt: str, branch: Sequence[Mapping[str, Any]], estimator: Estimator,
-    settings: CompactionSettings, window: int,
-) -> str:
+def diagnose(system_prompt: str, branch: Sequence[Mapping[str, Any]], estimator: Estimator, plan: WindowPlan) -> str:
     """One paragraph: the top consumers and what to do about the biggest."""
-    top = top_consumers(system_prompt, branch, estimator, settings, window)
+    top = top_consumers(system_prompt, branch, estimator, plan.budgets)
     if not top:
         return ""
     return "Largest: " + "; ".join(text for _, text in top) + ". " + advice(top[0][1])
@@ -258,6 +282,8 @@ __all__ = [
     "LoopGuard",
     "after_compaction",
     "diagnose",
+    "futile_notice",
+    "least_kept",
     "still_too_full",
     "stop_notice",
     "top_consumers",

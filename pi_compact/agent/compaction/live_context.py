@@ -21,7 +21,6 @@ from dataclasses import replace
 from typing import Any
 
 from pi_compact.agent.compaction.clearing import ToolClearing
-from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.calibration import (
     MAX_FACTOR,
     MIN_FACTOR,
@@ -44,13 +43,14 @@ from pi_compact.compaction.tokens import (
     context_usage,
     estimator_for,
 )
+from pi_compact.compaction.window import WindowPlan
 from pi_compact.llm.overflow import stated_prompt_tokens
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.messages import Message
 from pi_compact.session.context import fresh_start, project_path
 from pi_compact.session.entries import message_of_entry
 from pi_compact.session.store import SessionStore
-from pi_compact.settings import CompactionSettings, TokenEstimator
+from pi_compact.settings import TokenEstimator
 
 RESUME_READ = 2_000  # entries read back on opening a compacted session, for the calibration it had
 MAX_PROVEN = 4.0  # an overflow's stated size beyond this many times the estimate is not the estimate's fault
@@ -73,9 +73,6 @@ class LiveContext:
         # The system prompt, pins and tools every request carries, by an estimator (set by the session):
         # provider usage counts them, so a context size that is all estimated adds them too.
         self.overhead: Callable[[Estimator], int] = lambda _estimate: 0
-        # What the next request to a model must leave free beside its prompt (its thinking budget kept whole):
-        # the threshold leaves it (``Budgets.answer_room``). Set by the session, which knows the level.
-        self.answer_room: Callable[[ChatModel], int] = lambda _model: 0
         self.configure(token_estimator)
         # The calibration scan so far (and what it gave), carried on as messages are appended; the
         # estimator and the last message it saw tell a scan of other messages (or with another
@@ -88,6 +85,9 @@ class LiveContext:
         self._fixed_ratio: dict[tuple[str, str] | None, float] = {}  # by model: another tokenizer, another ratio
         self.clearing = ToolClearing()  # old tool results the requests carry as stubs
         self._proven = 1.0  # what the last overflow error proved the estimates low by (``prove``)
+        # Messages recorded in this run: a count that only grows (a compaction shortens ``messages``), by which
+        # the loop guard tells a new turn from a check of the same one.
+        self.added = 0
         self.reload(store)
 
     def configure(self, token_estimator: TokenEstimator) -> None:
@@ -99,21 +99,16 @@ class LiveContext:
         """The estimator for requests to ``model``: ``base``, calibrated by its replies when ``calibrate``."""
         return self.estimator(self.base, reply_key(model))
 
-    def budgets_for(self, model: ChatModel, settings: CompactionSettings) -> Budgets:
-        """The budgets of ``model``'s window, its answer room left free: one threshold for clearing,
-        compaction and every figure."""
-        return Budgets.of(settings, model.info.context_window, self.answer_room(model))
+    def usage_for(self, model: ChatModel, plan: WindowPlan) -> ContextUsage:
+        """How full the context is for ``model``: the plan's window, and its threshold (one threshold for
+        clearing, compaction and every figure)."""
+        return self.usage(self.base, plan.window, plan.threshold, reply_key(model))
 
-    def usage_for(self, model: ChatModel, settings: CompactionSettings) -> ContextUsage:
-        """How full the context is for ``model``: its window, and the threshold the budgets set on it."""
-        budgets = self.budgets_for(model, settings)
-        return self.usage(self.base, budgets.window, budgets.threshold, reply_key(model))
-
-    def sent_usage_for(self, model: ChatModel, settings: CompactionSettings) -> ContextUsage:
+    def sent_usage_for(self, model: ChatModel, plan: WindowPlan) -> ContextUsage:
         """``usage_for`` as the next request carries the context: with the turn's newest tool result cut
         when it must be (``sent_to``). What the status line and ``/context`` show; the triggers and the
         loop guard read ``usage_for``: a compaction can still make room for more of that result."""
-        usage = self.usage_for(model, settings)
+        usage = self.usage_for(model, plan)
         sent = self.sent()
         fitted = self._fit(sent, usage, model)
         if fitted is sent:
@@ -199,22 +194,26 @@ class LiveContext:
         previous = max((i for i, kind in enumerate(kinds[:latest]) if kind == "compaction"), default=-1)
         replaced = [m for m in map(message_of_entry, entries[previous + 1 : latest]) if m is not None]
         return carried_pairs((), scan(replaced, self.base), replaced)
+    def add(self, message: Message) -> None:
+        """``message`` was recorded: it is the newest of the context now."""
+        self.messages.append(message)
+        self.added += 1
 
     def sent(self) -> list[Message]:
         """The messages as the next request carries them: cleared tool results as their stubs."""
         return self.clearing.sent(self.messages)
 
-    def sent_to(self, model: ChatModel, settings: CompactionSettings) -> list[Message]:
+    def sent_to(self, model: ChatModel, plan: WindowPlan) -> list[Message]:
         """``sent()`` for the next request to ``model``: when it would fill more than half of the room the
         threshold leaves (the answer needs the rest), the turn's newest tool result is cut so the request
         comes down to the threshold (``compaction.newest_fit``)."""
         sent = self.sent()
-        return self._fit(sent, self.usage_for(model, settings), model)
+        return self._fit(sent, self.usage_for(model, plan), model)
 
-    def cuts_newest(self, model: ChatModel, settings: CompactionSettings) -> bool:
+    def cuts_newest(self, model: ChatModel, plan: WindowPlan) -> bool:
         """Whether the next request to ``model`` carries the turn's newest tool result cut (``sent_to``)."""
         sent = self.sent()
-        return self._fit(sent, self.usage_for(model, settings), model) is not sent
+        return self._fit(sent, self.usage_for(model, plan), model) is not sent
 
     def _fit(self, sent: list[Message], usage: ContextUsage, model: ChatModel) -> list[Message]:
         """``sent`` itself, or a copy with the newest tool result cut when ``usage`` passes the limit."""

@@ -29,6 +29,7 @@ from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.clearing import cleared_on_path, project, result_entry_ids
 from pi_compact.compaction.summarize import SummaryBudget
 from pi_compact.compaction.tokens import estimate_context_tokens, estimator_for
+from pi_compact.compaction.window import WindowPlan
 from pi_compact.errors import Cancelled, CompactionError, PiCompactError
 from pi_compact.llm.protocol import ChatModel
 from pi_compact.session.context import project_path
@@ -64,9 +65,9 @@ class Navigator:
     hooks: TreeHooks | None = None
     now_ms: Callable[[], int] = clock.now_ms
     summarizer: Summarizer | None = None
-    # What the next request must leave free beside its prompt (the thinking budget kept whole): the
-    # /uncompact threshold is the one compaction and clearing use (``Budgets.answer_room``).
-    answer_room: int = 0
+    # The session's plan (``compaction.window``): the threshold /uncompact and a branch summary measure by is
+    # the one compaction and clearing use. None: no session (``uncompact_store``), the settings' own.
+    plan: WindowPlan | None = None
 
     # ---- /tree -----------------------------------------------------------------------------------
 
@@ -152,11 +153,17 @@ class Navigator:
         budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, compaction.reserve_tokens)
         summary = chosen.run(lambda: summarize_branch(
             event.entries_to_summarize, chosen.meter, budget,
-            token_budget=max(0, Budgets.of(compaction, info.context_window).threshold),
+            token_budget=max(0, self._budgets(info.context_window).threshold),
             estimate=estimator_for(compaction.token_estimator), instructions=event.instructions,
             replace_instructions=event.replace_instructions, cancel=cancel,
         ))
         return replace(summary, details=chosen.record(summary.details))
+
+    def _budgets(self, window: int) -> Budgets:
+        """The plan's budgets when it is of this window, else the settings' own on ``window``."""
+        if self.plan is not None and self.plan.window == window:
+            return self.plan.budgets
+        return Budgets.of(self.settings.compaction, window)
 
     def _append_at(self, position: str | None, fields: Mapping[str, Any]) -> Entry:
         """Append ``fields`` as a child of ``position``; on failure the leaf goes back where it was."""
@@ -181,7 +188,7 @@ class Navigator:
         restored = project(project_path(path).messages, result_entry_ids(path), cleared_on_path(path))
         tokens = estimate_context_tokens(restored, estimator_for(compaction.token_estimator)).tokens
         window = context_window if context_window is not None else _window_of(self.model)
-        threshold = Budgets.of(compaction, window, self.answer_room).threshold if window else None
+        threshold = self._budgets(window).threshold if window else None
         if not force and plan.left_behind:
             raise CompactionError(
                 f"{plan.left_behind} message{'s' if plan.left_behind != 1 else ''} came after compaction "

@@ -26,8 +26,9 @@ from pi_compact.agent.request import Requests
 from pi_compact.agent.tools import Tool, session_tools
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.compaction.plan import plan_for_window, prepare_compaction, skip_reason
+from pi_compact.compaction.plan import prepare_compaction, skip_reason
 from pi_compact.compaction.tokens import estimate_tokens_auto
+from pi_compact.compaction.window import plan_window
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS, clamp_level
 from pi_compact.session.store import SessionStore
@@ -104,8 +105,8 @@ def compact_offline(
         store.close()
 
 
-def _fitted(settings: Settings, window: int, model: str | None, job: OfflineJob, listener: OfflineListener) -> Settings:
-    fitted = plan_for_window(settings, window, model=model, sources=job.sources)
+def _fitted(settings: Settings, window: int, job: OfflineJob, listener: OfflineListener) -> Settings:
+    fitted = plan_window(settings, None, window=window, sources=job.sources)
     listener.warn(fitted.warnings)
     return fitted.settings
 
@@ -116,7 +117,7 @@ def _compact(
     guard: Callable[[CancelToken], AbstractContextManager[None]],
 ) -> OfflineOutcome:
     if job.context_window is not None:  # the window is known without the model: check before planning
-        settings = _fitted(settings, job.context_window, None, job, listener)
+        settings = _fitted(settings, job.context_window, job, listener)
     branch = store.branch_tail()  # what the plan reads: older entries of a long session stay unread
     plan = prepare_compaction(branch, settings.compaction)
     planned_with = settings.compaction
@@ -128,7 +129,11 @@ def _compact(
             sum(estimate_tokens_auto(m) for m in plan.kept_messages), settings.compaction.keep_recent_tokens,
             hint="--keep-recent-tokens"))
     info = models.resolve(settings)
-    settings = _fitted(settings, info.context_window, info.model, job, listener)  # silent if already fitted
+    level = session_level(store, settings)
+    # The plan the terminal would hold for this session (silent where the settings were fitted already).
+    window = plan_window(settings, info, clamp_level(info, level).level, sources=job.sources)
+    listener.warn(window.warnings)
+    settings = window.settings
     model = models.build(info, settings)
     summarizer = _summarizer(models, settings, info.model)
     writer = summarizer.name if summarizer is not None else info.model
@@ -148,17 +153,16 @@ def _compact(
     tools = session_tools(store, settings)
     requests = Requests(store, system_prompt(tools), tools, now_ms)
     context.overhead = requests.overhead
-    level = session_level(store, settings)
     # The request the session's next turn would send (cleared tool results as stubs, as it carries them): the
     # provider may still hold its prefix from the last run, and the summary is asked on it where that is
     # expected to cost less (``prefix_cost``); with stubs before the cut it is no prefix of the originals.
     compactor = Compactor(store, model, settings, emit, allow_fallback=job.allow_fallback, summarizer=summarizer,
-                          thinking=level,
+                          thinking=window.level,
                           measure=lambda messages: context.size_of(messages, model),
-                          size_now=lambda: context.usage_for(model, settings.compaction).tokens,
+                          size_now=lambda: context.usage_for(model, window).tokens,
                           estimator=context.estimator_of(model),
-                          last_request=lambda: requests.peek(context.sent(), settings,
-                                                             clamp_level(info, level).level))
+                          last_request=lambda: requests.peek(context.sent(), window),
+                          plan=window, request_digest=requests.digest)
     # The plan above is used unless fitting the settings to the model's window changed them.
     planned = (branch, plan) if settings.compaction == planned_with else None
     with guard(cancel):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_compact.agent.compaction.guard import LoopGuard, top_consumers, window_hint
-from pi_compact.agent.compaction.prefix_cost import Choice, choose, held_prefixes
+from pi_compact.agent.compaction.prefix_cost import DIGEST_KEY, Choice, choose, held_prefixes
 from pi_compact.agent.compaction.reasons import (
     SKIP_TEXT,
     CompactionReason,
@@ -30,9 +30,10 @@ from pi_compact.agent.tools.recall import with_recall_hint
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
-from pi_compact.compaction.reuse import PrefixShape, reusable_prefix
+from pi_compact.compaction.reuse import PrefixShape, reusable_prefix, serialized_sizes
 from pi_compact.compaction.summarize import CompactionResult, estimated_tokens_after
 from pi_compact.compaction.tokens import Estimator, estimate_tokens_auto, estimator_for
+from pi_compact.compaction.window import WindowPlan
 from pi_compact.errors import Cancelled, PiCompactError
 from pi_compact.llm.params import cache_prices
 from pi_compact.llm.protocol import ChatModel, ChatRequest, Retrying
@@ -165,6 +166,11 @@ class Compactor:
     # This run's chat requests, for what the provider's cache holds (``prefix_cost``); None or empty: the
     # recorded replies say it.
     sent: Callable[[], Sequence[Sent]] | None = None
+    # The session's plan (``compaction.window``); None: a compaction with no session running.
+    plan: WindowPlan | None = None
+    # What identifies a chat request's cache beside its messages, as this agent sends it (``request.request_digest``):
+    # a recorded reply counts as holding a prefix only when it carries the digest of the request asked now.
+    request_digest: Callable[[ChatRequest], str] | None = None
 
     def run(
         self,
@@ -281,9 +287,11 @@ class Compactor:
         """The model's summary of ``plan`` (the one summarizer call; a background summary is made with it too):
         by the compaction model when one is set, sized for its window (``summarizer.py``); on the last chat
         request's prefix when ``shape`` is given."""
+        window = self.plan
+        planned = (window.output_cap, window.thinking_budget) if window is not None and window.output_cap else None
         return write_summary(plan, self.model, self.summarizer, self.settings.compaction.reserve_tokens,
                              instructions=instructions, cancel=cancel, allow_fallback=self.allow_fallback,
-                             on_retry=self._report_retry, thinking=self.thinking, shape=shape)
+                             on_retry=self._report_retry, thinking=self.thinking, shape=shape, planned=planned)
 
     def _summary_by_cost(self, reason: CompactionReason, branch: list[Entry], plan: CompactionPlan,
                          instructions: str | None, cancel: CancelToken) -> CompactionResult:
@@ -321,17 +329,31 @@ class Compactor:
         if shape is None:
             return None, None
         prices = cache_prices(self.model.info, last)
+        digest = self.request_digest(last) if self.request_digest is not None else None
+        ours = {id(e.get("message")) for e in branch if digest is not None and e.get(DIGEST_KEY) == digest}
         held = held_prefixes(shape, context, self.sent() if self.sent is not None else (), self.model.info,
-                             prices.marked, to_llm)
+                             prices.marked, to_llm, digest, self.request_digest,
+                             (lambda message: id(message) in ours) if digest is not None else None)
         choice = choose(shape, plan, instructions, held, prices, self.now_ms())
         return (choice.shape if mode == "always" else choice.cheaper), choice
+
+    def summary_cost(self, reason: CompactionReason) -> float | None:
+        """What a compaction for ``reason`` now is expected to cost in input tokens (the cheaper way where both
+        are priced, else serialized); None when it would summarize nothing."""
+        branch = self.store.branch() if self.hooks is not None else self.store.branch_tail()
+        plan = prepare_compaction(branch, self.settings.compaction)
+        if plan is None or skip_reason(branch, plan) is not None:
+            return None
+        _, choice = self._shape(reason, branch, plan, None)
+        serialized = float(sum(serialized_sizes(plan, None)))
+        return serialized if choice is None else min(choice.prefix, choice.serialized)
 
     def _overflow_hint(self, branch: list[Entry]) -> str:
         """Why an overflow found nothing to compact: one message larger than the window (named), else
         a window we believe larger than the provider's."""
         estimate = self.estimator or estimator_for(self.settings.compaction.token_estimator)
         info = self.model.info
-        biggest = [(size, text) for size, text in top_consumers("", branch, estimate, self.settings.compaction, 0)
+        biggest = [(size, text) for size, text in top_consumers("", branch, estimate)
                    if not text.startswith("the system prompt")]
         if biggest and 0 < info.context_window < biggest[0][0]:
             return too_big_message_text(biggest[0][1], info.context_window, info.model)

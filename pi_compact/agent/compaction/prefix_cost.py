@@ -12,9 +12,11 @@ replaces; in a read-heavy loop the serialized text is a fraction of the prefix, 
   only at breakpoints (looking back 20 blocks), and a cut far from a request's end was never one.
 - ``held_prefixes``: what the provider holds: the marks of this run's requests that are still alive, or,
   when none was sent yet (a resume, ``compact FILE``), the ends of the requests the recorded replies
-  answered.
+  answered, where each reply names a request this agent sent as it would send it now (``DIGEST_KEY``).
 - ``choose``: both ways priced in input-token units, and the cheaper one (the prefix marking the longest
   held part, so it reads it).
+- ``send_first``: a prompt that took the context past the threshold, sent first and compacted after, or
+  compacted first: the order that costs less.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from pi_compact.agent.request import Sent
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.reuse import PrefixShape, prompt_sizes
 from pi_compact.llm.params import CachePrices
-from pi_compact.llm.protocol import ModelInfo
+from pi_compact.llm.protocol import ChatRequest, ModelInfo
 from pi_compact.messages import Message
 from pi_compact.settings import CompactionSettings
 
 # An entry this close to the end of its lifetime is not counted on: the summary request may come later.
 LIFETIME_MARGIN_MS = 15_000
+# The key of a reply's entry that names the request it answered (``request.request_digest``; pi ignores it).
+DIGEST_KEY = "requestDigest"
 _USAGE_KEYS = ("input", "cacheRead", "cacheWrite")
 
 
@@ -82,19 +86,27 @@ def planned_cut(branch: Sequence[Mapping[str, Any]], context: Sequence[Message],
 
 def held_prefixes(
     shape: PrefixShape, context: Sequence[Message], sent: Sequence[Sent], info: ModelInfo, marked: bool,
-    to_llm: Callable[[Sequence[Message]], list[Message]],
+    to_llm: Callable[[Sequence[Message]], list[Message]], digest: str | None = None,
+    digest_of: Callable[[ChatRequest], str] | None = None, ours: Callable[[Message], bool] | None = None,
 ) -> list[Held]:
     """The leading parts of ``shape``'s prefixes the provider may hold, and when each was last written.
 
     ``marked``: the provider holds only what a request marked (its end, and the planned cut where it
-    carried one); else any prefix of what it was sent.
+    carried one); else any prefix of what it was sent. ``digest``: ``request_digest`` of ``shape``'s request
+    (``digest_of`` computes it for another): only a request with the same (this agent, the same system prompt,
+    tools and thinking settings) wrote entries it can read. After a resume ``ours`` says which recorded replies
+    answered such a request (their entries carry that digest, ``DIGEST_KEY``): a session pi or another machine
+    wrote has none, and nothing of it is in this agent's cache.
     """
     prefix = shape.turn  # (the longer one: the history ends where a split turn starts)
     if sent:
         found: list[Held] = []
         for one in sent:
             request = one.request
-            if (request.system, tuple(request.tools), request.thinking_level) != \
+            if digest is not None and digest_of is not None:
+                if digest_of(request) != digest:
+                    continue
+            elif (request.system, tuple(request.tools), request.thinking_level) != \
                     (shape.request.system, tuple(shape.request.tools), shape.request.thinking_level):
                 continue  # another system prompt, other tools or thinking: none of its entries match
             common = _common(request.messages, prefix)
@@ -105,7 +117,7 @@ def held_prefixes(
     # marked its end there), sent about when the reply is stamped.
     found, count = [], 0
     for message in context:
-        if _answered(message, info):
+        if _answered(message, info) and (ours is None or ours(message)):
             found.append(Held(count if marked else min(count, len(prefix)), int(message.get("timestamp") or 0)))
         count += len(to_llm([message]))
     return [held for held in found if 0 < held.messages <= len(prefix)]
@@ -122,6 +134,20 @@ def choose(shape: PrefixShape, plan: CompactionPlan, instructions: str | None, h
     prefix = sum(read * prices.read + max(0, size - read) * prices.write for size, read in zip(
         sizes.prefix, sizes.held, strict=True))
     return Choice(shape, prefix, float(sum(sizes.serialized)), max(sizes.held, default=0))
+
+
+def send_first(summary_now: float | None, tokens: int, held: int, prices: CachePrices) -> bool:
+    """Is sending a prompt that took the context past the threshold (``tokens`` now, ``held`` of them in the
+    provider's cache) and compacting after the turn expected to cost less than compacting first
+    (``summary_now`` input tokens: ``Compactor.summary_cost``; None: nothing to summarize) and sending it on
+    the smaller context? In input tokens; the smaller context is written either way, once.
+
+    Sent first, the turn reads what is held and writes the rest, and the compaction after it reads the whole
+    context the turn left in the cache; compacted first, only the summary is paid now."""
+    if summary_now is None:
+        return True  # a compaction would summarize nothing: the prompt goes out as it is
+    turn = held * prices.read + (tokens - held) * prices.write
+    return turn + tokens * prices.read < summary_now
 
 
 def _common(sent: Sequence[Message], prefix: Sequence[Message]) -> int:
@@ -143,4 +169,4 @@ def _answered(message: Message, info: ModelInfo) -> bool:
         and any(isinstance(usage.get(key), int) and usage[key] > 0 for key in _USAGE_KEYS)
 
 
-__all__ = ["Choice", "Held", "Sent", "choose", "held_prefixes", "planned_cut"]
+__all__ = ["DIGEST_KEY", "Choice", "Held", "Sent", "choose", "held_prefixes", "planned_cut", "send_first"]

@@ -18,6 +18,7 @@ from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.reuse import PrefixShape
 from pi_compact.compaction.summarize import CompactionResult, SummaryBudget, summarize
 from pi_compact.errors import AuthError, CompactionError, ModelError, PiCompactError
+from pi_compact.llm.output_cap import MIN_ANSWER
 from pi_compact.llm.protocol import (
     ChatModel,
     ChatRequest,
@@ -184,13 +185,20 @@ def write_summary(
     on_retry: Callable[[Retrying], None],
     thinking: str | None = None,
     shape: PrefixShape | None = None,
+    planned: tuple[int, int] | None = None,
 ) -> CompactionResult:
     """Summarize ``plan`` with the summarizer (else the chat model), sized for its window; the result's
     ``details`` name the model and hold the usage of all its requests. ``shape``: the last chat request's
-    prefix to ask on (only for the chat model: another model has no cache of it)."""
+    prefix to ask on (only for the chat model: another model has no cache of it). ``planned``: the session's
+    output cap and thinking budget, which the chat model's summary requests send as its chat requests do."""
     chosen = choose(chat, summarizer)
     info = chosen.meter.info
     budget = SummaryBudget.for_model(info.context_window, info.max_output_tokens, reserve_tokens)
+    # The chat model: the conversation's cap and budget, where that leaves half the window for the question and
+    # room for a summary after the thinking.
+    if planned is not None and chosen.label is None and planned[0] <= info.context_window // 2 \
+            and planned[0] - planned[1] >= MIN_ANSWER:
+        budget = SummaryBudget.planned(info.context_window, *planned)
     model = RetryWatcher(chosen.meter, on_retry)  # the spinner shows "retrying (2/3)…"
     reasoning = summary_reasoning(info, thinking)
     shape = shape if chosen.label is None else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Literal
 
 from pi_compact.agent.events import CompactionReason
-from pi_compact.compaction.threshold import should_compact
 from pi_compact.settings import CompactionSettings
 
 # Where the session asks: before a prompt is sent, after each model reply (overflows only: the
@@ -32,7 +31,7 @@ def decide(
     overflow_given_up: bool = False,
     summary_ready: bool = False,
     cancelled: bool = False,
-    threshold: int | None = None,
+    threshold: int = 0,
 ) -> CompactionReason | None:
     """The reason to compact now, or None.
 
@@ -46,8 +45,8 @@ def decide(
         overflow_given_up: that overflow already had its one compact-and-retry.
         summary_ready: a summary made in the background is finished and still applies.
         cancelled: the turn was cancelled: nothing starts after a cancel.
-        threshold: the threshold as measured with the session's answer room (``Budgets.answer_room``);
-            None: ``window - reserveTokens``.
+        threshold: the plan's threshold (``compaction.window``: ``window - reserveTokens``, lower where the
+            output cap needs more room); ignored while the window is unknown (0).
     """
     if cancelled or not auto or guard_stopped:
         return None
@@ -57,8 +56,7 @@ def decide(
         return None  # the run handled it (compacted, or gave up and said so)
     if point == "reply":
         return None
-    past = should_compact(tokens, context_window, budgets) if threshold is None else \
-        budgets.enabled and tokens > threshold
+    past = budgets.enabled and context_window > 0 and tokens > threshold
     if past or (budgets.enabled and summary_ready):
         return "threshold"
     return None

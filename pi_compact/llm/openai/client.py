@@ -22,12 +22,13 @@ from pi_compact.llm.failures import Failure, FailureRaised
 from pi_compact.llm.http_sse import EventStream, EventTooLarge, HttpStatusError, SseEvent, open_event_stream
 from pi_compact.llm.openai.body import RequestEncoder
 from pi_compact.llm.openai.chunks import ChunkReader, UsageEstimate
+from pi_compact.llm.openai.compat import Wording
 from pi_compact.llm.openai.failures import failure_of, status_failure
-from pi_compact.llm.params import plan_request, prefix_by_default, refit_on_refusal
+from pi_compact.llm.params import cache_retention, plan_request, prefix_by_default, refit_on_refusal
 from pi_compact.llm.protocol import ChatModel, ChatRequest, ModelInfo, StreamEvent
-from pi_compact.llm.providers import direct_key_variable
 from pi_compact.llm.redact import known_secrets
 from pi_compact.llm.stream_loop import stream_reply
+from pi_compact.providers import direct_key_variable
 from pi_compact.settings import RetrySettings
 
 PLACEHOLDER_KEY = "no-key"  # what the litellm path sends to a server given without a key
@@ -49,16 +50,19 @@ class OpenAICompatModel(ChatModel):
         retry: RetrySettings | None = None,
         estimate_usage: UsageEstimate | None = None,
         prompt_progress: bool = False,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self._info = info
+        self._extra_headers = dict(headers or {})  # models.json ``headers``, resolved (they win over ours)
+        self._wording = Wording.of(info, api_base)
         self._api_base = api_base
         self._api_key = api_key
         self._retry = retry if retry is not None else RetrySettings()
         self._estimate_usage = estimate_usage
         self._ssl: ssl.SSLContext | None = None
         self._prompt_progress = prompt_progress
-        self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None,
-                                       Target(system_role=info.system_role))
+        self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None, Target.of(info),
+                                       self._wording)
         self._reading: tuple[int, int, float] | None = None  # (read, total) tokens of the prompt, and when
         self.reading_rate: float | None = None  # tokens a second the server last read a prompt at (its own timing)
         self._step: int | None = None  # tokens between two of its reports (its batch): how far the next one goes
@@ -118,8 +122,8 @@ class OpenAICompatModel(ChatModel):
         options = plan_request(self._info, request, api_base=self._api_base).options
         data, messages = self._encoder.encode(request, self._info.model_id, options)
         facts = model_map.lookup(self._info.model)
-        secrets = known_secrets((key, self._api_key), os.environ)
-        headers = self._headers(key)
+        secrets = known_secrets((key, self._api_key, *self._extra_headers.values()), os.environ)
+        headers = {**self._headers(key), **self._wording.headers(request, cache_retention(request))}
         return stream_reply(
             self._info,
             self._retry,
@@ -142,6 +146,7 @@ class OpenAICompatModel(ChatModel):
         for variable, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
             if os.environ.get(variable):
                 headers[header] = os.environ[variable]
+        headers.update(self._extra_headers)  # the user's own (a gateway's key header) win, as in pi
         return headers
 
     def _url(self) -> str:

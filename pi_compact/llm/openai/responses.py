@@ -22,9 +22,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
+from pi_compact import providers
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
-from pi_compact.llm import model_map, providers
+from pi_compact.llm import model_map
 from pi_compact.llm.convert import Target
 from pi_compact.llm.failures import FailureRaised
 from pi_compact.llm.http_sse import HttpStatusError, open_event_stream
@@ -50,9 +51,9 @@ class ResponsesModel(OpenAICompatModel):
     prompt as a ``developer`` message (pi's rule for this api)."""
 
     def __init__(self, info: ModelInfo, api_base: str, api_key: str | None = None,
-                 retry: RetrySettings | None = None) -> None:
+                 retry: RetrySettings | None = None, headers: Mapping[str, str] | None = None) -> None:
         info = replace(info, wire_api=providers.RESPONSES, system_role="developer" if info.reasoning else "system")
-        super().__init__(info, api_base, api_key, retry)
+        super().__init__(info, api_base, api_key, retry, headers=headers)
 
     def _url(self) -> str:
         return self._api_base.rstrip("/") + "/responses"
@@ -62,7 +63,10 @@ class ResponsesModel(OpenAICompatModel):
         data = json.dumps(request_body(self._info, request, self._api_base, account_of(key))).encode("utf-8")
         headers = self._headers(key)
         if request.session_id and cache_retention(request) != "none":  # pi's headers for its cache session
-            headers.update({"session_id": request.session_id, "x-client-request-id": request.session_id})
+            if self._info.compat.send_session_id_header is not False:  # ``compat.sendSessionIdHeader``
+                headers["session_id"] = request.session_id
+            headers["x-client-request-id"] = request.session_id
+        headers.update(self._extra_headers)
         facts = model_map.lookup(self._info.model)
         return stream_reply(
             self._info,
@@ -72,7 +76,7 @@ class ResponsesModel(OpenAICompatModel):
             failure_of=failure_of,
             costs=self._info.costs if self._info.costs is not None else facts.costs if facts is not None else {},
             cancel=cancel,
-            secrets=known_secrets((key, self._api_key), os.environ),
+            secrets=known_secrets((key, self._api_key, *self._extra_headers.values()), os.environ),
         )
 
     def compact(self, request: ChatRequest) -> CompactedWindow:
@@ -123,7 +127,7 @@ def request_body(info: ModelInfo, request: ChatRequest, api_base: str | None, ac
     }
     if request.session_id and retention != "none":
         body["prompt_cache_key"] = request.session_id
-    if retention == "long":
+    if retention == "long" and info.compat.supports_long_cache_retention is not False:
         body["prompt_cache_retention"] = "24h"
     body["store"] = False
     body["max_output_tokens"] = plan_request(info, request, api_base=api_base).max_tokens

@@ -209,5 +209,12 @@ def pi_builtin_api(name: str) -> str | None:
     return row.pi_builtin_api if row is not None else None
 
 
+# The styles of thinking switch and of cache marks an OpenAI-compatible server may want (pi's ``compat``
+# ``thinkingFormat`` and ``cacheControlFormat``): each names the provider whose request shape it copies.
+THINKING_FORMATS = ("openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template")
+CACHE_CONTROL_FORMATS = ("anthropic",)
+(EFFORT_STYLE, OPENROUTER_STYLE, DEEPSEEK_STYLE, ZAI_STYLE, QWEN_STYLE, QWEN_TEMPLATE_STYLE) = THINKING_FORMATS
+(ANTHROPIC_MARKS,) = CACHE_CONTROL_FORMATS
+
 SIMPLE_MAP_PREFIXES = frozenset(row.prefix for row in ROWS if row.simple_map)
 AMBIENT_AUTH_PREFIXES = frozenset(row.prefix for row in ROWS if row.ambient_auth)
