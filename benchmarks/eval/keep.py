@@ -26,12 +26,12 @@ _DIRS = ("probes", "probes-recall-off")
 
 def _git(root: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-    return done.stdout.strip()
+    return done.stdout.rstrip()  # not the left: a porcelain line starts with its status column, maybe a space
 
 
 def tree(root: Path) -> dict[str, Any]:
     """The commit of the checkout at ``root`` and whether its tracked files differ from it."""
-    return {"commit": _git(root, "rev-parse", "HEAD"),
+    return {"commit": _git(root, "rev-parse", "HEAD").strip(),
             "changed_files": [line[3:] for line in _git(root, "status", "--porcelain", "-uno").splitlines()]}
 
 

@@ -76,3 +76,19 @@ def test_a_saved_run_keeps_its_commit_and_recomputes_to_its_own_tables(tmp_path:
     printed = capsys.readouterr().out
     assert "Every score is the run's own." in printed
     assert printed.split("\nEvery score")[0].strip() == (saved / "table.md").read_text().strip()
+
+
+def test_a_saved_run_names_a_changed_file_in_full_when_its_status_starts_with_a_space(tmp_path: Path) -> None:
+    import subprocess
+
+    import keep
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "bench.py").write_text("a\n", encoding="utf-8")
+    git("add", "bench.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    (tmp_path / "bench.py").write_text("b\n", encoding="utf-8")  # porcelain: " M bench.py"
+    assert keep.tree(tmp_path)["changed_files"] == ["bench.py"]
