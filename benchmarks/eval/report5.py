@@ -99,17 +99,27 @@ def probes_table(results: Sequence[dict[str, Any]], agents: Sequence[str]) -> st
     return "\n".join(lines) + "\n"
 
 
+def _twin(transcript: str) -> str:
+    """The session a transcript words: ``r5-go-renew`` for ``r5-go-renew-t`` and ``r5-go-renew-h``."""
+    return transcript[:-2] if transcript.endswith(("-t", "-h")) else transcript
+
+
 def split_table(results: Sequence[dict[str, Any]], agents: Sequence[str]) -> str:
-    """Trained against held-out wordings, summed: facts whole and the model's answer, probes on."""
+    """Trained against held-out wordings, summed over the sessions whose two wordings were both run for the
+    agent (a run stopped half-way leaves a twin alone, which would compare different sessions): facts whole,
+    model only and the model's answer, probes on."""
     measures = [(f"{agent} facts {label}", agent, key) for agent in agents
-                for label, key in (("whole", "facts_whole_ids"), ("answer", "facts_answer_ids"))
+                for label, key in (("whole", "facts_whole_ids"), ("model only", "facts_model_only_ids"),
+                                   ("answer", "facts_answer_ids"))
                 if not (agent.endswith("-floor") and label == "answer")]
     lines = ["| measure | trained | held-out | held-out / trained |", "|---|---|---|---|"]
     for label, agent, key in measures + [(f"{a} probes recall on", a, "") for a in agents]:
+        values = {r["transcript"]: probes(r, agent, True) if not key else _facts(r, agent, key) for r in results}
         sums: dict[str, list[int]] = {}
         for result in results:
-            value = probes(result, agent, True) if not key else _facts(result, agent, key)
-            _add(sums, _split(result), value)
+            twins = [t for t in values if t != result["transcript"] and _twin(t) == _twin(result["transcript"])]
+            if values[result["transcript"]] is not None and any(values[t] is not None for t in twins):
+                _add(sums, _split(result), values[result["transcript"]])
         if not sums:
             continue
         t, h = sums.get("trained"), sums.get("held-out")

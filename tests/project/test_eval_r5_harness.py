@@ -92,3 +92,18 @@ def test_a_saved_run_names_a_changed_file_in_full_when_its_status_starts_with_a_
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
     (tmp_path / "bench.py").write_text("b\n", encoding="utf-8")  # porcelain: " M bench.py"
     assert keep.tree(tmp_path)["changed_files"] == ["bench.py"]
+
+
+def test_trained_and_held_out_are_summed_over_sessions_run_in_both_wordings_with_model_only() -> None:
+    from report5 import split_table
+
+    def result(name: str, split: str, kept: list[str]) -> dict[str, Any]:
+        return {"transcript": name, "info": {"split": split}, "facts": [{"id": "a"}, {"id": "b"}],
+                "agents": {"ours": {"facts_whole_ids": kept, "facts_model_only_ids": kept[:1],
+                                    "facts_answer_ids": []}}}
+
+    results = [result("r5-x-t", "trained", ["a", "b"]), result("r5-x-h", "held-out", ["a"]),
+               result("r5-y-t", "trained", ["a", "b"])]  # its held-out twin was not run
+    table = split_table(results, ["ours"])
+    assert "| ours facts whole | 2 / 2 | 1 / 2 | 0.50 |" in table
+    assert "| ours facts model only | 1 / 2 | 1 / 2 | 1.00 |" in table
