@@ -8,6 +8,7 @@ the model's answer, and every probe answer under ``probes/`` and ``probes-recall
 regex (the tool calls each answer made come from ``result.json``; they cannot be seen in the text). A
 score that differs from the one the run recorded is reported. Several runs of one transcript are kept
 apart (rows name their run); ``--merge`` puts agents of several runs of the same transcripts in one row.
+``RUN:AGENT,AGENT`` takes only those agents of a run (pi's results of an earlier run beside ours of a later one).
 """
 
 from __future__ import annotations
@@ -27,11 +28,24 @@ from scoring import facts_kept, facts_kept_whole, kept, load_rules, model_only, 
 _ANSWER = re.compile(r"\A.*?\n\n(?P<answer>[\s\S]*?)\n\n--- stderr ---", re.DOTALL)
 
 
-def rescore(run: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """The run's per-transcript results with every score recomputed from its files; the differences."""
+def _run_and_agents(given: str) -> tuple[Path, set[str] | None]:
+    """``RUN`` or ``RUN:AGENT,AGENT``: the kept run and the agents taken from it (None: every agent)."""
+    path, _, agents = given.rpartition(":")
+    if path and agents and "/" not in agents:
+        return Path(path), set(agents.split(","))
+    return Path(given), None
+
+
+def rescore(run: Path, only: set[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The run's per-transcript results with every score recomputed from its files; the differences.
+    ``only``: the agents to keep (a transcript with none of them is left out)."""
     results, differences = [], []
     for path in sorted(run.glob("*/result.json")):
         result = json.loads(path.read_text(encoding="utf-8"))
+        if only is not None:
+            result["agents"] = {agent: data for agent, data in result["agents"].items() if agent in only}
+            if not result["agents"]:
+                continue
         rules = load_rules(result["transcript"])
         for agent, data in result["agents"].items():
             folder = path.parent / agent
@@ -70,12 +84,12 @@ def merge(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("runs", nargs="+", help="kept runs: RUN, or RUN:AGENT,AGENT for some of its agents")
     parser.add_argument("--merge", action="store_true", help="one row per transcript across the runs")
     args = parser.parse_args(argv)
     results, differences = [], []
-    for run in args.runs:
-        found, differ = rescore(run)
+    for given in args.runs:
+        found, differ = rescore(*_run_and_agents(given))
         results += found
         differences += differ
     if not args.merge:

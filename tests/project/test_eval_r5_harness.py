@@ -107,3 +107,11 @@ def test_trained_and_held_out_are_summed_over_sessions_run_in_both_wordings_with
     table = split_table(results, ["ours"])
     assert "| ours facts whole | 2 / 2 | 1 / 2 | 0.50 |" in table
     assert "| ours facts model only | 1 / 2 | 1 / 2 | 1.00 |" in table
+
+
+def test_recompute_takes_only_the_named_agents_of_a_kept_run() -> None:
+    run = EVAL / "results" / "baseline-1d92cea"
+    path, only = recompute._run_and_agents(f"{run}:pi,pi-floor")
+    results, differences = recompute.rescore(path, only)
+    assert (path, differences) == (run, [])
+    assert {t for r in results for t in r["agents"]} == {"pi", "pi-floor"} and len(results) == 5
