@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ sys.path.insert(0, str(EVAL))
 
 import phrased  # noqa: E402
 import phrasings  # noqa: E402
+from eval_dry_run import dry_run_plan  # noqa: E402
 from scoring import DATA, available, load_rules  # noqa: E402
 
 R5 = DATA / "r5"
@@ -108,14 +108,7 @@ def test_an_update_session_holds_one_compaction_whose_summary_alone_has_the_reme
 def test_the_product_plans_the_cut_the_data_expects(tmp_path: Path) -> None:
     for name in phrased.NAMES:
         rules = load_rules(name)
-        done = subprocess.run(
-            [sys.executable, "-m", "pi_compact", "compact", str(rules.transcript), "--dry-run", "--json",
-             "--keep-recent-tokens", "1500", "--reserve-tokens", "4096", "--context-window", "16384",
-             "--token-estimator", "chars4"],
-            capture_output=True, text=True, timeout=60, cwd=tmp_path,
-            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(EVAL.parent.parent)})
-        assert done.returncode == 0, done.stderr
-        plan = json.loads(done.stdout)["plan"]
+        plan = dry_run_plan(rules.transcript, tmp_path)
         assert plan["first_kept_entry_id"] == rules.cut_entry_id and not plan["is_split_turn"], name
         for fact in rules.facts:
             if fact["source"] != "previous summary":
