@@ -42,6 +42,9 @@ BASELINE = "ours-base"
 # transcript's session (``read_loop.py``) with tool-result clearing on / off; then the same probes.
 READ_LOOPS = {"ours-reads": True, "ours-reads-off": False}
 READ_LOOP_FILES = 12  # --read-loop-files
+# ``ours-floor`` / ``pi-floor`` (issue 41): the agent's own code with a summarizer that writes nothing (the
+# proxy answers every summary request with empty sections, ``proxy.FLOOR_SUMMARY``): what code alone keeps.
+FLOORS = {"ours-floor": "ours", "pi-floor": "pi"}
 READ_DRIVER = Path(__file__).resolve().parent / "read_loop.py"
 DRIVER = Path(__file__).resolve().parent / "turn_then_compact.py"
 PI_CLI = ROOT / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
@@ -110,6 +113,8 @@ class Agent:
 
     def __init__(self, name: str, scratch: Path, target: Target, proxy_url: str, timeout_s: float,
                  pi: Path | None = None, root: Path = ROOT) -> None:
+        self.label = name  # as the tables name it; ``name`` is the agent it runs (a floor runs its agent)
+        name = FLOORS.get(name, name)
         self.name, self.target, self.timeout_s = name, target, timeout_s
         self.probe_timeout_s = timeout_s
         self.read_loop_files = READ_LOOP_FILES
@@ -125,7 +130,8 @@ class Agent:
             settings["compaction"]["clearToolResults"] = {"enabled": READ_LOOPS[name]}
         if name.startswith("ours"):
             settings["models"] = {target.ours: {"contextWindow": target.window, "maxTokens": target.max_tokens}}
-        (agent_dir / "settings.json").write_text(json.dumps(settings, indent=1), encoding="utf-8")
+        self.settings_file = agent_dir / "settings.json"
+        self.settings_file.write_text(json.dumps(settings, indent=1), encoding="utf-8")
         keep = {k: v for k, v in os.environ.items()
                 if not k.startswith(("PI_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "PYTHON", "XDG_"))
                 and not k.endswith(("_API_KEY", "_TOKEN"))}
@@ -148,6 +154,15 @@ class Agent:
             self.base = ["node", str(pi), "--provider", "eval", "--model", target.model_id,
                          "--no-extensions", "--no-skills", "--no-context-files"]
             self.model_flags = []
+
+    def auto_recall(self, on: bool) -> None:
+        """Turn pi-compact's automatic recall on (its default budget) or off for the next questions."""
+        settings = json.loads(self.settings_file.read_text(encoding="utf-8"))
+        if on:
+            settings["compaction"].pop("autoRecallTokens", None)
+        else:
+            settings["compaction"]["autoRecallTokens"] = 0
+        self.settings_file.write_text(json.dumps(settings, indent=1), encoding="utf-8")
 
     def close(self) -> None:
         shutil.rmtree(self.project, ignore_errors=True)

@@ -6,7 +6,10 @@ a first-byte timeout), and recorded under the current ``tag``: the request body,
 text, the usage and llama.cpp ``timings`` the server reported, and the seconds it took. With
 ``temperature`` set, every chat request is sent with that temperature (greedy decoding at 0). With
 ``cold_summaries`` every summarizer request asks llama.cpp not to reuse its prompt cache
-(``cache_prompt: false``), so compaction times compare on the same footing.
+(``cache_prompt: false``), so compaction times compare on the same footing. With ``floor`` set, a summarizer
+request is not forwarded: the proxy answers it itself with ``FLOOR_SUMMARY``, pi's six sections with
+nothing in them, so what the compaction entry then holds is what the agent's code added (the code-only
+floor); chat requests still go to the model.
 A request is a summarizer request when it offers no tools and wraps a conversation in
 ``<conversation>`` tags (both agents' summary prompts do); everything else is a chat turn.
 """
@@ -41,6 +44,51 @@ class Exchange:
     def to_json(self) -> dict[str, Any]:
         return {"tag": self.tag, "kind": self.kind, "status": self.status, "seconds": round(self.seconds, 3),
                 "usage": self.usage, "timings": self.timings, "reply": self.reply, "request": self.request}
+
+
+# The summary a model that keeps nothing would write: the sections, each empty.
+FLOOR_SUMMARY = """## Goal
+- (none)
+
+## Constraints & Preferences
+- (none)
+
+## Progress
+### Done
+- (none)
+
+### In Progress
+- (none)
+
+### Blocked
+- (none)
+
+## Key Decisions
+- (none)
+
+## Next Steps
+- (none)
+
+## Critical Context
+- (none)"""
+
+
+def floor_reply(body: dict[str, Any]) -> tuple[str, bytes]:
+    """(content type, body) of the floor's answer, streamed as server-sent events when asked to."""
+    model = str(body.get("model") or "floor")
+    usage = {"prompt_tokens": 0, "completion_tokens": len(FLOOR_SUMMARY) // 4,
+             "total_tokens": len(FLOOR_SUMMARY) // 4}
+    if not body.get("stream"):
+        return "application/json", json.dumps({
+            "id": "floor", "object": "chat.completion", "created": 0, "model": model, "usage": usage,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": FLOOR_SUMMARY}}]}).encode()
+    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": FLOOR_SUMMARY}}]},
+              {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+              {"choices": [], "usage": usage}]
+    head = {"id": "floor", "object": "chat.completion.chunk", "created": 0, "model": model}
+    events = "".join(f"data: {json.dumps({**head, **chunk})}\n\n" for chunk in chunks)
+    return "text/event-stream", (events + "data: [DONE]\n\n").encode()
 
 
 # How a summary asked on the chat request's prefix begins: it carries the tools.
@@ -102,6 +150,15 @@ class _Handler(BaseHTTPRequestHandler):
             body["cache_prompt"] = False
         exchange = Exchange(owner.tag, kind, body or {"GET": self.path})
         started = time.monotonic()
+        if body is not None and owner.floor and kind == "summarizer":
+            content_type, payload = floor_reply(body)
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.end_headers()
+            self.wfile.write(payload)
+            exchange.status, exchange.reply, exchange.seconds = 200, FLOOR_SUMMARY, time.monotonic() - started
+            owner.record(exchange)
+            return
         upstream = urllib.parse.urlsplit(owner.upstream)
         path = upstream.path.rstrip("/") + self.path.removeprefix("/v1")
         conn = http.client.HTTPConnection(upstream.hostname or "127.0.0.1", upstream.port or 80, timeout=3600)
@@ -148,6 +205,7 @@ class RecordingProxy:
         self.temperature = temperature
         self.cold_summaries = cold_summaries
         self.tag = ""
+        self.floor = False  # answer summarizer requests with FLOOR_SUMMARY instead of asking the model
         self._lock = threading.Lock()
         self._exchanges: list[Exchange] = []
         self._httpd = _Server(self)

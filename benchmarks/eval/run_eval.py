@@ -36,9 +36,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import keep  # noqa: E402
+import phrased  # noqa: E402
 import wide  # noqa: E402
 from agents import (  # noqa: E402
     BASELINE,
+    FLOORS,
     READ_LOOP_FILES,
     READ_LOOPS,
     REUSE_MODES,
@@ -51,14 +54,28 @@ from agents import (  # noqa: E402
 )
 from proxy import Exchange, RecordingProxy  # noqa: E402
 from report import kind_table, notes, table  # noqa: E402
-from scoring import Rules, available, facts_kept, facts_kept_whole, load_rules, probe_right  # noqa: E402
+from report5 import all_tables  # noqa: E402
+from scoring import (  # noqa: E402
+    Rules,
+    available,
+    facts_kept,
+    facts_kept_whole,
+    kept,
+    load_rules,
+    model_only,
+    probe_right,
+)
 from targets import ROOT, ScriptedTarget, Target, custom_target, local_target  # noqa: E402
 
 # Issue 23's three (earlier runs measured them; they lack three kinds of fact) and the eight wide ones of
 # issue 33 (every kind in each; the default). ``--transcripts first|wide|all`` names a set.
 FIRST = ("python-ratekeeper", "go-leasekeeper", "ts-billing")
 WIDE = tuple(spec[0] for spec in wide.SPECS)
-SETS = {"first": FIRST, "wide": WIDE, "all": FIRST + WIDE}
+# Issue 41's: five sessions, each in trained and in held-out wordings (``phrased.py``).
+R5 = phrased.NAMES
+SETS = {"first": FIRST, "wide": WIDE, "all": FIRST + WIDE, "r5": R5,
+        "r5-trained": tuple(n for n in R5 if n.endswith("-t")), "r5-held-out": tuple(n for n in R5 if n.endswith("-h"))}
+RECALL_PASSES = {"both": (False, True), "on": (True,), "off": (False,)}
 
 
 def _write_exchanges(path: Path, exchanges: list[Exchange]) -> None:
@@ -94,7 +111,7 @@ def _model_seconds(exchanges: list[Exchange]) -> float | None:
 def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, out: Path,
               timeout_s: float, pi: Path | None, probe_timeout_s: float = 900.0,
               baseline_root: Path | None = None, read_loop_files: int = READ_LOOP_FILES,
-              probes: bool = True, repeat: int = 0) -> dict[str, Any]:
+              probes: bool = True, repeat: int = 0, recall: tuple[bool, ...] = (True,)) -> dict[str, Any]:
     """Compact one transcript with one agent, then ask every probe (the baseline agent is timed on its
     compaction alone); returns the scores and raw paths."""
     scratch = out / rules.name / name
@@ -104,17 +121,21 @@ def run_agent(name: str, rules: Rules, target: Target, proxy: RecordingProxy, ou
     agent.probe_timeout_s = probe_timeout_s
     agent.read_loop_files = read_loop_files
     try:
-        return _compact_and_ask(agent, rules, proxy, scratch, probes, repeat)
+        return _compact_and_ask(agent, rules, proxy, scratch, probes, repeat, recall)
     finally:
         agent.close()
 
 
 def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch: Path,
-                     probes: bool = True, repeat: int = 0) -> dict[str, Any]:
-    name = agent.name
+                     probes: bool = True, repeat: int = 0, recall: tuple[bool, ...] = (True,)) -> dict[str, Any]:
+    name, label = agent.name, agent.label
     session = prepare_session(rules.transcript, scratch / "session.jsonl", agent.project)
-    proxy.tag = f"{rules.name}/{name}/compact" + (f"/repeat-{repeat}" if repeat else "")  # the proxy keeps all
-    ran = agent.compact(session)
+    proxy.tag = f"{rules.name}/{label}/compact" + (f"/repeat-{repeat}" if repeat else "")  # the proxy keeps all
+    proxy.floor = label in FLOORS
+    try:
+        ran = agent.compact(session)
+    finally:
+        proxy.floor = False
     exchanges = proxy.take(proxy.tag)
     _write_exchanges(scratch / "requests.jsonl", exchanges)
     (scratch / "compact.stdout").write_text(ran.stdout, encoding="utf-8")
@@ -124,22 +145,28 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
     (scratch / "summary.md").write_text(summary, encoding="utf-8")
     (scratch / "compaction.json").write_text(
         json.dumps({k: v for k, v in entry.items() if k != "retainedTail"}, indent=1), encoding="utf-8")
-    kept = facts_kept(rules, summary)
+    prose = facts_kept(rules, summary)
     summarizer = [e for e in exchanges if e.kind == "summarizer"]
+    # The model's own text: every summary request's reply, in order (a second, short request's lines, a
+    # gate's retry, a chunk's running summary); a retry the gate rejected is counted too.
+    answer = "\n\n".join(e.reply for e in summarizer)
+    (scratch / "model_answer.md").write_text(answer, encoding="utf-8")
+    whole = facts_kept_whole(rules, summary)
     details = entry.get("details") or {}
     result: dict[str, Any] = {
         "exit": ran.code, "compaction_s": round(ran.seconds, 1), "first_kept_entry_id": entry.get("firstKeptEntryId"),
-        "summary_chars": len(summary), "facts_kept": len(kept), "facts_total": len(rules.facts),
-        "facts_kept_whole": len(facts_kept_whole(rules, summary)),
-        "facts_kept_ids": kept, "facts_lost": [f["id"] for f in rules.facts if f["id"] not in kept],
+        "summary_chars": len(summary), "facts_kept": len(prose), "facts_total": len(rules.facts),
+        "facts_kept_whole": len(whole), "facts_whole_ids": whole,
+        "facts_model_only_ids": kept(rules, model_only(summary)), "facts_answer_ids": kept(rules, answer),
+        "facts_kept_ids": prose, "facts_lost": [f["id"] for f in rules.facts if f["id"] not in prose],
         "summarizer_requests": len(summarizer), "summarizer_prompt_tokens": _prompt_tokens(summarizer),
         "summarizer_server_s": round(sum(e.seconds for e in summarizer), 1),
         "summarizer_model_s": _model_seconds(summarizer),
+        "summarizer_timings": [{"usage": e.usage, "timings": e.timings, "seconds": round(e.seconds, 2)}
+                               for e in summarizer],
         "fallback": bool(details.get("fallback")), "quality_gate": details.get("qualityGate"),
-        "probes": [],
+        "probes": [], "probes_recall_off": [],
     }
-    probes_dir = scratch / "probes"
-    probes_dir.mkdir(exist_ok=True)
     result["probes_total"] = len(rules.probes)
     if name in READ_LOOPS:  # the loop's own count; a run that only cleared has no compaction to time
         loop = _last_json(ran.stdout)
@@ -155,21 +182,29 @@ def _compact_and_ask(agent: Agent, rules: Rules, proxy: RecordingProxy, scratch:
         result["probes_right"] = 0
         result["probes_skipped"] = "no compaction entry was written"
         return result
-    for probe in rules.probes:
-        copy = scratch / f"probe-{probe['id']}.jsonl"
-        shutil.copyfile(session, copy)
-        before = line_count(copy)
-        proxy.tag = f"{rules.name}/{name}/{probe['id']}"
-        asked = agent.ask(copy, probe["question"])
-        _write_exchanges(scratch / "requests.jsonl", proxy.take(proxy.tag))
-        answer = asked.stdout.strip()
-        right = probe_right(probe, answer)
-        (probes_dir / f"{probe['id']}.txt").write_text(
-            f"Q: {probe['question']}\nexit: {asked.code}, {asked.seconds:.1f} s, fully right: {right}\n\n"
-            f"{answer}\n\n--- stderr ---\n{asked.stderr[-4000:]}", encoding="utf-8")
-        result["probes"].append({"id": probe["id"], "right": right, "exit": asked.code,
-                                 "seconds": round(asked.seconds, 1), "tool_calls": tool_calls_after(copy, before),
-                                 "answer": answer[:2000]})
+    # pi-compact is asked with automatic recall off (what the summary kept) and on (what the user gets); pi
+    # has no automatic recall, so it is asked once.
+    passes = recall if name.startswith("ours") else (True,)
+    for on in passes:
+        if name.startswith("ours"):
+            agent.auto_recall(on)
+        where = "probes" if on else "probes-recall-off"
+        (scratch / where).mkdir(exist_ok=True)
+        for probe in rules.probes:
+            copy = scratch / f"{where}-{probe['id']}.jsonl"
+            shutil.copyfile(session, copy)
+            before = line_count(copy)
+            proxy.tag = f"{rules.name}/{label}/{probe['id']}" + ("" if on else "/recall-off")
+            asked = agent.ask(copy, probe["question"])
+            _write_exchanges(scratch / "requests.jsonl", proxy.take(proxy.tag))
+            answer = asked.stdout.strip()
+            right = probe_right(probe, answer)
+            (scratch / where / f"{probe['id']}.txt").write_text(
+                f"Q: {probe['question']}\nexit: {asked.code}, {asked.seconds:.1f} s, fully right: {right}\n\n"
+                f"{answer}\n\n--- stderr ---\n{asked.stderr[-4000:]}", encoding="utf-8")
+            result["probes" if on else "probes_recall_off"].append(
+                {"id": probe["id"], "right": right, "exit": asked.code, "seconds": round(asked.seconds, 1),
+                 "tool_calls": tool_calls_after(copy, before), "answer": answer[:2000]})
     result["probes_right"] = sum(p["right"] for p in result["probes"])
     return result
 
@@ -204,6 +239,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pi-cli", help="pi's dist/cli.js (default: $PI_CLI or node_modules/ here)")
     parser.add_argument("--results", type=Path, help="results directory (default benchmarks/.cache/eval/<time>)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a compaction may take")
+    parser.add_argument("--recall", choices=tuple(RECALL_PASSES), default="on",
+                        help="pi-compact's probes with automatic recall on, off, or both (asked twice)")
+    parser.add_argument("--floor-probes", default="",
+                        help="the code-only floors whose probes are asked too: ours-floor, pi-floor or both "
+                             "(comma-separated; default none)")
+    parser.add_argument("--save", metavar="NAME",
+                        help="also keep the small raw outputs (summaries, model answers, probe answers, scores, "
+                             "server timings) under benchmarks/eval/results/NAME/ with the commit they ran on")
     parser.add_argument("--probe-timeout", type=float, default=900.0,
                         help="seconds a probe may take; then it is stopped and counted as not right")
     args = parser.parse_args(argv)
@@ -217,15 +260,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     names = [name for given in (args.transcripts or ["wide"]) for name in SETS.get(given, (given,))]
-    unknown = set(names) - set(available())
+    have = [*available(), *R5]
+    unknown = set(names) - set(have)
     if unknown:
-        raise SystemExit(f"unknown transcripts: {', '.join(sorted(unknown))} (have: {', '.join(available())})")
+        raise SystemExit(f"unknown transcripts: {', '.join(sorted(unknown))} (have: {', '.join(have)})")
     pi = pi_cli(args.pi_cli)
     agents = [a for a in args.agents.split(",")
-              if a in ("ours", *REUSE_MODES, *READ_LOOPS) or (a == "pi" and pi is not None)]
+              if a in ("ours", "ours-floor", *REUSE_MODES, *READ_LOOPS) or (a in ("pi", "pi-floor") and pi is not None)]
     if args.baseline_root is not None:
         agents.append(BASELINE)
     skipped = "pi is not installed (pass --pi-cli)" if "pi" in args.agents and pi is None else None
+    saved = (keep.start(args.save, ROOT, sys.argv[1:] if argv is None else argv, args.baseline_root)
+             if args.save else None)
     out = (args.results or ROOT / "benchmarks" / ".cache" / "eval" / time.strftime("%Y%m%d-%H%M%S")).resolve()
     out.mkdir(parents=True, exist_ok=True)
     scripted = ScriptedTarget() if args.target == "scripted" else None
@@ -246,13 +292,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             result: dict[str, Any] = {"transcript": name, "expected_cut": rules.cut_entry_id, "agents": {},
                                       "fact_kinds": {f["id"]: f["kind"] for f in rules.facts},
                                       "probe_facts": {p["id"]: list(p["facts"]) for p in rules.probes}}
+            result["info"] = {k: v for k, v in (rules.info or {}).items() if k not in ("facts", "probes")}
+            result["facts"] = [{"id": f["id"], "kind": f["kind"], "source": f.get("source", "—"),
+                                "since_previous": f.get("since_previous", False)} for f in rules.facts]
             for agent in agents:
                 print(f"{name}: {agent}…", file=sys.stderr, flush=True)
+                asks = not args.no_probes and (agent not in FLOORS or agent in args.floor_probes.split(","))
                 result["agents"][agent] = run_agent(agent, rules, target, proxy, out, args.timeout, pi,
-                                                       args.probe_timeout, args.baseline_root, args.read_loop_files,
-                                                       not args.no_probes)
+                                                    args.probe_timeout, args.baseline_root, args.read_loop_files,
+                                                    asks, recall=RECALL_PASSES[args.recall])
             for again in range(1, args.repeat):  # the agents in turn once more, compaction only
-                for agent in agents:
+                for agent in [a for a in agents if a not in FLOORS]:
                     print(f"{name}: {agent} (repeat {again})…", file=sys.stderr, flush=True)
                     rerun = run_agent(agent, rules, target, proxy, out / f"repeat-{again}", args.timeout, pi,
                                       args.probe_timeout, args.baseline_root, args.read_loop_files, False, again)
@@ -262,16 +312,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             result["same_cut"] = len(cuts) == 1 and rules.cut_entry_id in cuts
             results.append(result)
             (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+            if saved is not None:
+                keep.transcript(out, saved, result)
     finally:
         proxy.stop()
         if scripted is not None:
             scripted.stop()
     meta = {"target": target.name, "model": target.ours, "window": target.window, "agents": agents,
             "skipped": skipped, "argv": sys.argv[1:] if argv is None else argv}
-    text = table(results, agents) + "\n" + kind_table(results, agents) + "\n" + notes(results)
+    text = (table(results, agents) + "\n" + kind_table(results, agents) + "\n" + notes(results) + "\n"
+            + all_tables(results))
     (out / "table.md").write_text(f"<!-- {json.dumps(meta)} -->\n" + text, encoding="utf-8")
     (out / "results.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1), encoding="utf-8")
-    print(text + (f"\n{skipped}\n" if skipped else "") + f"\nraw outputs: {out}")
+    if saved is not None:
+        keep.finish(saved, meta, results, all_tables(results))
+    print(text + (f"\n{skipped}\n" if skipped else "") + f"\nraw outputs: {out}" +
+          (f"\nkept for the repository: {saved}" if saved else ""))
     return {"meta": meta, "results": results, "dir": str(out)}
 
 

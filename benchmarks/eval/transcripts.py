@@ -74,6 +74,7 @@ class _Builder:
     clock: int = START_MS
     calls: int = 0
     usage: bool = True  # off for the kept detour, so nothing after the compaction looks near the threshold
+    context_start: int = 0  # after a compaction entry: where the context the usage reports starts
 
     def _id(self) -> str:
         return f"{self.rng.getrandbits(32):08x}"
@@ -102,7 +103,8 @@ class _Builder:
         message = {"role": "assistant", "content": content, "api": "openai-completions", "provider": "eval",
                    "model": "fake-model", "usage": _usage(0, 0), "stopReason": "toolUse" if calls else "stop"}
         if self.usage:  # what a provider would have reported: the context so far, then this reply
-            context = SYSTEM_PROMPT_TOKENS + sum(estimate(e["message"]) for e in self.entries)
+            context = SYSTEM_PROMPT_TOKENS + sum(estimate(e["message"]) for e in self.entries[self.context_start:]
+                                                 if "message" in e)
             message["usage"] = _usage(context, estimate(message))
         self.add(message)
         return ids

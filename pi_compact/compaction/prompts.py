@@ -30,47 +30,56 @@ DONE, IN_PROGRESS, BLOCKED = "### Done", "### In Progress", "### Blocked"
 PROGRESS_SUBHEADINGS = (DONE, IN_PROGRESS, BLOCKED)
 TURN_PREFIX_HEADINGS = ("## Original Request", "## Early Progress", "## Context for Suffix")
 
+# Critical Context is asked for as labelled lines, one per kind of value: the 1.5B model copies a format's
+# lines literally and fills each. Measured on issue 41's five trained transcripts (its "change 1"): the
+# model's own answer then kept the kinds named here more often (root causes, decisions, corrected values)
+# and errors and ids less often, 21 facts against 22: no gain by itself; what lifted the answer was the
+# shorter request (``serialize``) and the update merge (``merge``), measured with this format.
+CRITICAL_LABELS = ("Exact errors", "Values set", "Root causes", "Names", "Ids")
 _FORMAT = f"""{GOAL}
-[The user's tasks, one short line each]
+[One line: what the session is working towards]
 
 {CONSTRAINTS}
-- [A rule the user set for all of the work, or "(none)"]
+- [Each rule the user set for the work, or "(none)"]
 
 {PROGRESS}
 {DONE}
-- [x] [A finished task, and the files it changed]
+- [x] [Finished work, and the files it changed]
 
 {IN_PROGRESS}
-- [ ] [Work started but not finished]
+- [ ] [Started, not finished]
 
 {BLOCKED}
-- [What is stuck and why, if anything]
+- [What is stuck and why, or "(none)"]
 
 {DECISIONS}
-- [What was chosen] because [the reason]
+- [What was decided] because [why]
 
 {NEXT_STEPS}
-1. [What was agreed to do next, in order]
+1. [What was agreed to do next]
 
 {CRITICAL}
-- [What is needed to carry on: error messages, settings with their values, new function names, ticket ids, \
-or "(none)"]"""
+- Exact errors: ["each error line, quoted from the failed tool result"]
+- Values set: [NAME = VALUE, the newest value only]
+- Root causes: [what was found to cause a problem]
+- Names: [new functions; renames as OLD -> NEW]
+- Ids: [tickets, versions, hosts]"""
 HISTORY_FORMAT = _FORMAT  # the structure every history summary has, whichever way it is asked for
 
 # A small model told only "copy exact values" copies whole messages instead (measured: Goal, Done and Key
 # Decisions of the 1.5B model were the user's requests, word for word, and the values were lost). So the
 # notes are its own, short, and the exact values sit inside them; only the user's rules are copied whole
 # (the user's messages themselves are kept word for word after the summary by code: ``compaction.kept``).
-EXACT_VALUES = """Write short notes in your own words; do not paste the user's messages or the assistant's \
-replies. Copy whole only the user's rules: every rule the user gave, in the user's words, under Constraints & \
-Preferences.
-Inside your notes, copy each concrete value character for character; never round, rename or reword it:
-- names of functions, classes, variables, settings, flags and commands
-- numbers with their units, versions, ticket and issue ids
-- file paths
-- error messages from the tool results, word for word in quotes
-A "[Tool result (failed)]" is a call that failed and changed nothing: never count it as done.
-Give every decision with its reason; under Next Steps, only what is left to do."""
+# What it lost on issue 41's transcripts is said once each: a reason given later or by the assistant, a
+# value the user changed, a name the assistant changed.
+EXACT_VALUES = """Write short notes in your own words; do not paste whole messages. Copy the user's rules in the \
+user's words under Constraints & Preferences.
+Copy every value character for character: names of functions, settings and commands, numbers, versions, ids, \
+file paths, and error lines in quotes.
+A decision and its reason can be in different messages, or the assistant can give the reason and the user \
+agree: write them together. When the user changed a value or a plan later, write only the newest one. \
+When the assistant found a root cause or renamed something, write it under Critical Context.
+A "[Tool result (failed)]" is a call that failed and changed nothing: never count it as done."""
 
 # How an earlier checkpoint is carried into a new one, whichever way the summary is asked for.
 _UPDATE_RULES = """\

@@ -17,6 +17,7 @@ from typing import Any
 from pi_compact.compaction.kept import TAGS
 from pi_compact.compaction.prompts import (
     CONSTRAINTS,
+    CRITICAL_LABELS,
     DECISIONS,
     GOAL,
     HISTORY_FORMAT,
@@ -83,8 +84,16 @@ def normalise(text: str) -> str:
 _TEMPLATE_WORDS = [set(normalise(text).split()) for text in _BRACKETED.findall(HISTORY_FORMAT + TURN_PREFIX_FORMAT)]
 
 
+def _without_label(text: str) -> str:
+    """``text`` without a leading Critical Context label ("Exact errors: ...") of the format."""
+    label, colon, rest = text.partition(":")
+    return rest.strip() if colon and label.strip() in CRITICAL_LABELS else text
+
+
 def is_placeholder(text: str) -> bool:
-    """Is ``text`` (a line without its bullet) only the format's bracketed instructions, repeated?"""
+    """Is ``text`` (a line without its bullet, after any label of the format) only the format's bracketed
+    instructions, repeated?"""
+    text = _without_label(text)
     if not _PLACEHOLDER.match(text):
         return False
     for inner in _BRACKETED.findall(text):
@@ -96,7 +105,7 @@ def is_placeholder(text: str) -> bool:
 
 def unbracketed(text: str) -> str:
     """A line of the model's own words in brackets, without them (a placeholder stays as it is)."""
-    if not _PLACEHOLDER.match(text) or is_placeholder(text):
+    if not _PLACEHOLDER.match(_without_label(text)) or is_placeholder(text):
         return text
     return _BRACKETED.sub(lambda m: m.group(1), text)
 
@@ -148,7 +157,9 @@ def clear_placeholders(summary: str) -> str:
     for line in summary.splitlines():
         bullet = _BULLET.match(line)
         if bullet and is_placeholder(line[bullet.end():].strip()):
-            line = bullet.group(1) + "(none)"
+            body = line[bullet.end():].strip()
+            label = body[: len(body) - len(_without_label(body))].rstrip()
+            line = bullet.group(1) + (f"{label} (none)" if label else "(none)")
         elif bullet:
             line = line[: bullet.end()] + unbracketed(line[bullet.end():].strip())
         lines.append(line)

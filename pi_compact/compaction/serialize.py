@@ -26,14 +26,16 @@ from pi_compact.messages import Message, text_of
 
 TOOL_RESULT_MAX_CHARS = 2000
 FAILED_RESULT_TAG = "[Tool result (failed)]:"
-# About the first ten lines of a file: enough to tell what it is. On the three eval transcripts file
-# bodies are 60 % of the summary request; cut to this they are 15 %, and the request is a third shorter.
-FILE_READ_MAX_CHARS = 500
+# A file's first few lines: enough to tell what it is (the file can be read again, and automatic recall brings
+# the original back). Issue 41, measured on its five trained transcripts with the 1.5B model: cutting reads
+# from 500 to 200 characters and other long successful output from 6 + 6 to 3 + 3 lines made the summary
+# request 25 % shorter, and the model's own answer kept more of the facts it is asked for, not fewer
+# (benchmarks/README.md, "change 3").
+FILE_READ_MAX_CHARS = 200
 # A successful result of another tool longer than HEAD + TAIL + 1 lines keeps its first HEAD and last TAIL
-# lines for the summarizer. Measured on the eight eval transcripts' summary requests: 0-17 % of the request
-# was such middles (verbose test runs listing every passing test, long listings), 7 % on average.
-OUTPUT_HEAD_LINES = 6
-OUTPUT_TAIL_LINES = 6
+# lines for the summarizer: a command's first lines say what it is, its last lines its tally.
+OUTPUT_HEAD_LINES = 3
+OUTPUT_TAIL_LINES = 3
 # Tools whose result is the content of a file on disk (pi's and ours).
 FILE_READ_TOOLS = frozenset({"read"})
 

@@ -22,6 +22,7 @@ from pi_compact.compaction.fallback import derived_sections, fallback_summary
 from pi_compact.compaction.fileops import strip_file_lists
 from pi_compact.compaction.gated import NOTHING_REPLACED, gated_summary
 from pi_compact.compaction.kept import for_model, keep, with_blocks
+from pi_compact.compaction.merge import merge_summaries, mergeable
 from pi_compact.compaction.plan import CompactionPlan
 from pi_compact.compaction.prompts import (
     INITIAL_PROMPT,
@@ -163,10 +164,13 @@ def _history(
 
         return ask
 
+    # The update path: the new messages are summarized on their own and merged into the previous summary by
+    # code (``merge``); a previous summary without pi's sections is handed to the model to update, as pi does.
+    merging = mergeable(plan.previous_summary)
     for shrink in (1, 2, 4):
         room = _room(budget, budget.history_max_tokens, fixed, shrink)
         try:
-            summary = plan.previous_summary
+            summary = None if merging else plan.previous_summary
             rest = list(blocks)
             while rest:
                 # Each chunk carries the running summary, so its room is what that summary leaves.
@@ -179,6 +183,10 @@ def _history(
                 chunk, rest = take_chunk(rest, limit)
                 summary = gated_summary(chunk, summary, serialized(chunk, summary), replaced=replaced, gate=gate,
                                         derived=lambda: derived_sections(plan.messages_to_summarize))
+            if merging and plan.previous_summary:
+                if gate is not None:
+                    gate.append({"action": "mergedWithPrevious"})
+                return merge_summaries(plan.previous_summary, summary or "")
             return summary or ""
         except SummarizerOverflow:
             continue  # our estimate was too optimistic for this model: use smaller chunks

@@ -119,7 +119,7 @@ def test_a_threshold_compaction_at_150k_on_the_cached_prefix_costs_under_ten_cen
 
 
 def test_on_a_read_heavy_loop_auto_asks_serialized_which_costs_less_than_the_cached_prefix(tmp_path: Path) -> None:
-    # The serialized way cuts each file read to 500 characters; the prefix reads the files whole from the
+    # The serialized way cuts each file read to 200 characters; the prefix reads the files whole from the
     # cache, which still costs more (issue 34: $0.065 against $0.030). "auto" prices both and asks serialized.
     auto, _ = _compaction_cost(tmp_path / "auto", "auto")
     prefix, records = _compaction_cost(tmp_path / "prefix", "always")

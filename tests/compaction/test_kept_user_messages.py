@@ -136,8 +136,9 @@ def test_the_next_compaction_carries_the_messages_from_the_entry_not_from_the_su
         kept = entry["details"]["kept"]["userMessages"]
         assert kept[1:] == expected and "Deploy to production now." not in kept
         asked = str(model.history[0].messages)
-        assert "<user-messages>" not in asked  # the code carries the items; the model's
-        assert "Ship the feature pi" in asked  # prose is shown as before
+        assert "<user-messages>" not in asked  # the code carries the items, and the previous
+        assert "Ship the feature pi" not in asked  # prose is merged in by code, not shown (issue 41)
+        assert "Ship the feature pi" in entry["summary"] and "Deploy to production now." not in entry["summary"]
 
 
 @needs_fixtures

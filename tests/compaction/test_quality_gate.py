@@ -6,6 +6,7 @@ Unit tests of ``compaction.quality`` (pure), pipeline tests on ``Compactor`` wit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,10 @@ from scripted_server import Reply, ScriptedServer
 
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import CompactionEnd, SessionEvent
+from pi_compact.compaction.gated import gated_summary
 from pi_compact.compaction.kept import without_blocks
 from pi_compact.compaction.kept.blocks import block_lines
+from pi_compact.compaction.prompts import history_request_text
 from pi_compact.compaction.quality import (
     CARRIED_MARK,
     SHORT_SUMMARY_TOKENS,
@@ -58,7 +61,7 @@ PREVIOUS = summary_with(["Never change the public API", "Use tabs, not spaces"],
 DROPS_CONSTRAINT = summary_with(["Use tabs, not spaces"], ["**Hand-written lexer**: speed"], goal="Ship v2")
 KEEPS_ALL = summary_with(["never change the public API!", "Use tabs, not spaces"],
                          ["**Hand-written lexer**: speed"], goal="Ship v2")
-PLACEHOLDER = KEEPS_ALL.replace("1. finish the parser", "1. [What should happen next, in order]")
+PLACEHOLDER = KEEPS_ALL.replace("1. finish the parser", "1. [What was agreed to do next]")
 INFO = ModelInfo("test/model", "test", 100_000, None)
 
 
@@ -104,8 +107,8 @@ def test_summary_diff_lists_added_changed_and_dropped_items() -> None:
 
 
 def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
-    summary = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [Data, examples, names, "
-                                "error messages or references needed to carry on, or \"(none)\"]").replace(
+    summary = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [Each rule the user set "
+                                "for the work, or \"(none)\"]").replace(
         "### Blocked\n- (none)", "### Blocked\n- [None]")
     cleared = clear_placeholders(summary)
     assert cleared.endswith("## Critical Context\n- (none)") and "### Blocked\n- (none)\n" in cleared
@@ -113,8 +116,9 @@ def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
     assert "- [x] wrote the lexer" in cleared and "- **Hand-written lexer**: speed" in cleared
     assert clear_placeholders(KEEPS_ALL) == KEEPS_ALL
     assert clear_placeholders("- see [the docs] here\n") == "- see [the docs] here\n"
-    # Key Decisions' template line is two placeholders joined by "because".
-    assert clear_placeholders("- [What was chosen] because [the reason]\n") == "- (none)\n"
+    # Key Decisions' template line is two placeholders joined by "because"; a Critical Context line keeps its label.
+    assert clear_placeholders("- Ids: [tickets, versions, hosts]\n") == "- Ids: (none)\n"
+    assert clear_placeholders("- [What was decided] because [why]\n") == "- (none)\n"
 
 
 # ---- the pipeline (in-process model) -------------------------------------------------------------
@@ -127,13 +131,30 @@ def _written(tmp_path: Path, *items: dict[str, Any]) -> Path:
     return path
 
 
-def _session(tmp_path: Path) -> Path:
-    """A compacted session with new history to summarize and a kept tail (keep 400)."""
+def _session(tmp_path: Path, previous: bool = True) -> Path:
+    """A session with history to summarize and a kept tail (keep 400); by default it was compacted before
+    (``PREVIOUS``), which the update path merges into the new summary by code (``compaction.merge``)."""
+    before = [user("first"), assistant("ok"), compaction(PREVIOUS, "test-id-3", 4000)] if previous else []
     return _written(
-        tmp_path, user("first"), assistant("ok"), compaction(PREVIOUS, "test-id-3", 4000),
-        user("second " + sized(600)), assistant("done " + sized(600)),
+        tmp_path, *before, user("second " + sized(600)), assistant("done " + sized(600)),
         user("third " + sized(300)), assistant("fine " + sized(300)),
     )
+
+
+def _gated(previous: str | None, *answers: str) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """``gated_summary`` of a small chunk updating ``previous`` (the way each chunk of a history too long
+    for one request updates the summary of the chunks before it): the summary, the gate's records, and
+    the text of every request it made."""
+    chunk = "[User]: second\n\n[Assistant]: done"
+    asked: list[str] = []
+    replies = iter(answers)
+
+    def ask(strict: bool, problems: Sequence[str]) -> str:
+        asked.append(history_request_text(chunk, previous, None, strict=strict, problems=problems))
+        return next(replies)
+
+    gate: list[dict[str, Any]] = []
+    return gated_summary(chunk, previous, ask, replaced=100_000, gate=gate), gate, asked
 
 
 def _compact(path: Path, *replies: str | Reply) -> tuple[ScriptedModel, list[SessionEvent], SessionStore]:
@@ -148,22 +169,29 @@ def _latest_compaction(store: SessionStore) -> dict[str, object]:
     return [e for e in store.branch() if e.get("type") == "compaction"][-1]
 
 
-def test_dropped_constraint_is_retried_naming_it(tmp_path: Path) -> None:
+def test_a_chunk_summary_that_drops_a_constraint_of_the_running_summary_is_retried_naming_it() -> None:
+    summary, gate, asked = _gated(PREVIOUS, DROPS_CONSTRAINT, KEEPS_ALL)
+    assert len(asked) == 2 and 'dropped "Never change the public API"' in asked[1]
+    assert summary == KEEPS_ALL and gate == [{"action": "retried", "passed": True}]
+
+
+def test_a_second_compaction_keeps_a_previous_constraint_its_answer_lacks_without_asking_again(
+        tmp_path: Path) -> None:
+    # The new messages are asked about alone, so an answer without the previous rules is what was asked for.
     model, _, store = _compact(_session(tmp_path), DROPS_CONSTRAINT, KEEPS_ALL)
-    assert len(model.history) == 2
-    retry = str(model.history[1].messages[0]["content"][0]["text"])
-    assert 'dropped "Never change the public API"' in retry
+    assert len(model.history) == 1
     entry = _latest_compaction(store)
-    assert without_blocks(str(entry["summary"])) == KEEPS_ALL
-    assert entry["details"]["qualityGate"] == [{"action": "retried", "passed": True}]  # type: ignore[index]
+    assert "- Never change the public API" in without_blocks(str(entry["summary"]))
+    assert entry["details"]["qualityGate"] == [{"action": "mergedWithPrevious"}]  # type: ignore[index]
 
 
 def test_a_committed_summary_carries_no_echoed_placeholder(tmp_path: Path) -> None:
     # The format's own instruction, echoed (a note of the model's own in brackets is content: see below).
-    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)", "## Critical Context\n- [What is needed to carry on]")
+    echoed = KEEPS_ALL.replace("## Critical Context\n- (none)",
+                               "## Critical Context\n- [what was found to cause a problem]")
     _, _, store = _compact(_session(tmp_path), echoed)
     summary = str(_latest_compaction(store)["summary"])
-    assert "## Critical Context\n- (none)" in summary and "[What is needed" not in summary
+    assert "## Critical Context\n- (none)" in summary and "[what was found" not in summary
 
 
 def _rule_session(tmp_path: Path) -> Path:
@@ -200,18 +228,17 @@ def test_a_rule_the_summary_lists_in_its_own_words_is_not_added_again(tmp_path: 
     assert "qualityGate" not in entry["details"]  # type: ignore[operator]
 
 
-def test_constraint_dropped_twice_is_merged_back_and_recorded(tmp_path: Path) -> None:
-    model, _, store = _compact(_session(tmp_path), DROPS_CONSTRAINT, DROPS_CONSTRAINT)
-    assert len(model.history) == 2
-    entry = _latest_compaction(store)
-    assert f"- Never change the public API {CARRIED_MARK}" in str(entry["summary"])
-    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
+def test_constraint_dropped_twice_is_merged_back_and_recorded() -> None:
+    summary, gate, asked = _gated(PREVIOUS, DROPS_CONSTRAINT, DROPS_CONSTRAINT)
+    assert len(asked) == 2
+    assert f"- Never change the public API {CARRIED_MARK}" in summary
+    assert gate == [
         {"action": "carriedForward", "items": {"## Constraints & Preferences": ["Never change the public API"]}}
     ]
 
 
 def test_a_section_left_as_placeholders_twice_is_built_from_the_history_and_the_rest_kept(tmp_path: Path) -> None:
-    model, _, store = _compact(_session(tmp_path), PLACEHOLDER, PLACEHOLDER)
+    model, _, store = _compact(_session(tmp_path, previous=False), PLACEHOLDER, PLACEHOLDER)
     assert len(model.history) == 2
     entry = _latest_compaction(store)
     summary = str(entry["summary"])
@@ -224,7 +251,7 @@ def test_a_section_left_as_placeholders_twice_is_built_from_the_history_and_the_
     # is the first of <user-messages> (issue 41: it is kept there word for word, not copied a second time).
     assert "## Goal\nShip v2" in summary and "**Hand-written lexer**: speed" in summary
     assert "## Next Steps\n1. Carry on with the user's newest request" in summary
-    assert "[What should happen next" not in summary
+    assert "[What was agreed" not in summary
     assert (block_lines(summary, "user-messages") or [""])[0].startswith('"second ')
 
 
@@ -283,7 +310,7 @@ def test_the_gate_calls_a_short_summary_of_a_tiny_history_no_size_problem() -> N
 
 def test_acceptance_no_bad_summary_is_committed(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     cases = {
-        "drops a constraint": [DROPS_CONSTRAINT, DROPS_CONSTRAINT],
+        "drops a constraint": [DROPS_CONSTRAINT],  # the previous summary's are merged in by code
         "drops a section": [KEEPS_ALL.replace("## Key Decisions\n", "")] * 2,
         "longer than its input": [KEEPS_ALL + "\n- padding " + sized(2000)] * 2,
     }
@@ -304,20 +331,20 @@ def test_a_small_models_own_notes_in_brackets_are_content_not_placeholders() -> 
     # Seen on the embedded 1.5B model: every Progress and Next Steps item wrapped in brackets, which made
     # the gate ask again for a summary that had them.
     summary = ("## Goal\nRefactor the quotas.\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n### Done\n"
-               "- [x] [Refactor tenant quotas]\n\n### In Progress\n- [ ] [Work started but not finished]\n\n"
+               "- [x] [Refactor tenant quotas]\n\n### In Progress\n- [ ] [Started, not finished]\n\n"
                "### Blocked\n- (none)\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. [Add a fuzz test for the "
                "parser]\n\n## Critical Context\n- (none)")
     assert placeholder_sections(summary) == []
-    assert not is_placeholder("[Refactor tenant quotas]") and is_placeholder("[Work started but not finished]")
+    assert not is_placeholder("[Refactor tenant quotas]") and is_placeholder("[Started, not finished]")
     cleared = clear_placeholders(summary)
     assert "- [x] Refactor tenant quotas" in cleared and "1. Add a fuzz test for the parser" in cleared
-    assert "Work started but not finished" not in cleared
+    assert "Started, not finished" not in cleared
 
 
 def test_the_formats_own_instructions_in_brackets_are_still_placeholders() -> None:
     from pi_compact.compaction.quality import placeholder_sections
 
-    echoed = ("## Goal\n[The user's tasks, one short line each]\n\n## Constraints & Preferences\n- (none)\n\n"
+    echoed = ("## Goal\n[One line: what the session is working towards]\n\n## Constraints & Preferences\n- (none)\n\n"
               "## Progress\n### Done\n- [x] shipped it\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. more\n\n"
               "## Critical Context\n- (none)")
     assert placeholder_sections(echoed) == ["## Goal"]
@@ -330,7 +357,7 @@ def test_a_summary_that_stopped_before_its_last_heading_is_completed_not_asked_a
     # retry it caused was worse. The missing last heading is added with "(none)" and no second request.
     stopped = KEEPS_ALL.split("## Critical Context")[0].rstrip()
     assert completed_tail(stopped).endswith("## Critical Context\n- (none)")
-    model, _, store = _compact(_session(tmp_path), stopped, KEEPS_ALL.replace("Ship", "NOT-ASKED"))
+    model, _, store = _compact(_session(tmp_path, previous=False), stopped, KEEPS_ALL.replace("Ship", "NOT-ASKED"))
     assert len(model.history) == 1
     assert str(_latest_compaction(store)["summary"]).startswith(stopped + "\n\n## Critical Context\n- (none)")
 

@@ -38,7 +38,7 @@ from scripted_server import Reply, ScriptedServer, server_error_reply
 
 from pi_compact.agent.events import CompactionEnd, CompactionStart, SessionEvent
 from pi_compact.cancel import CancelToken
-from pi_compact.compaction.kept import for_model, without_blocks
+from pi_compact.compaction.kept import without_blocks
 from pi_compact.compaction.plan import CompactionPlan, prepare_compaction
 from pi_compact.compaction.prompts import (
     INITIAL_PROMPT,
@@ -143,7 +143,7 @@ def test_conversation_tags_hold_exactly_the_serialized_history(
     assert sent.endswith("[Assistant]: The test is written.")
 
 
-def test_summary_request_cuts_file_reads_to_500_chars_and_other_tool_results_to_2000(
+def test_summary_request_cuts_file_reads_to_200_chars_and_other_tool_results_to_2000(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
     path = tmp_path / "reads.jsonl"
@@ -161,7 +161,7 @@ def test_summary_request_cuts_file_reads_to_500_chars_and_other_tool_results_to_
     scripted_server.enqueue(Reply(text=SUMMARY))
     run(path, scripted_server)
     sent = conversation_of(scripted_server.requests[0])
-    assert "[Tool result]: " + "f" * 500 + "\n\n[... 1300 more characters truncated]" in sent
+    assert "[Tool result]: " + "f" * 200 + "\n\n[... 1600 more characters truncated]" in sent
     assert "[Tool result]: " + "b" * 1800 + "\n\n" in sent
 
 
@@ -175,9 +175,11 @@ def test_first_compaction_uses_initial_prompt_without_previous_summary(
     assert "<previous-summary>" not in text
 
 
-def test_second_compaction_sends_previous_summary_and_update_prompt(
+def test_second_compaction_asks_about_the_new_messages_alone_and_merges_the_previous_summary(
     scripted_server: ScriptedServer, session_path: Path
 ) -> None:
+    """Beyond pi (issue 41): pi sends the previous summary with its update prompt; the new messages are asked
+    about on their own here, as a first summary, and code merges the two section by section."""
     scripted_server.enqueue(Reply(text=SUMMARY), Reply(text=structured_summary("beta")))
     first = run(session_path, scripted_server)
     assert first is not None
@@ -187,11 +189,10 @@ def test_second_compaction_sends_previous_summary_and_update_prompt(
     second = run(session_path, scripted_server)
     assert second is not None
     text = user_text(scripted_server.requests[1])
-    # Shown without the blocks whose items the code carries on itself (issue 41); pi's file lists stay.
-    assert between(text, "<previous-summary>\n", "\n</previous-summary>") == for_model(first.summary)
-    assert "<user-messages>" in first.summary and "<user-messages>" not in text and "<read-files>" in text
-    assert text.endswith(UPDATE_PROMPT)
-    assert second.summary.startswith(structured_summary("beta"))
+    assert "<previous-summary>" not in text and "Ship the feature alpha" not in text and text.endswith(INITIAL_PROMPT)
+    assert "Ship the feature alpha" in second.summary and "Ship the feature beta" in second.summary
+    # Our blocks come once, after the merged prose (issue 41).
+    assert second.summary.count("<user-messages>") == 1
 
 
 def test_instructions_are_sent_as_additional_focus(scripted_server: ScriptedServer, session_path: Path) -> None:

@@ -7,7 +7,7 @@ Pure checks of ``compaction.quality`` and ``compaction.prompts``; runs of ``summ
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from builders import assistant, chain, compaction, compaction_settings, sized, s
 
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.events import SessionEvent
+from pi_compact.compaction.gated import gated_summary
 from pi_compact.compaction.kept import without_blocks
 from pi_compact.compaction.kept.blocks import block_lines
 from pi_compact.compaction.plan import prepare_compaction
@@ -24,6 +25,7 @@ from pi_compact.compaction.prompts import (
     REJECTED_INTRO,
     STRICT_REMINDER,
     UPDATE_PROMPT,
+    history_request_text,
 )
 from pi_compact.compaction.quality import CARRIED_MARK, exact_items, lost_items
 from pi_compact.compaction.summarize import (
@@ -86,8 +88,8 @@ def _request_text(model: ScriptedModel, index: int) -> str:
 def test_history_prompts_ask_for_exact_values_verbatim_under_pis_headings() -> None:
     for prompt in (INITIAL_PROMPT, UPDATE_PROMPT):
         assert "character for character" in prompt
-        for kind in ("functions", "numbers", "file paths", "error messages", "rule the user gave, in the user's words",
-                     "decision with its reason"):
+        for kind in ("functions", "numbers", "file paths", "error lines in quotes", "rules in the user's words",
+                     "A decision and its reason", "only the newest one", "root cause", "renamed"):
             assert kind in prompt, kind
         positions = [prompt.index(heading) for heading in HISTORY_HEADINGS]
         assert positions == sorted(positions)
@@ -104,11 +106,11 @@ def test_the_prompt_asks_for_short_notes_with_exact_values_inside_not_pasted_mes
     assert plan is not None
     summarize(plan, model, SummaryBudget.for_model(100_000, None, 1000))
     asked = _request_text(model, 0)
-    assert "Write short notes in your own words; do not paste the user's messages or the assistant's replies" in asked
-    assert "Copy whole only the user's rules" in asked
-    assert "Inside your notes, copy each concrete value character for character" in asked
-    assert "error messages from the tool results, word for word in quotes" in asked
-    assert "**[Decision]**" not in asked and "in the user's own words" not in asked
+    assert "Write short notes in your own words; do not paste whole messages" in asked
+    assert "Copy the user's rules in the user's words" in asked
+    assert "Copy every value character for character" in asked
+    assert "- Exact errors: [\"each error line, quoted from the failed tool result\"]" in asked
+    assert "**[Decision]**" not in asked
 
 
 # ---- 2. the gate: items, rules, and a retry that can only improve ---------------------------------
@@ -140,43 +142,51 @@ def test_a_stated_rule_the_summary_lacks_is_kept_in_the_users_message_without_a_
     assert "qualityGate" not in entry["details"]  # type: ignore[operator]
 
 
-def test_the_retry_prompt_names_the_problem_without_the_structure_reminder(tmp_path: Path) -> None:
-    model, _ = _compact(_path(tmp_path, RULED), summary(), summary(f"- {RULE}"))
-    retry = _request_text(model, 1)
+def _gated(*answers: str) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """``gated_summary`` of a chunk in which the user states ``RULE`` (and a plan), updating ``RULED`` (the
+    running summary a history too long for one request carries from chunk to chunk): the summary, the
+    gate's records, and every request's text."""
+    chunk = f"[User]: Build the limiter. {RULE}. Don't start the docs yet, just note it.\n\n[Assistant]: ok"
+    asked: list[str] = []
+    replies = iter(answers)
+
+    def ask(strict: bool, problems: Sequence[str]) -> str:
+        asked.append(history_request_text(chunk, RULED, None, strict=strict, problems=problems))
+        return next(replies)
+
+    gate: list[dict[str, Any]] = []
+    return gated_summary(chunk, RULED, ask, replaced=100_000, gate=gate), gate, asked
+
+
+def test_the_retry_prompt_names_the_problem_without_the_structure_reminder() -> None:
+    _, _, asked = _gated(summary(), summary(f"- {RULE}"))
+    retry = asked[1]
     problems = retry[retry.index(REJECTED_INTRO):]
     assert f'under ## Constraints & Preferences it dropped "{RULE}"' in problems
     assert "Don't start the docs yet" not in problems  # a plan, not a rule
     assert STRICT_REMINDER not in retry and "did not follow the required structure" not in retry
 
 
-def test_a_retry_that_loses_an_exact_value_does_not_replace_the_first(tmp_path: Path) -> None:
+def test_a_retry_that_loses_an_exact_value_does_not_replace_the_first() -> None:
     first = summary()
     worse = summary(f"- {RULE}", context="- burst is set; use `--dry-rotate`")
-    _, entry = _compact(_path(tmp_path, RULED), first, worse)
-    written = str(entry["summary"])
+    written, gate, _ = _gated(first, worse)
     assert "burst is 48, window 750 ms" in written  # the first answer's values survive
     assert f"- {RULE}" in written  # and what the retry added under the rules is merged in
-    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
-        {"action": "merged", "lost": ["48", "750"], "added": {"## Constraints & Preferences": [RULE]}}
-    ]
+    assert gate == [{"action": "merged", "lost": ["48", "750"], "added": {"## Constraints & Preferences": [RULE]}}]
 
 
-def test_a_retry_that_loses_a_value_and_adds_nothing_leaves_the_first(tmp_path: Path) -> None:
-    first = summary()
-    _, entry = _compact(_path(tmp_path, RULED), first, summary(decisions="- **Token bucket**: lock-free"))
+def test_a_retry_that_loses_a_value_and_adds_nothing_leaves_the_first() -> None:
+    written, gate, _ = _gated(summary(), summary(decisions="- **Token bucket**: lock-free"))
     # The first answer, with only the previous summary's rule it dropped put back.
-    assert without_blocks(str(entry["summary"])) == summary(f"- {RULE} {CARRIED_MARK}")
-    assert entry["details"]["qualityGate"] == [  # type: ignore[index]
-        {"action": "keptFirst", "lost": ["refillTokensLocked"]},
-        {"action": "carriedForward", "items": {"## Constraints & Preferences": [RULE]}},
-    ]
+    assert written == summary(f"- {RULE} {CARRIED_MARK}")
+    assert gate == [{"action": "keptFirst", "lost": ["refillTokensLocked"]},
+                    {"action": "carriedForward", "items": {"## Constraints & Preferences": [RULE]}}]
 
 
-def test_a_usable_first_answer_survives_a_retry_without_headings(tmp_path: Path) -> None:
-    first = summary()
-    _, entry = _compact(_path(tmp_path, RULED), first, "Sure, here are the rules: never retry a refund twice.")
-    assert without_blocks(str(entry["summary"])) == summary(f"- {RULE} {CARRIED_MARK}")
-    assert entry["details"]["source"] == "model"  # type: ignore[index]
+def test_a_usable_first_answer_survives_a_retry_without_headings() -> None:
+    written, _, _ = _gated(summary(), "Sure, here are the rules: never retry a refund twice.")
+    assert written == summary(f"- {RULE} {CARRIED_MARK}")
 
 
 # ---- 3. a short turn prefix is kept, not summarized, and never causes a fallback -----------------

@@ -11,7 +11,6 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import run_eval  # noqa: E402
 import transcripts  # noqa: E402
 import wide  # noqa: E402
 from agents import pi_cli, tool_calls_after  # noqa: E402
+from eval_dry_run import dry_run_plan  # noqa: E402
 from report import kind_table  # noqa: E402
 from scoring import available, facts_kept, facts_kept_whole, load_rules, probe_right, without_file_lists  # noqa: E402
 from targets import ROOT, SCRIPTED_KEPT, canned_summary  # noqa: E402
@@ -167,14 +167,7 @@ def test_the_product_plans_the_cut_the_data_expects(tmp_path: Path) -> None:
     fact is planted in an entry it summarizes, where its rule matches the serialized history."""
     for name in available():
         rules = load_rules(name)
-        done = subprocess.run(
-            [sys.executable, "-m", "pi_compact", "compact", str(rules.transcript), "--dry-run", "--json",
-             "--keep-recent-tokens", "1500", "--reserve-tokens", "4096", "--context-window", "16384",
-             "--token-estimator", "chars4"],
-            capture_output=True, text=True, timeout=60, cwd=tmp_path,
-            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(EVAL.parent.parent)})
-        assert done.returncode == 0, done.stderr
-        plan = json.loads(done.stdout)["plan"]
+        plan = dry_run_plan(rules.transcript, tmp_path)
         assert plan["first_kept_entry_id"] == rules.cut_entry_id and not plan["is_split_turn"], name
         for fact in rules.facts:
             assert fact["entry_id"] in plan["summarize_entry_ids"], (name, fact["id"])
