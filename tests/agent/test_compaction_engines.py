@@ -145,6 +145,54 @@ def test_another_model_is_sent_the_readable_summary_not_the_block(server: FakeAn
     assert entry["summary"][:40] in str(body["messages"][0]) and "context_management" not in body
 
 
+REFUSED_BLOCK = AnthropicReply(status=400, error_type="invalid_request_error",
+                               error_message="compaction blocks are not accepted for this request")
+
+
+def sends_a_block(body: dict[str, Any]) -> bool:
+    return any(isinstance(part, dict) and part.get("type") == "compaction"
+               for message in body["messages"] for part in (message.get("content") or ())
+               if isinstance(message.get("content"), list))
+
+
+def test_a_request_whose_block_is_refused_is_sent_again_with_the_readable_summary(server: FakeAnthropicServer,
+                                                                                  tmp_path: Path) -> None:
+    harness = two_turns(server, tmp_path)
+    entry = compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
+    server.enqueue(REFUSED_BLOCK, text_reply("Hello again."))
+    harness.session.prompt("What did I paste?")
+    refused, resent = server.records[-2].body, server.records[-1].body
+    assert sends_a_block(refused) and not sends_a_block(resent) and "context_management" not in resent
+    assert entry["summary"][:40] in json.dumps(resent["messages"][0])
+    last = [e["message"] for e in harness.entries() if e["type"] == "message"][-1]
+    assert last["role"] == "assistant" and last["stopReason"] == "stop"
+    assert last["content"] == [{"type": "text", "text": "Hello again."}]
+    [notice] = [e for e in harness.of_type("notice") if "compaction block" in e.text]
+    assert "readable summary" in notice.text
+
+
+def test_once_its_block_is_refused_the_session_sends_the_text_straight_away(server: FakeAnthropicServer,
+                                                                            tmp_path: Path) -> None:
+    harness = two_turns(server, tmp_path)
+    compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
+    server.enqueue(REFUSED_BLOCK, text_reply("Hello again."))
+    harness.session.prompt("What did I paste?")
+    asked = len(server.records)
+    server.enqueue(text_reply("Still here."))
+    harness.session.prompt("And now?")
+    assert len(server.records) == asked + 1 and not sends_a_block(server.records[-1].body)
+
+
+def test_a_400_the_text_gets_too_is_not_blamed_on_the_block(server: FakeAnthropicServer, tmp_path: Path) -> None:
+    harness = two_turns(server, tmp_path)
+    compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
+    server.enqueue(REFUSED_BLOCK, REFUSED_BLOCK)  # the text is refused as well: the block was not the cause
+    harness.session.prompt("What did I paste?")
+    server.enqueue(text_reply("Hello again."))
+    harness.session.prompt("And now?")
+    assert sends_a_block(server.records[-1].body) and not sends_a_block(server.records[-2].body)
+
+
 def test_local_engine_never_asks_the_provider(server: FakeAnthropicServer, tmp_path: Path) -> None:
     harness = two_turns(server, tmp_path, engine="local")
     entry = compact(harness, text_reply(SUMMARY))
@@ -238,8 +286,9 @@ def test_recall_finds_what_the_provider_engine_replaced(server: FakeAnthropicSer
     recall = [tool for tool in session_tools(store, settings()) if tool.name == "recall"]
     harness = two_turns(server, tmp_path, store=store, extra_tools=recall)
     assert compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))["details"]["engine"] == ANTHROPIC_COMPACTION
-    server.enqueue(tool_reply("recall", {"query": "PASTED"}), text_reply("It was a word list."))
+    server.enqueue(tool_reply("recall", {"query": "PASTED"}, thinking="Look it up."), text_reply("It was a word list."))
     harness.session.prompt("Quote the start of what I pasted.")
+    assert server.rejections == []
     [result] = [m for m in server.records[-1].body["messages"] if m["role"] == "user"
                 and any(part.get("type") == "tool_result" for part in m["content"])]
     assert "PASTED word word word" in json.dumps(result) and server.records[-1].body["messages"][0]["content"][0][
