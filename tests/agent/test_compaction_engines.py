@@ -5,6 +5,7 @@ and every way it hands over to ours (each ends in a written compaction, never a 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -15,6 +16,7 @@ import pytest
 from agent_harness import SETTINGS, SUMMARY, Harness, make_harness, padded
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.anthropic_stream import AnthropicReply, Compaction, text_reply, tool_reply
+from fakes.http_fake import Exchange
 from fakes.responses_reply import error_reply as responses_error
 from fakes.responses_reply import text_reply as responses_text
 from fakes.responses_server import FakeResponsesServer
@@ -22,6 +24,7 @@ from fakes.responses_server import FakeResponsesServer
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import default_tools, session_tools
 from pi_compact.agent.tools.recall import RECALL_HINT
+from pi_compact.cancel import CancelToken
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.openai.responses import ResponsesModel
 from pi_compact.llm.protocol import ModelInfo
@@ -269,6 +272,39 @@ def test_a_refused_provider_and_a_failed_summary_still_write_the_model_free_one(
     assert entry["details"]["engine"] == "local" and entry["details"]["fallback"] is True
     assert [note["engine"] for note in entry["details"]["engineFallbacks"]] == [ANTHROPIC_COMPACTION]
     assert "PASTED" in entry["summary"]  # the model-free summary quotes the user's message
+
+
+class HeldCompaction(FakeAnthropicServer):
+    """The fake, holding a request that asks for the compaction edit until ``release`` (``asked`` says it came)."""
+
+    def __init__(self) -> None:
+        super().__init__(min_cache_tokens=0)
+        self.asked, self.release = threading.Event(), threading.Event()
+
+    def handle(self, exchange: Exchange) -> None:
+        body = exchange.json_body()
+        if isinstance(body, dict) and body.get("context_management", {}).get("edits", [{}])[0].get(
+                "pause_after_compaction"):
+            self.asked.set()
+            self.release.wait(10)
+        super().handle(exchange)
+
+
+def test_cancelling_the_provider_engine_mid_request_leaves_the_session_file_unchanged(tmp_path: Path) -> None:
+    held = HeldCompaction()
+    held.start()
+    try:
+        harness = two_turns(held, tmp_path)
+        before = harness.path.read_bytes()
+        held.enqueue(AnthropicReply(blocks=(Compaction(BLOCK),)), text_reply(SUMMARY))
+        token = CancelToken()
+        threading.Thread(target=lambda: held.asked.wait(10) and token.cancel(), daemon=True).start()
+        assert harness.session.compact(cancel=token) is None
+        assert held.asked.is_set() and harness.path.read_bytes() == before
+        assert harness.of_type("compaction_end")[-1].aborted is True
+    finally:
+        held.release.set()
+        held.stop()
 
 
 def test_uncompact_restores_what_the_provider_engine_replaced(server: FakeAnthropicServer, tmp_path: Path) -> None:
