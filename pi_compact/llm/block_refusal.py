@@ -12,11 +12,23 @@ about the block. Pure: the caller opens the streams.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
+from pi_compact.llm.convert import Target
 from pi_compact.llm.failures import Failure
 from pi_compact.llm.protocol import Done, Noted, StreamEvent
 
 NOTICE = "The provider refused the compaction block; sending its readable summary instead for this session."
+
+
+class BlockSwitch:
+    """A model's conversion target, whose ``blocks`` is off while the provider is known to refuse its blocks."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+
+    def remember(self, refused: bool) -> None:
+        self.target = replace(self.target, blocks=not refused)
 
 
 def recorded(failure_of: Callable[[BaseException], Failure],
@@ -47,4 +59,4 @@ def text_on_refusal(events: Iterator[StreamEvent], failures: list[Failure], reme
         yield event
 
 
-__all__ = ["NOTICE", "recorded", "text_on_refusal"]
+__all__ = ["NOTICE", "BlockSwitch", "recorded", "text_on_refusal"]

@@ -23,14 +23,13 @@ import os
 import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
 from pi_compact.llm.assemble import WithIterations
-from pi_compact.llm.block_refusal import recorded, text_on_refusal
+from pi_compact.llm.block_refusal import BlockSwitch, recorded, text_on_refusal
 from pi_compact.llm.cache_marks import with_cache_marks
 from pi_compact.llm.convert import (
     ConvertedHistory,
@@ -210,7 +209,7 @@ class LiteLLMModel(ChatModel):
         self._retry = retry if retry is not None else RetrySettings()
         self._history = ConvertedHistory()  # converts only what the context gained since the last call
         self._history_lock = threading.Lock()
-        self._target = Target.of(info)  # ``blocks`` off once the provider refused a compaction block
+        self._blocks = BlockSwitch(Target.of(info))  # its target's ``blocks`` off once the provider refused one
 
     @property
     def info(self) -> ModelInfo:
@@ -243,19 +242,15 @@ class LiteLLMModel(ChatModel):
     def _stream_once(self, request: ChatRequest, key: str | None, cancel: CancelToken) -> Iterator[StreamEvent]:
         litellm = _litellm()
         kwargs = self._completion_kwargs(request, key)
-        secrets = known_secrets((key, self._api_key, *self._headers.values()), os.environ)
         failures: list[Failure] = []  # what each attempt failed with (``block_refusal`` reads the last)
         costs = self._info.costs if self._info.costs is not None else _model_costs(litellm, self._info.model)
-        events = stream_reply(self._info, self._retry, endpoint=self.endpoint,
+        events = stream_reply(self._info, self._retry, endpoint=self.endpoint, costs=costs, cancel=cancel,
                               open_stream=lambda: WithIterations(litellm.completion(**kwargs)),
-                              failure_of=recorded(litellm_failure, failures), costs=costs, cancel=cancel,
-                              secrets=secrets)
+                              failure_of=recorded(litellm_failure, failures),
+                              secrets=known_secrets((key, self._api_key, *self._headers.values()), os.environ))
         if self._info.api != ANTHROPIC or not sends_block(kwargs["messages"]):
             return events
-        return text_on_refusal(events, failures, self._refuse_blocks, lambda: self._stream_once(request, key, cancel))
-
-    def _refuse_blocks(self, refused: bool) -> None:
-        self._target = replace(self._target, blocks=not refused)  # True: requests send the summary's text
+        return text_on_refusal(events, failures, self._blocks.remember, lambda: self._stream_once(request, key, cancel))
 
     def _resolve_key(self) -> str | None:
         if self._api_key:
@@ -272,7 +267,7 @@ class LiteLLMModel(ChatModel):
 
     def _messages(self, request: ChatRequest) -> list[dict[str, Any]]:
         with self._history_lock:
-            return self._history.convert(request.system, request.messages, self._target)
+            return self._history.convert(request.system, request.messages, self._blocks.target)
 
     def _completion_kwargs(self, request: ChatRequest, api_key: str | None) -> dict[str, Any]:
         messages = self._messages(request)
@@ -282,7 +277,7 @@ class LiteLLMModel(ChatModel):
         if self._info.api == ANTHROPIC and retention != "none":
             long = retention == "long" and compat.supports_long_cache_retention is not False
             control = {"type": "ephemeral", **({"ttl": "1h"} if long else {})}
-            target = self._target
+            target = self._blocks.target
             cut = request.cache_cut
             if cut is not None:  # the planned cut as a count of converted messages (the system prompt included)
                 cut = len(to_openai_messages(request.system, request.messages[:cut], target))
