@@ -46,6 +46,7 @@ from pi_compact.llm.protocol import (
     ChatModel,
     ChatRequest,
     Done,
+    Noted,
     Retrying,
     TextDelta,
     ThinkingDelta,
@@ -76,6 +77,8 @@ def stream_reply(model: ChatModel, request: ChatRequest, cancel: CancelToken | N
                 emit(MessageUpdate("toolCall", event.arguments_fragment))
             elif isinstance(event, Retrying):
                 emit(Retry.of(event))
+            elif isinstance(event, Noted):
+                emit(Notice(event.text, "info"))
             elif isinstance(event, Done):
                 final = event.message
     except KeyboardInterrupt:

@@ -57,6 +57,8 @@ class Target:
     bridge_results: bool = False
     thinking_as_text: bool = False
     reasoning_content: bool = False
+    # Send a carried Anthropic compaction block (False once the provider refused one: the readable summary goes).
+    blocks: bool = True
 
     @classmethod
     def of(cls, info: ModelInfo) -> Target:
@@ -185,8 +187,8 @@ class _Conversion:
 
     def feed(self, message: Message) -> None:
         target = self.target
-        block = carried_block(message, target.provider, target.api, target.model_id) if target.api == ANTHROPIC \
-            else None
+        block = carried_block(message, target.provider, target.api, target.model_id) \
+            if target.api == ANTHROPIC and target.blocks else None
         llm = {"role": "assistant"} if block is not None else to_llm_message(message)
         if llm is None:
             return

@@ -12,7 +12,8 @@ afterwards, and only on messages carrying our own key (``convert.ERROR_FLAG``). 
 ``/v1/messages`` route would mean our own conversion and stream parser for everything, and rewriting the
 body at the HTTP layer would need our own client (proxy and TLS settings) and a second JSON pass.
 Anthropic's compaction edit goes as litellm's ``context_management`` (litellm adds its beta); a request
-that sends a compaction block back declares a dormant edit, which the API requires (``server_compaction``).
+that sends a compaction block back declares a dormant edit, which the API requires (``server_compaction``),
+and is sent again with the summary's text if the block is refused (``block_refusal``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from pi_compact.cancel import CancelToken
 from pi_compact.errors import AuthError
 from pi_compact.llm.assemble import WithIterations
+from pi_compact.llm.block_refusal import BlockSwitch, recorded, text_on_refusal
 from pi_compact.llm.cache_marks import with_cache_marks
 from pi_compact.llm.convert import (
     ConvertedHistory,
@@ -207,6 +209,7 @@ class LiteLLMModel(ChatModel):
         self._retry = retry if retry is not None else RetrySettings()
         self._history = ConvertedHistory()  # converts only what the context gained since the last call
         self._history_lock = threading.Lock()
+        self._blocks = BlockSwitch(Target.of(info))  # its target's ``blocks`` off once the provider refused one
 
     @property
     def info(self) -> ModelInfo:
@@ -239,17 +242,15 @@ class LiteLLMModel(ChatModel):
     def _stream_once(self, request: ChatRequest, key: str | None, cancel: CancelToken) -> Iterator[StreamEvent]:
         litellm = _litellm()
         kwargs = self._completion_kwargs(request, key)
-        secrets = known_secrets((key, self._api_key, *self._headers.values()), os.environ)
-        return stream_reply(
-            self._info,
-            self._retry,
-            endpoint=self.endpoint,
-            open_stream=lambda: WithIterations(litellm.completion(**kwargs)),
-            failure_of=litellm_failure,
-            costs=self._info.costs if self._info.costs is not None else _model_costs(litellm, self._info.model),
-            cancel=cancel,
-            secrets=secrets,
-        )
+        failures: list[Failure] = []  # what each attempt failed with (``block_refusal`` reads the last)
+        costs = self._info.costs if self._info.costs is not None else _model_costs(litellm, self._info.model)
+        events = stream_reply(self._info, self._retry, endpoint=self.endpoint, costs=costs, cancel=cancel,
+                              open_stream=lambda: WithIterations(litellm.completion(**kwargs)),
+                              failure_of=recorded(litellm_failure, failures),
+                              secrets=known_secrets((key, self._api_key, *self._headers.values()), os.environ))
+        if self._info.api != ANTHROPIC or not sends_block(kwargs["messages"]):
+            return events
+        return text_on_refusal(events, failures, self._blocks.remember, lambda: self._stream_once(request, key, cancel))
 
     def _resolve_key(self) -> str | None:
         if self._api_key:
@@ -266,7 +267,7 @@ class LiteLLMModel(ChatModel):
 
     def _messages(self, request: ChatRequest) -> list[dict[str, Any]]:
         with self._history_lock:
-            return self._history.convert(request.system, request.messages, Target.of(self._info))
+            return self._history.convert(request.system, request.messages, self._blocks.target)
 
     def _completion_kwargs(self, request: ChatRequest, api_key: str | None) -> dict[str, Any]:
         messages = self._messages(request)
@@ -276,7 +277,7 @@ class LiteLLMModel(ChatModel):
         if self._info.api == ANTHROPIC and retention != "none":
             long = retention == "long" and compat.supports_long_cache_retention is not False
             control = {"type": "ephemeral", **({"ttl": "1h"} if long else {})}
-            target = Target.of(self._info)
+            target = self._blocks.target
             cut = request.cache_cut
             if cut is not None:  # the planned cut as a count of converted messages (the system prompt included)
                 cut = len(to_openai_messages(request.system, request.messages[:cut], target))

@@ -131,7 +131,15 @@ class Done:
     message: dict[str, Any] = field(hash=False)
 
 
-StreamEvent = TextDelta | ThinkingDelta | ToolCallDelta | Retrying | Done
+@dataclass(frozen=True)
+class Noted:
+    """A line for the user about how the request was sent (not a failure): e.g. a refused compaction block
+    resent as its readable summary. Comes before the deltas of the attempt it explains."""
+
+    text: str
+
+
+StreamEvent = TextDelta | ThinkingDelta | ToolCallDelta | Retrying | Noted | Done
 
 
 class ChatModel(Protocol):

@@ -5,6 +5,7 @@ and every way it hands over to ours (each ends in a written compaction, never a 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -15,6 +16,7 @@ import pytest
 from agent_harness import SETTINGS, SUMMARY, Harness, make_harness, padded
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.anthropic_stream import AnthropicReply, Compaction, text_reply, tool_reply
+from fakes.http_fake import Exchange
 from fakes.responses_reply import error_reply as responses_error
 from fakes.responses_reply import text_reply as responses_text
 from fakes.responses_server import FakeResponsesServer
@@ -22,6 +24,7 @@ from fakes.responses_server import FakeResponsesServer
 from pi_compact.agent.session import AgentSession
 from pi_compact.agent.tools import default_tools, session_tools
 from pi_compact.agent.tools.recall import RECALL_HINT
+from pi_compact.cancel import CancelToken
 from pi_compact.llm.litellm_model import LiteLLMModel
 from pi_compact.llm.openai.responses import ResponsesModel
 from pi_compact.llm.protocol import ModelInfo
@@ -145,6 +148,54 @@ def test_another_model_is_sent_the_readable_summary_not_the_block(server: FakeAn
     assert entry["summary"][:40] in str(body["messages"][0]) and "context_management" not in body
 
 
+REFUSED_BLOCK = AnthropicReply(status=400, error_type="invalid_request_error",
+                               error_message="compaction blocks are not accepted for this request")
+
+
+def sends_a_block(body: dict[str, Any]) -> bool:
+    return any(isinstance(part, dict) and part.get("type") == "compaction"
+               for message in body["messages"] for part in (message.get("content") or ())
+               if isinstance(message.get("content"), list))
+
+
+def test_a_request_whose_block_is_refused_is_sent_again_with_the_readable_summary(server: FakeAnthropicServer,
+                                                                                  tmp_path: Path) -> None:
+    harness = two_turns(server, tmp_path)
+    entry = compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
+    server.enqueue(REFUSED_BLOCK, text_reply("Hello again."))
+    harness.session.prompt("What did I paste?")
+    refused, resent = server.records[-2].body, server.records[-1].body
+    assert sends_a_block(refused) and not sends_a_block(resent) and "context_management" not in resent
+    assert entry["summary"][:40] in json.dumps(resent["messages"][0])
+    last = [e["message"] for e in harness.entries() if e["type"] == "message"][-1]
+    assert last["role"] == "assistant" and last["stopReason"] == "stop"
+    assert last["content"] == [{"type": "text", "text": "Hello again."}]
+    [notice] = [e for e in harness.of_type("notice") if "compaction block" in e.text]
+    assert "readable summary" in notice.text
+
+
+def test_once_its_block_is_refused_the_session_sends_the_text_straight_away(server: FakeAnthropicServer,
+                                                                            tmp_path: Path) -> None:
+    harness = two_turns(server, tmp_path)
+    compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
+    server.enqueue(REFUSED_BLOCK, text_reply("Hello again."))
+    harness.session.prompt("What did I paste?")
+    asked = len(server.records)
+    server.enqueue(text_reply("Still here."))
+    harness.session.prompt("And now?")
+    assert len(server.records) == asked + 1 and not sends_a_block(server.records[-1].body)
+
+
+def test_a_400_the_text_gets_too_is_not_blamed_on_the_block(server: FakeAnthropicServer, tmp_path: Path) -> None:
+    harness = two_turns(server, tmp_path)
+    compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))
+    server.enqueue(REFUSED_BLOCK, REFUSED_BLOCK)  # the text is refused as well: the block was not the cause
+    harness.session.prompt("What did I paste?")
+    server.enqueue(text_reply("Hello again."))
+    harness.session.prompt("And now?")
+    assert sends_a_block(server.records[-1].body) and not sends_a_block(server.records[-2].body)
+
+
 def test_local_engine_never_asks_the_provider(server: FakeAnthropicServer, tmp_path: Path) -> None:
     harness = two_turns(server, tmp_path, engine="local")
     entry = compact(harness, text_reply(SUMMARY))
@@ -223,6 +274,39 @@ def test_a_refused_provider_and_a_failed_summary_still_write_the_model_free_one(
     assert "PASTED" in entry["summary"]  # the model-free summary quotes the user's message
 
 
+class HeldCompaction(FakeAnthropicServer):
+    """The fake, holding a request that asks for the compaction edit until ``release`` (``asked`` says it came)."""
+
+    def __init__(self) -> None:
+        super().__init__(min_cache_tokens=0)
+        self.asked, self.release = threading.Event(), threading.Event()
+
+    def handle(self, exchange: Exchange) -> None:
+        body = exchange.json_body()
+        if isinstance(body, dict) and body.get("context_management", {}).get("edits", [{}])[0].get(
+                "pause_after_compaction"):
+            self.asked.set()
+            self.release.wait(10)
+        super().handle(exchange)
+
+
+def test_cancelling_the_provider_engine_mid_request_leaves_the_session_file_unchanged(tmp_path: Path) -> None:
+    held = HeldCompaction()
+    held.start()
+    try:
+        harness = two_turns(held, tmp_path)
+        before = harness.path.read_bytes()
+        held.enqueue(AnthropicReply(blocks=(Compaction(BLOCK),)), text_reply(SUMMARY))
+        token = CancelToken()
+        threading.Thread(target=lambda: held.asked.wait(10) and token.cancel(), daemon=True).start()
+        assert harness.session.compact(cancel=token) is None
+        assert held.asked.is_set() and harness.path.read_bytes() == before
+        assert harness.of_type("compaction_end")[-1].aborted is True
+    finally:
+        held.release.set()
+        held.stop()
+
+
 def test_uncompact_restores_what_the_provider_engine_replaced(server: FakeAnthropicServer, tmp_path: Path) -> None:
     harness = two_turns(server, tmp_path)
     assert compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))["details"]["engine"] == ANTHROPIC_COMPACTION
@@ -238,8 +322,9 @@ def test_recall_finds_what_the_provider_engine_replaced(server: FakeAnthropicSer
     recall = [tool for tool in session_tools(store, settings()) if tool.name == "recall"]
     harness = two_turns(server, tmp_path, store=store, extra_tools=recall)
     assert compact(harness, AnthropicReply(blocks=(Compaction(BLOCK),)))["details"]["engine"] == ANTHROPIC_COMPACTION
-    server.enqueue(tool_reply("recall", {"query": "PASTED"}), text_reply("It was a word list."))
+    server.enqueue(tool_reply("recall", {"query": "PASTED"}, thinking="Look it up."), text_reply("It was a word list."))
     harness.session.prompt("Quote the start of what I pasted.")
+    assert server.rejections == []
     [result] = [m for m in server.records[-1].body["messages"] if m["role"] == "user"
                 and any(part.get("type") == "tool_result" for part in m["content"])]
     assert "PASTED word word word" in json.dumps(result) and server.records[-1].body["messages"][0]["content"][0][
