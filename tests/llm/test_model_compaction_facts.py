@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pi_compact.llm import model_map, providers
+from pi_compact import providers
+from pi_compact.llm import model_map
 from pi_compact.llm.resolve import resolve_model
 from pi_compact.settings import Settings
 from pi_compact.settings.pi_models import parse_pi_models
