@@ -24,7 +24,7 @@ from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
 from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
 from pi_compact.agent.compaction.prefix_cost import LIFETIME_MARGIN_MS, planned_cut, send_first
-from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, words
+from pi_compact.agent.compaction.reasons import CUT_AGAIN, OVERFLOW_GIVE_UP, words
 from pi_compact.agent.compaction.summarizer import Summarizers
 from pi_compact.agent.compaction.triggers import Point, decide
 from pi_compact.agent.events import CompactionEnd, CompactionReason, Notice, SessionEvent
@@ -84,7 +84,9 @@ class Compactions:
             self.count += 1
             self._context.reload(self._store)
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
-            for warning in after_compaction(self._context.usage_for(model, plan), self._context.messages,
+            # As the next request carries it: when the newest result sent cut makes it fit, the compaction did
+            # what could be done (neither futile for the loop guard nor a "could not bring under" warning).
+            for warning in after_compaction(self._context.sent_usage_for(model, plan), self._context.messages,
                                             self._context.estimator_of(model), plan, pins, self.guard,
                                             automatic=words(reason).automatic, tokens_before=result.tokens_before,
                                             kept_over_budget=bool(result.details.get("keptOverBudget"))):
@@ -150,6 +152,12 @@ class Compactions:
             # With nothing written, a retry helps only when the newest result is sent cut.
             if silent or cancel.cancelled or written is None and not self._context.cuts_newest(model, plan):
                 return "done"
+            self._context.drop_failed_reply(reply)
+            return "retry"
+        if overflowed and not silent and not cancel.cancelled and self._context.shrinks_newest(model, plan):
+            # The request carried the newest result cut and still did not fit: what the server counted
+            # gives a smaller cut (down to MIN_SHOWN_TOKENS), which needs no compaction, on or off.
+            self._emit(Notice(CUT_AGAIN, "info"))
             self._context.drop_failed_reply(reply)
             return "retry"
         if retried and overflowed:
@@ -231,6 +239,7 @@ class Compactions:
                          summarizer=self.summarizers.for_settings(settings),
                          thinking=plan.level,
                          measure=lambda messages: self._context.size_of(messages, model),
+                         measure_sent=lambda messages: self._context.size_of(messages, model, plan),
                          size_now=lambda: self._context.usage_for(model, plan).tokens,
                          estimator=self._context.estimator_of(model),
                          last_request=lambda: self._requests.last or self._unsent(plan),
