@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pi_compact.compaction.plan import plan_for_window
+from pi_compact.compaction.window import plan_window
+from pi_compact.model_facts import ModelInfo
 from pi_compact.settings.files import load_settings
 
+LOCAL = ModelInfo("local", "local", 16_384, None)  # the embedded model's window
 EXAMPLE = Path(__file__).resolve().parents[2] / "settings.example.json"
 
 
@@ -26,7 +28,7 @@ def test_the_example_as_global_settings_gives_no_warning_on_the_embedded_models_
     loaded = load_settings(project)
     assert loaded.warnings == ()
     assert loaded.sources["compaction.reserveTokens"] == str(agent / "settings.json")
-    plan = plan_for_window(loaded.settings, 16_384, model="local", sources=loaded.sources, fixed_tokens=1_800)
+    plan = plan_window(loaded.settings, LOCAL, model="local", sources=loaded.sources, fixed_tokens=1_800)
     assert plan.warnings == ()
     # Fitted all the same: a threshold the conversation has room under.
     assert 0 < plan.settings.compaction.reserve_tokens < 16_384
@@ -41,5 +43,5 @@ def test_a_reserve_the_user_chose_is_still_named_when_it_cannot_work(
     (agent / "settings.json").write_text('{"compaction": {"reserveTokens": 16000}}')
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
     loaded = load_settings(tmp_path)
-    plan = plan_for_window(loaded.settings, 16_384, model="local", sources=loaded.sources, fixed_tokens=1_800)
+    plan = plan_window(loaded.settings, LOCAL, model="local", sources=loaded.sources, fixed_tokens=1_800)
     assert len(plan.warnings) == 1 and plan.warnings[0].startswith("compaction.reserveTokens (16000) in ")
