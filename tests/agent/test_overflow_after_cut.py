@@ -90,10 +90,10 @@ def _earlier_turn_then_read(tmp_path: Path, server: ScriptedServer) -> Harness:
     server.route = lambda body: summary_reply() if _system_of(body) == SYSTEM_PROMPT else None
     h = make_harness(server, tmp_path, settings=SETTINGS)
     (h.cwd / "NOTES.md").write_text(_notes(900))
-    server.enqueue(Reply(text=padded("ONE-ANSWER", 1_000), prompt_tokens=2_600, completion_tokens=1_000),
+    server.enqueue(Reply(text=padded("ONE-ANSWER", 1_000), prompt_tokens=4_100, completion_tokens=1_000),
                    Reply(tool_calls=(ToolCallReply("read", {"path": "NOTES.md"}),), prompt_tokens=3_700),
                    Reply(text="Meeting 2 took notes.", prompt_tokens=7_900))
-    h.session.prompt(padded("ONE-QUESTION", 1_500))
+    h.session.prompt(padded("ONE-QUESTION", 3_000))
     h.session.prompt("What happened at meeting 2 in NOTES.md?")
     return h
 
@@ -117,3 +117,17 @@ def test_a_compaction_the_cut_newest_result_makes_fit_is_neither_futile_nor_warn
     assert not [e for e in h.events if isinstance(e, Notice) and "could not bring the context" in e.text]
     # Two futile compactions in a row turn automatic compaction off (the walk: "Automatic compaction is off").
     assert h.session._compactions.guard.streak == 0
+
+
+
+def test_a_read_sent_cut_spends_no_summary_on_what_cannot_free_much_and_leaves_automatic_compaction_on(
+    scripted_server: ScriptedServer, tmp_path: Path,
+) -> None:
+    # The walk: summaries of a few tokens beside one big read, each "Nothing gained", then automatic
+    # compaction off. The request fits with the read cut; nothing else is worth a model call.
+    h = _read_notes(tmp_path, scripted_server, 900, _overflow(11_000), Reply(text="Meeting 2 took notes.",
+                                                                            prompt_tokens=7_000))
+    assert h.summarizer_requests() == []
+    assert not [e for e in h.events if isinstance(e, Notice) and "Automatic compaction is off" in e.text]
+    assert h.session.auto_compact and not h.session.compaction_stopped
+    assert h.session.messages[-1]["content"][0]["text"] == "Meeting 2 took notes."

@@ -40,7 +40,8 @@ def test_a_second_overflow_with_the_read_cut_is_retried_with_less_of_it_and_answ
         term.type("What happened at meeting 2 in NOTES.md?")
         term.wait_prompt(since=start, timeout=LONG)
         screen = " ".join(term.screen().split())
-        assert "retrying with less of it" in screen
+        assert "Context overflow (the provider counted 11,000 tokens): retrying with less of the newest tool " \
+               "result, cut to fit." in screen
         assert "Meeting 2 took notes." in screen
         assert "recovery failed" not in screen
     finally:

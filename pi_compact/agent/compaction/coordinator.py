@@ -24,7 +24,7 @@ from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
 from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
 from pi_compact.agent.compaction.prefix_cost import LIFETIME_MARGIN_MS, planned_cut, send_first
-from pi_compact.agent.compaction.reasons import CUT_AGAIN, OVERFLOW_GIVE_UP, words
+from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, cut_again_text, words
 from pi_compact.agent.compaction.summarizer import Summarizers
 from pi_compact.agent.compaction.triggers import Point, decide
 from pi_compact.agent.events import CompactionEnd, CompactionReason, Notice, SessionEvent
@@ -33,7 +33,7 @@ from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.window import WindowPlan
-from pi_compact.llm.overflow import is_overflow_of
+from pi_compact.llm.overflow import is_overflow_of, stated_prompt_tokens
 from pi_compact.llm.params import NO_CACHE, cache_prices
 from pi_compact.llm.protocol import ChatModel, ChatRequest
 from pi_compact.session.store import SessionStore
@@ -139,14 +139,18 @@ class Compactions:
                     retried: bool) -> Literal["retry", "done"] | None:
         """After a model reply: an overflow compacts, then ``retry`` once (the failed reply left out of the
         live context); a silent one keeps its answer (``done``, pi 0.80.2); an overflow right after its
-        retry gives up and says so (``done``). None: no overflow to act on."""
+        retry gives up and says so (``done``). None: no overflow to act on. An overflow that a smaller cut of
+        the turn's newest tool result answers is retried with it instead, without a compaction when that
+        could not free much (a model call spent on little), and however many overflows came before."""
         silent = reply.get("stopReason") == "stop"
         overflowed = is_overflow_of(reply, model.info)
         if overflowed:  # what the server counted corrects the estimates the compaction and retry plan with
             self._context.prove(reply, model)
         elif reply.get("stopReason") in ("stop", "toolUse", "length"):
             self._context.measured()
-        given_up = retried and not silent
+        cut_more = overflowed and not silent and not cancel.cancelled and self._context.shrinks_newest(model, plan)
+        given_up = retried and not silent or \
+            cut_more and not self._can_help(model, plan, self._context.usage_for(model, plan).tokens)
         if self.due("reply", model, plan, cancel=cancel, reply=reply, given_up=given_up) == "overflow":
             written = self.run(model, plan, "overflow", cancel=cancel, will_retry=not silent)
             # With nothing written, a retry helps only when the newest result is sent cut.
@@ -154,10 +158,8 @@ class Compactions:
                 return "done"
             self._context.drop_failed_reply(reply)
             return "retry"
-        if overflowed and not silent and not cancel.cancelled and self._context.shrinks_newest(model, plan):
-            # The request carried the newest result cut and still did not fit: what the server counted
-            # gives a smaller cut (down to MIN_SHOWN_TOKENS), which needs no compaction, on or off.
-            self._emit(Notice(CUT_AGAIN, "info"))
+        if cut_more:  # what the server counted gives a smaller cut (down to MIN_SHOWN_TOKENS), compaction on or off
+            self._emit(Notice(cut_again_text(stated_prompt_tokens(str(reply.get("errorMessage") or ""))), "info"))
             self._context.drop_failed_reply(reply)
             return "retry"
         if retried and overflowed:
@@ -261,16 +263,17 @@ class Compactions:
         (issue 44: 13,630 -> ~13,483 tokens, one 11,579-token read in the way). It is not asked for, and that is
         said once until a compaction runs; what else fills the context (a long system prompt) is the loop guard's
         to name."""
-        if not plan.fits(tokens):
-            return True  # the next request would not fit: whatever a compaction frees is needed
-        planned = prepare_compaction(self._store.branch_tail(), plan.settings.compaction)
+        cut = self._context.cuts_newest(model, plan)
+        if not plan.fits(self._context.sent_usage_for(model, plan).tokens if cut else tokens):
+            return True  # the next request would not fit, even with the newest result cut: whatever a compaction frees
+        planned = prepare_compaction(self._store.branch_tail(), plan.settings.compaction, keep_newest=True)
         if planned is None or planned.is_empty or not planned.kept_over_budget:
             return True  # nothing to summarize (the pipeline says nothing itself), or no big message in the way
         estimate = self._context.estimator_of(model)
         freed = sum(estimate(m) for m in (*planned.messages_to_summarize, *planned.turn_prefix_messages))
         if freed >= MIN_FREED_SHARE * tokens or tokens - freed <= plan.threshold:
             return True
-        if self._said_futile != self.count:
+        if self._said_futile != self.count and not cut:  # (cut: the request fits as it goes, nothing to say)
             self._said_futile = self.count
             kept = least_kept(self._context.messages, estimate)
             self._emit(Notice(futile_notice(freed, tokens, kept), "warning"))

@@ -385,16 +385,5 @@ def _from_extension(result: CompactionResult) -> CompactionResult:
     return CompactionResult(**{**vars(result), "source": "extension", "estimated_tokens_after": after})
 
 
-__all__ = [
-    "BeforeCompactEvent",
-    "CompactionHooks",
-    "Compactor",
-    "HookDecision",
-    "NoGain",
-    "CompactionDetails",
-    "SummarySource",
-    "compaction_entry_fields",
-    "nothing_to_compact",
-    "result_json",
-]
-
+__all__ = ["BeforeCompactEvent", "CompactionDetails", "CompactionHooks", "Compactor", "HookDecision", "NoGain",
+           "SummarySource", "compaction_entry_fields", "nothing_to_compact", "result_json"]

@@ -125,10 +125,12 @@ def fallback_text(reason: CompactionReason, result: Mapping[str, Any] | None) ->
     error = details.get("error")
     return words(reason).fell_back(error if isinstance(error, str) else None)
 
-# Said when a request that carried the newest tool result cut overflowed and goes out again cut smaller.
-CUT_AGAIN = ("Context overflow: the request was still too big for the provider with the newest tool result cut; "
-             "retrying with less of it (from the size the provider counted).")
+def cut_again_text(stated: int | None) -> str:
+    """Said when an overflow is retried with less of the turn's newest tool result (no compaction): ``stated``
+    is the prompt size the provider's error gave."""
+    counted = f" (the provider counted {stated:,} tokens)" if stated is not None else ""
+    return f"Context overflow{counted}: retrying with less of the newest tool result, cut to fit."
 
 
-__all__ = ["CUT_AGAIN", "OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text",
-           "model_answered", "too_big_message_text", "too_small_text", "words"]
+__all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text",
+           "cut_again_text", "model_answered", "too_big_message_text", "too_small_text", "words"]
