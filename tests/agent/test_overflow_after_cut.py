@@ -10,6 +10,7 @@ is down to ``MIN_SHOWN_TOKENS``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agent_harness import SETTINGS, WINDOW, Harness, _system_of, make_harness, padded, summary_reply
@@ -131,3 +132,16 @@ def test_a_read_sent_cut_spends_no_summary_on_what_cannot_free_much_and_leaves_a
     assert not [e for e in h.events if isinstance(e, Notice) and "Automatic compaction is off" in e.text]
     assert h.session.auto_compact and not h.session.compaction_stopped
     assert h.session.messages[-1]["content"][0]["text"] == "Meeting 2 took notes."
+
+
+def test_clearing_a_result_that_was_sent_cut_takes_off_what_the_provider_counted_of_it(
+    scripted_server: ScriptedServer, tmp_path: Path,
+) -> None:
+    h = _earlier_turn_then_read(tmp_path, scripted_server)
+    scripted_server.enqueue(Reply(tool_calls=(ToolCallReply("read", {"path": "NOTES.md"}),), prompt_tokens=7_900),
+                            Reply(text="Meeting 3 took notes too.", prompt_tokens=7_900))
+    h.session.prompt(padded("And at meeting 3?", 1_000))
+    [cleared] = [e.text for e in h.events if isinstance(e, Notice) and e.text.startswith("Cleared 1 old tool result")]
+    freed, now = (int(n.replace(",", "")) for n in re.findall(r"~([\d,-]+)", cleared)[:2])
+    # The replies counted the read as it was sent, cut to about 7k tokens; clearing cannot free its whole ~12k.
+    assert freed < 8_000 and now > 0

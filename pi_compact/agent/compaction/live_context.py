@@ -297,8 +297,19 @@ class LiveContext:
         framing = anchor_framing(calibration, estimate, self.messages)
         tokens = estimate.tokens + framing if anchored else estimate.tokens + self.fixed(scaled, model)
         # As sent: what the anchoring usage (or the estimate) counted of results cleared since is not carried.
-        tokens -= self.clearing.unsent_saving(self.messages, scaled, estimate.last_usage_index)
+        tokens -= self.clearing.unsent_saving(self._as_counted(), scaled, estimate.last_usage_index)
         return ContextUsage(tokens, window, threshold, anchored, calibration)
+
+    def _as_counted(self) -> list[Message]:
+        """``messages`` with the newest tool result as the last request carried it (cut, or a stub): what the
+        reply to it counted, so clearing it later takes that off the reply's usage, not its whole size (which
+        had taken a context of ~5k to "~-2,933")."""
+        last = self._last_sent
+        index = newest_result_index(last) if last is not None else None
+        if last is None or index is None or index >= len(self.messages) or last[index] is self.messages[index] \
+                or last[index].get("toolCallId") != self.messages[index].get("toolCallId"):
+            return self.messages
+        return [*self.messages[:index], last[index], *self.messages[index + 1 :]]
 
     def last_fresh_reply(self) -> Message | None:
         """The newest assistant message written since the latest compaction."""
