@@ -145,3 +145,27 @@ def test_clearing_a_result_that_was_sent_cut_takes_off_what_the_provider_counted
     freed, now = (int(n.replace(",", "")) for n in re.findall(r"~([\d,-]+)", cleared)[:2])
     # The replies counted the read as it was sent, cut to about 7k tokens; clearing cannot free its whole ~12k.
     assert freed < 8_000 and now > 0
+
+
+def test_an_overflow_right_after_a_compaction_is_retried_cut_without_doubting_the_window(
+    scripted_server: ScriptedServer, tmp_path: Path,
+) -> None:
+    # The walk: the compaction after the read left nothing to compact, the read went out whole and the
+    # server counted 18,287 tokens; the notice then advised a smaller contextWindow, which was right all along.
+    scripted_server.route = lambda body: summary_reply() if _system_of(body) == SYSTEM_PROMPT else None
+    h = make_harness(scripted_server, tmp_path, settings=SETTINGS)
+    (h.cwd / "NOTES.md").write_text(_notes(480))
+    scripted_server.enqueue(
+        Reply(text=padded("ONE-ANSWER", 1_000), prompt_tokens=4_100, completion_tokens=1_000),
+        Reply(tool_calls=(ToolCallReply("read", {"path": "NOTES.md"}),), prompt_tokens=4_200),
+        _overflow(16_500), Reply(text="Meeting 2 took notes.", prompt_tokens=7_000))
+    h.session.prompt(padded("ONE-QUESTION", 3_000))
+    h.session.prompt("What happened at meeting 2 in NOTES.md?")
+    written = [e.reason for e in h.events if isinstance(e, CompactionEnd) and e.result is not None]
+    notices = [e.text for e in h.events if isinstance(e, Notice)]
+    assert written == ["threshold"]
+    assert not [text for text in notices if "contextWindow" in text]
+    assert "Context overflow (the provider counted 16,500 tokens): retrying with less of the newest tool result, " \
+           "cut to fit." in notices
+    assert CUT_NOTE in _newest_tool_text(h.agent_requests()[-1])
+    assert h.session.messages[-1]["content"][0]["text"] == "Meeting 2 took notes."

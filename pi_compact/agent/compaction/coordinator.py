@@ -69,7 +69,7 @@ class Compactions:
 
     def run(self, model: ChatModel, plan: WindowPlan, reason: CompactionReason, *, instructions: str | None = None,
             cancel: CancelToken | None = None, will_retry: bool = False, keep: int | None = None,
-            ) -> CompactionResult | None:
+            hint: bool = True) -> CompactionResult | None:
         """Compact now for ``reason``; after a written one, the warnings it calls for (``after_compaction``).
 
         ``keep`` (``/compact --keep N``) keeps about N recent tokens instead of ``keepRecentTokens``, this once."""
@@ -77,7 +77,7 @@ class Compactions:
             plan = replace(plan, settings=replace(plan.settings, compaction=replace(plan.settings.compaction,
                                                                                    keep_recent_tokens=keep)))
         percent = self._context.usage_for(model, plan).percent if words(reason).shows_percent else None
-        result = self.background.run(self._compactor(model, plan), self._context.estimator_of(model), reason,
+        result = self.background.run(self._compactor(model, plan, hint), self._context.estimator_of(model), reason,
                                      instructions=instructions, cancel=cancel, will_retry=will_retry,
                                      context_percent=percent)
         if result is not None:
@@ -152,10 +152,13 @@ class Compactions:
         given_up = retried and not silent or \
             cut_more and not self._can_help(model, plan, self._context.usage_for(model, plan).tokens)
         if self.due("reply", model, plan, cancel=cancel, reply=reply, given_up=given_up) == "overflow":
-            written = self.run(model, plan, "overflow", cancel=cancel, will_retry=not silent)
+            # (cut_more: with nothing to compact, the retry's cut is the answer, not a window to doubt)
+            written = self.run(model, plan, "overflow", cancel=cancel, will_retry=not silent, hint=not cut_more)
             # With nothing written, a retry helps only when the newest result is sent cut.
             if silent or cancel.cancelled or written is None and not self._context.cuts_newest(model, plan):
                 return "done"
+            if written is None and cut_more:
+                self._emit(Notice(cut_again_text(stated_prompt_tokens(str(reply.get("errorMessage") or ""))), "info"))
             self._context.drop_failed_reply(reply)
             return "retry"
         if cut_more:  # what the server counted gives a smaller cut (down to MIN_SHOWN_TOKENS), compaction on or off
@@ -234,9 +237,10 @@ class Compactions:
         self.enabled = enabled
         self.guard.reset()
 
-    def _compactor(self, model: ChatModel, plan: WindowPlan) -> Compactor:
+    def _compactor(self, model: ChatModel, plan: WindowPlan, hint: bool = True) -> Compactor:
         settings = plan.settings
         return Compactor(self._store, model, settings, self._emit, self._hooks, now_ms=self._now, guard=self.guard,
+                         overflow_hint=hint,
                          diagnose=lambda: self._diagnose(model, plan),
                          summarizer=self.summarizers.for_settings(settings),
                          thinking=plan.level,

@@ -159,6 +159,7 @@ class Compactor:
     measure: Callable[[Sequence[Message]], int] | None = None
     # ``measure`` with the newest tool result cut as the next request carries it (the block's "after").
     measure_sent: Callable[[Sequence[Message]], int] | None = None
+    overflow_hint: bool = True  # False: an overflow with nothing to compact is retried with the newest result cut
     # The context's size now as the status line and the threshold count it (the block's "before"); None: the plan's.
     size_now: Callable[[], int] | None = None
     # The session's per-message estimator (what ``/context`` counts a kept tail with); None: the auto estimator.
@@ -203,7 +204,7 @@ class Compactor:
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
             # over one huge message would report a failed compaction after every turn. The loop guard does
             # not count it: no model call was spent, and the next message gives the cut a place.
-            if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
+            if will_retry and self.overflow_hint and not token.cancelled:  # an overflow, yet nothing to compact
                 self.emit(Notice(self._overflow_hint(branch), "warning"))
             return None
         self.emit(CompactionStart(reason, context_percent))
