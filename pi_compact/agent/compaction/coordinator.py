@@ -24,7 +24,7 @@ from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
 from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
 from pi_compact.agent.compaction.prefix_cost import LIFETIME_MARGIN_MS, planned_cut, send_first
-from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, words
+from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, cut_again_text, words
 from pi_compact.agent.compaction.summarizer import Summarizers
 from pi_compact.agent.compaction.triggers import Point, decide
 from pi_compact.agent.events import CompactionEnd, CompactionReason, Notice, SessionEvent
@@ -33,7 +33,7 @@ from pi_compact.cancel import CancelToken
 from pi_compact.compaction.plan import prepare_compaction
 from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.window import WindowPlan
-from pi_compact.llm.overflow import is_overflow_of
+from pi_compact.llm.overflow import is_overflow_of, stated_prompt_tokens
 from pi_compact.llm.params import NO_CACHE, cache_prices
 from pi_compact.llm.protocol import ChatModel, ChatRequest
 from pi_compact.session.store import SessionStore
@@ -69,7 +69,7 @@ class Compactions:
 
     def run(self, model: ChatModel, plan: WindowPlan, reason: CompactionReason, *, instructions: str | None = None,
             cancel: CancelToken | None = None, will_retry: bool = False, keep: int | None = None,
-            ) -> CompactionResult | None:
+            hint: bool = True) -> CompactionResult | None:
         """Compact now for ``reason``; after a written one, the warnings it calls for (``after_compaction``).
 
         ``keep`` (``/compact --keep N``) keeps about N recent tokens instead of ``keepRecentTokens``, this once."""
@@ -77,14 +77,16 @@ class Compactions:
             plan = replace(plan, settings=replace(plan.settings, compaction=replace(plan.settings.compaction,
                                                                                    keep_recent_tokens=keep)))
         percent = self._context.usage_for(model, plan).percent if words(reason).shows_percent else None
-        result = self.background.run(self._compactor(model, plan), self._context.estimator_of(model), reason,
+        result = self.background.run(self._compactor(model, plan, hint), self._context.estimator_of(model), reason,
                                      instructions=instructions, cancel=cancel, will_retry=will_retry,
                                      context_percent=percent)
         if result is not None:
             self.count += 1
             self._context.reload(self._store)
             pins = self._pins.current(self._store.customs_on_path, self._store.leaf_id)
-            for warning in after_compaction(self._context.usage_for(model, plan), self._context.messages,
+            # As the next request carries it: when the newest result sent cut makes it fit, the compaction did
+            # what could be done (neither futile for the loop guard nor a "could not bring under" warning).
+            for warning in after_compaction(self._context.sent_usage_for(model, plan), self._context.messages,
                                             self._context.estimator_of(model), plan, pins, self.guard,
                                             automatic=words(reason).automatic, tokens_before=result.tokens_before,
                                             kept_over_budget=bool(result.details.get("keptOverBudget"))):
@@ -137,19 +139,30 @@ class Compactions:
                     retried: bool) -> Literal["retry", "done"] | None:
         """After a model reply: an overflow compacts, then ``retry`` once (the failed reply left out of the
         live context); a silent one keeps its answer (``done``, pi 0.80.2); an overflow right after its
-        retry gives up and says so (``done``). None: no overflow to act on."""
+        retry gives up and says so (``done``). None: no overflow to act on. An overflow that a smaller cut of
+        the turn's newest tool result answers is retried with it instead, without a compaction when that
+        could not free much (a model call spent on little), and however many overflows came before."""
         silent = reply.get("stopReason") == "stop"
         overflowed = is_overflow_of(reply, model.info)
         if overflowed:  # what the server counted corrects the estimates the compaction and retry plan with
             self._context.prove(reply, model)
         elif reply.get("stopReason") in ("stop", "toolUse", "length"):
             self._context.measured()
-        given_up = retried and not silent
+        cut_more = overflowed and not silent and not cancel.cancelled and self._context.shrinks_newest(model, plan)
+        given_up = retried and not silent or \
+            cut_more and not self._can_help(model, plan, self._context.usage_for(model, plan).tokens)
         if self.due("reply", model, plan, cancel=cancel, reply=reply, given_up=given_up) == "overflow":
-            written = self.run(model, plan, "overflow", cancel=cancel, will_retry=not silent)
+            # (cut_more: with nothing to compact, the retry's cut is the answer, not a window to doubt)
+            written = self.run(model, plan, "overflow", cancel=cancel, will_retry=not silent, hint=not cut_more)
             # With nothing written, a retry helps only when the newest result is sent cut.
             if silent or cancel.cancelled or written is None and not self._context.cuts_newest(model, plan):
                 return "done"
+            if written is None and cut_more:
+                self._emit(Notice(cut_again_text(stated_prompt_tokens(str(reply.get("errorMessage") or ""))), "info"))
+            self._context.drop_failed_reply(reply)
+            return "retry"
+        if cut_more:  # what the server counted gives a smaller cut (down to MIN_SHOWN_TOKENS), compaction on or off
+            self._emit(Notice(cut_again_text(stated_prompt_tokens(str(reply.get("errorMessage") or ""))), "info"))
             self._context.drop_failed_reply(reply)
             return "retry"
         if retried and overflowed:
@@ -224,13 +237,15 @@ class Compactions:
         self.enabled = enabled
         self.guard.reset()
 
-    def _compactor(self, model: ChatModel, plan: WindowPlan) -> Compactor:
+    def _compactor(self, model: ChatModel, plan: WindowPlan, hint: bool = True) -> Compactor:
         settings = plan.settings
         return Compactor(self._store, model, settings, self._emit, self._hooks, now_ms=self._now, guard=self.guard,
+                         overflow_hint=hint,
                          diagnose=lambda: self._diagnose(model, plan),
                          summarizer=self.summarizers.for_settings(settings),
                          thinking=plan.level,
                          measure=lambda messages: self._context.size_of(messages, model),
+                         measure_sent=lambda messages: self._context.size_of(messages, model, plan),
                          size_now=lambda: self._context.usage_for(model, plan).tokens,
                          estimator=self._context.estimator_of(model),
                          last_request=lambda: self._requests.last or self._unsent(plan),
@@ -252,16 +267,17 @@ class Compactions:
         (issue 44: 13,630 -> ~13,483 tokens, one 11,579-token read in the way). It is not asked for, and that is
         said once until a compaction runs; what else fills the context (a long system prompt) is the loop guard's
         to name."""
-        if not plan.fits(tokens):
-            return True  # the next request would not fit: whatever a compaction frees is needed
-        planned = prepare_compaction(self._store.branch_tail(), plan.settings.compaction)
+        cut = self._context.cuts_newest(model, plan)
+        if not plan.fits(self._context.sent_usage_for(model, plan).tokens if cut else tokens):
+            return True  # the next request would not fit, even with the newest result cut: whatever a compaction frees
+        planned = prepare_compaction(self._store.branch_tail(), plan.settings.compaction, keep_newest=True)
         if planned is None or planned.is_empty or not planned.kept_over_budget:
             return True  # nothing to summarize (the pipeline says nothing itself), or no big message in the way
         estimate = self._context.estimator_of(model)
         freed = sum(estimate(m) for m in (*planned.messages_to_summarize, *planned.turn_prefix_messages))
         if freed >= MIN_FREED_SHARE * tokens or tokens - freed <= plan.threshold:
             return True
-        if self._said_futile != self.count:
+        if self._said_futile != self.count and not cut:  # (cut: the request fits as it goes, nothing to say)
             self._said_futile = self.count
             kept = least_kept(self._context.messages, estimate)
             self._emit(Notice(futile_notice(freed, tokens, kept), "warning"))

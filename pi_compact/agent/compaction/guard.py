@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pi_compact.compaction.budgets import Budgets
 from pi_compact.compaction.cut import find_cut_point
+from pi_compact.compaction.newest_fit import newest_result_index
 from pi_compact.compaction.tokens import ContextUsage, Estimator, estimate_text_tokens
 from pi_compact.compaction.window import WindowPlan
 from pi_compact.llm.protocol import ModelInfo
@@ -51,15 +52,23 @@ class LoopGuard:
     _last_turn: int | None = None
     whys: list[Futility] = field(default_factory=list)  # why each futile one of the streak was futile
 
-    def compacted(self, before: int, after: int, threshold: int, *, kept_over_budget: bool = False) -> None:
+    def compacted(self, before: int, after: int, threshold: int, *, kept_over_budget: bool = False,
+                  can_fit: bool = False) -> None:
         """Record an automatic compaction that was written: ``before``/``after`` context tokens.
 
         ``kept_over_budget``: its kept part is larger than keepRecentTokens because no later cut was
         valid (a big newest tool result). Left past the threshold by that, it is not futile when it
         freed enough: the next compaction can cut after that message, so nothing is watched for a refill.
+        ``can_fit``: the next request fits, or will once that message (the turn's newest tool result) is sent
+        cut, as an overflow's retry does. Then an over-budget one is not futile however little it freed:
+        only that message is in the way, and a compaction that could not free more is not asked for again
+        (``Compactions._can_help``). The walk: 14,056 -> 12,203 and 16,198 -> 14,162 beside one big read
+        turned automatic compaction off.
         """
         freed = (before - after) / before if before > 0 else 0.0
-        if freed < MIN_FREED_SHARE or (after > threshold and not kept_over_budget):
+        if kept_over_budget and can_fit:
+            self._turns_since = None
+        elif freed < MIN_FREED_SHARE or (after > threshold and not kept_over_budget):
             self.futile("freed_little")
         elif kept_over_budget:
             # It did all it could; what refills the context is the next big message, which the next
@@ -113,7 +122,8 @@ def after_compaction(
     if usage.tokens > usage.threshold:  # (the plan's threshold, its output cap left free)
         warnings.append(still_too_full(usage, messages, estimator, budgets.keep_recent_tokens))
     if automatic:
-        guard.compacted(tokens_before, usage.tokens, usage.threshold, kept_over_budget=kept_over_budget)
+        guard.compacted(tokens_before, usage.tokens, usage.threshold, kept_over_budget=kept_over_budget,
+                        can_fit=plan.fits(usage.tokens) or newest_result_index(messages) is not None)
     over = budget_warning(pins, pin_budget(budgets.pin_budget, usage.context_window),
                           lambda text: estimate_text_tokens(text, budgets.token_estimator))
     if over is not None:

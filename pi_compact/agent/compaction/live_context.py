@@ -34,7 +34,7 @@ from pi_compact.compaction.calibration import (
     scan,
     without_repeats,
 )
-from pi_compact.compaction.newest_fit import fit_newest_result
+from pi_compact.compaction.newest_fit import fit_newest_result, newest_result_index
 from pi_compact.compaction.tokens import (
     UNCALIBRATED,
     Calibration,
@@ -53,6 +53,7 @@ from pi_compact.session.store import SessionStore
 from pi_compact.settings import TokenEstimator
 
 RESUME_READ = 2_000  # entries read back on opening a compacted session, for the calibration it had
+SHRINK = 0.9  # a retry after an overflow of a cut request carries the result at most this share of that cut
 MAX_PROVEN = 4.0  # an overflow's stated size beyond this many times the estimate is not the estimate's fault
 
 
@@ -85,6 +86,9 @@ class LiveContext:
         self._fixed_ratio: dict[tuple[str, str] | None, float] = {}  # by model: another tokenizer, another ratio
         self.clearing = ToolClearing()  # old tool results the requests carry as stubs
         self._proven = 1.0  # what the last overflow error proved the estimates low by (``prove``)
+        # The messages the last request carried (``sent_to``): an overflow's stated size is of them, the
+        # newest result maybe cut, not of the whole context.
+        self._last_sent: list[Message] | None = None
         # Messages recorded in this run: a count that only grows (a compaction shortens ``messages``), by which
         # the loop guard tells a new turn from a check of the same one.
         self.added = 0
@@ -118,11 +122,18 @@ class LiveContext:
                      for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
         return replace(usage, tokens=usage.tokens - saving)
 
-    def size_of(self, messages: Sequence[Message], model: ChatModel) -> int:
+    def size_of(self, messages: Sequence[Message], model: ChatModel, plan: WindowPlan | None = None) -> int:
         """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one
-        way the status line estimates (the compaction block's before and after, the no-gain check)."""
+        way the status line estimates (the compaction block's before and after, the no-gain check); with
+        ``plan``, the turn's newest tool result cut as ``sent_to`` would cut it."""
         estimate = self.estimator_of(model)
-        return self.fixed(estimate, reply_key(model)) + sum(estimate(m) for m in self.clearing.sent(messages))
+        sent = self.clearing.sent(messages)
+        tokens = self.fixed(estimate, reply_key(model)) + sum(estimate(m) for m in sent)
+        if plan is None:
+            return tokens
+        fitted = self._fit(sent, ContextUsage(tokens, plan.window, plan.threshold, False, UNCALIBRATED), model)
+        return tokens - sum(estimate(whole) - estimate(cut)
+                            for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
 
     def fixed(self, estimate: Estimator, model: tuple[str, str] | None = None) -> int:
         """The system prompt, pins and tools every request carries: as the provider counted them on the
@@ -140,15 +151,18 @@ class LiveContext:
 
     def prove(self, reply: Mapping[str, Any], model: ChatModel) -> float:
         """``reply`` overflowed and its error states the prompt's real size: scale every estimate by what
-        the estimate of that prompt (the context before ``reply``) missed. The factor in force after."""
+        the estimate of that prompt missed. The prompt is what the request carried (``sent_to``: the
+        newest tool result maybe cut), not the whole context: compared with the uncut context, a cut
+        request's stated size proved nothing and the retry went out cut the same. The factor in force after."""
         stated = stated_prompt_tokens(str(reply.get("errorMessage") or ""))
         if stated is None:
             return self._proven
         key = reply_key(model)
         before = [m for m in self.messages if m is not reply]
+        carried = self._last_sent if self._last_sent is not None and len(self._last_sent) == len(before) else before
         self._proven = 1.0
         scaled = calibrated(self.base, self.calibration(self.base, key))
-        estimate = context_usage(before, scaled, fresh_from=min(self.fresh_from, len(before)))
+        estimate = context_usage(carried, scaled, fresh_from=min(self.fresh_from, len(carried)))
         known = estimate.usage_tokens if estimate.last_usage_index is not None else 0
         estimated = estimate.tokens - known + (0 if estimate.last_usage_index is not None else self.fixed(scaled, key))
         if estimated > 0 and stated > known + estimated:
@@ -208,7 +222,23 @@ class LiveContext:
         threshold leaves (the answer needs the rest), the turn's newest tool result is cut so the request
         comes down to the threshold (``compaction.newest_fit``)."""
         sent = self.sent()
-        return self._fit(sent, self.usage_for(model, plan), model)
+        self._last_sent = self._fit(sent, self.usage_for(model, plan), model)
+        return self._last_sent
+
+    def shrinks_newest(self, model: ChatModel, plan: WindowPlan) -> bool:
+        """Whether the next request to ``model`` would carry the turn's newest tool result at least
+        ``SHRINK`` smaller than the last request did (that one overflowed: retrying it the same would
+        overflow again). False when there is no such result, or it is down to ``MIN_SHOWN_TOKENS``."""
+        last = self._last_sent
+        then = newest_result_index(last) if last is not None else None
+        if last is None or then is None:
+            return False
+        sent = self.sent()
+        upcoming = self._fit(sent, self.usage_for(model, plan), model)
+        now = newest_result_index(upcoming)
+        if now is None or upcoming[now].get("toolCallId") != last[then].get("toolCallId"):
+            return False
+        return self.base(upcoming[now]) <= SHRINK * self.base(last[then])
 
     def cuts_newest(self, model: ChatModel, plan: WindowPlan) -> bool:
         """Whether the next request to ``model`` carries the turn's newest tool result cut (``sent_to``)."""
@@ -267,8 +297,19 @@ class LiveContext:
         framing = anchor_framing(calibration, estimate, self.messages)
         tokens = estimate.tokens + framing if anchored else estimate.tokens + self.fixed(scaled, model)
         # As sent: what the anchoring usage (or the estimate) counted of results cleared since is not carried.
-        tokens -= self.clearing.unsent_saving(self.messages, scaled, estimate.last_usage_index)
+        tokens -= self.clearing.unsent_saving(self._as_counted(), scaled, estimate.last_usage_index)
         return ContextUsage(tokens, window, threshold, anchored, calibration)
+
+    def _as_counted(self) -> list[Message]:
+        """``messages`` with the newest tool result as the last request carried it (cut, or a stub): what the
+        reply to it counted, so clearing it later takes that off the reply's usage, not its whole size (which
+        had taken a context of ~5k to "~-2,933")."""
+        last = self._last_sent
+        index = newest_result_index(last) if last is not None else None
+        if last is None or index is None or index >= len(self.messages) or last[index] is self.messages[index] \
+                or last[index].get("toolCallId") != self.messages[index].get("toolCallId"):
+            return self.messages
+        return [*self.messages[:index], last[index], *self.messages[index + 1 :]]
 
     def last_fresh_reply(self) -> Message | None:
         """The newest assistant message written since the latest compaction."""

@@ -154,6 +154,9 @@ class Compactor:
     # The size of a context of these messages as the session counts it (with the system prompt and tools);
     # None: the messages alone, by the auto estimator.
     measure: Callable[[Sequence[Message]], int] | None = None
+    # ``measure`` with the newest tool result cut as the next request carries it (the block's "after").
+    measure_sent: Callable[[Sequence[Message]], int] | None = None
+    overflow_hint: bool = True  # False: an overflow with nothing to compact is retried with the newest result cut
     # The context's size now as the status line and the threshold count it (the block's "before"); None: the plan's.
     size_now: Callable[[], int] | None = None
     # The session's per-message estimator (what ``/context`` counts a kept tail with); None: the auto estimator.
@@ -198,7 +201,7 @@ class Compactor:
             # pi 0.80.2: an automatic check with nothing to compact emits nothing. Otherwise a tool loop
             # over one huge message would report a failed compaction after every turn. The loop guard does
             # not count it: no model call was spent, and the next message gives the cut a place.
-            if will_retry and not token.cancelled:  # the provider overflows, yet there is nothing to compact
+            if will_retry and self.overflow_hint and not token.cancelled:  # an overflow, yet nothing to compact
                 self.emit(Notice(self._overflow_hint(branch), "warning"))
             return None
         self.emit(CompactionStart(reason, context_percent))
@@ -266,14 +269,18 @@ class Compactor:
         if self.size_now is not None and result.source != "extension":  # (an extension's figures are its own)
             # One figure (issue 35): the block's "before" is what the status line showed, not a second estimate.
             result = CompactionResult(**{**vars(result), "tokens_before": self.size_now()})
+        after = result.estimated_tokens_after
         if result.source != "extension" or not result.estimated_tokens_after:
             # Before and after measured alike: the same estimator, the system prompt and tools on both sides.
-            after = measure([compaction_summary_message(result.summary, 0, 0), *plan.kept_messages])
-            result = CompactionResult(**{**vars(result), "estimated_tokens_after": after})
-        if result.estimated_tokens_after >= before:
+            compacted = [compaction_summary_message(result.summary, 0, 0), *plan.kept_messages]
+            after = measure(compacted)
+            # The block shows what the next request will carry (a kept newest result maybe cut to fit).
+            shown = self.measure_sent(compacted) if self.measure_sent is not None else after
+            result = CompactionResult(**{**vars(result), "estimated_tokens_after": shown})
+        if after >= before:
             # No inflation: the summary plus the kept part would not be smaller than the context now.
             raise NoGain(
-                f"Nothing gained: the summary and the kept messages (~{result.estimated_tokens_after:,} tokens) "
+                f"Nothing gained: the summary and the kept messages (~{after:,} tokens) "
                 f"would not be smaller than the context (~{before:,} tokens), so nothing was written."
             )
         fields = compaction_entry_fields(result, plan, self.settings.compaction.retain_tail)
@@ -331,16 +338,5 @@ def _from_extension(result: CompactionResult) -> CompactionResult:
     return CompactionResult(**{**vars(result), "source": "extension", "estimated_tokens_after": after})
 
 
-__all__ = [
-    "BeforeCompactEvent",
-    "CompactionHooks",
-    "Compactor",
-    "HookDecision",
-    "NoGain",
-    "CompactionDetails",
-    "SummarySource",
-    "compaction_entry_fields",
-    "nothing_to_compact",
-    "result_json",
-]
-
+__all__ = ["BeforeCompactEvent", "CompactionDetails", "CompactionHooks", "Compactor", "HookDecision", "NoGain",
+           "SummarySource", "compaction_entry_fields", "nothing_to_compact", "result_json"]

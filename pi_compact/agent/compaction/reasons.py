@@ -125,6 +125,12 @@ def fallback_text(reason: CompactionReason, result: Mapping[str, Any] | None) ->
     error = details.get("error")
     return words(reason).fell_back(error if isinstance(error, str) else None)
 
+def cut_again_text(stated: int | None) -> str:
+    """Said when an overflow is retried with less of the turn's newest tool result (no compaction): ``stated``
+    is the prompt size the provider's error gave."""
+    counted = f" (the provider counted {stated:,} tokens)" if stated is not None else ""
+    return f"Context overflow{counted}: retrying with less of the newest tool result, cut to fit."
+
 
 __all__ = ["OVERFLOW_GIVE_UP", "REASONS", "SKIP_TEXT", "CompactionReason", "ReasonWords", "fallback_text",
-           "model_answered", "too_big_message_text", "too_small_text", "words"]
+           "cut_again_text", "model_answered", "too_big_message_text", "too_small_text", "words"]
