@@ -100,9 +100,6 @@ class SummaryBudget:
         return cls(context_window, max(1, min(history, half)), max(1, min(prefix, half)))
 
 
-ANSWER_AFTER_THINKING = 1024  # the wire's least answer after a thinking budget (llm.output_cap.MIN_ANSWER)
-
-
 def gain_cap(cap: int, replaced: int) -> int:
     """The longest summary worth asking for: one the gate will take (smaller than the ``replaced``
     tokens, ``GAIN_SHARE`` of them, or short anyway: ``SHORT_SUMMARY_TOKENS``), never more than ``cap``.
@@ -156,11 +153,11 @@ def _history(
             if allowed < answer_room:  # said just before what to write, which stays last
                 prompt = UPDATE_PROMPT if previous else INITIAL_PROMPT
                 text = text.replace(prompt, length_note(allowed) + prompt, 1)
-            # After a thinking budget the wire keeps at least ANSWER_AFTER_THINKING for the answer and would
-            # lower the budget itself to find it: the hard cap leaves that room, the note says the length.
-            hard = max(allowed, ANSWER_AFTER_THINKING) if thinking else allowed
-            return ask_serialized(model, text, thinking + min(hard, answer_room), cancel, reasoning,
-                                  budget.planned_budget)
+            # A thinking model's request keeps the plan's cap (every request of a session has the same
+            # thinking and max_tokens, issue 43) and is told the length; without thinking (the embedded
+            # model) the cap itself stops an answer the gate would refuse (issue 44).
+            hard = answer_room if thinking else allowed
+            return ask_serialized(model, text, thinking + hard, cancel, reasoning, budget.planned_budget)
 
         return ask
 
