@@ -82,6 +82,12 @@ def normalise(text: str) -> str:
 # repeats one of these, not when a small model put its own note in brackets ("- [x] [Refactor the
 # quotas]": seen on the 1.5B model, whose real Progress was then retried as empty).
 _TEMPLATE_WORDS = [set(normalise(text).split()) for text in _BRACKETED.findall(HISTORY_FORMAT + TURN_PREFIX_FORMAT)]
+# The same instructions copied without their brackets (the 1.5B model wrote "- NAME = VALUE, the newest value
+# only" under Values set in the issue-44 walk); only those of three words or more, which no real item repeats.
+_TEMPLATE_TEXTS = frozenset(
+    text for text in (normalise(inner) for inner in _BRACKETED.findall(HISTORY_FORMAT + TURN_PREFIX_FORMAT))
+    if len(text.split()) >= 3
+)
 
 
 def _without_label(text: str) -> str:
@@ -94,6 +100,8 @@ def is_placeholder(text: str) -> bool:
     """Is ``text`` (a line without its bullet, after any label of the format) only the format's bracketed
     instructions, repeated?"""
     text = _without_label(text)
+    if normalise(text) in _TEMPLATE_TEXTS:
+        return True
     if not _PLACEHOLDER.match(text):
         return False
     for inner in _BRACKETED.findall(text):

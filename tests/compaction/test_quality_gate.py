@@ -121,6 +121,14 @@ def test_lines_that_only_repeat_a_template_placeholder_say_none() -> None:
     assert clear_placeholders("- [What was decided] because [why]\n") == "- (none)\n"
 
 
+def test_a_placeholder_copied_without_its_brackets_says_none() -> None:
+    # The embedded model's answer in the issue-44 walk: the format's instruction as a value, on its own line.
+    copied = "- Values set:\n  - NAME = VALUE, the newest value only\n"
+    assert clear_placeholders(copied) == "- Values set:\n  - (none)\n"
+    assert clear_placeholders("- Values set: NAME = VALUE, the newest value only\n") == "- Values set: (none)\n"
+    assert clear_placeholders("- Values set: RETRIES = 5\n") == "- Values set: RETRIES = 5\n"
+
+
 # ---- the pipeline (in-process model) -------------------------------------------------------------
 
 
