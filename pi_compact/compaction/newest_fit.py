@@ -2,9 +2,11 @@
 
 Compaction never summarizes the turn's newest tool result (``cut.keep_newest_result``): it is what the
 user asked about. When it is too big for the window even then (a 40k-character NOTES.md read on a
-16k-token local model), the request carries its first lines, as many as fit, and a note saying what is
-left out and how to get it (``read`` with an offset, or ``recall``). Only the request: the session file
-keeps the whole result, and the next reply's usage measures what was really sent.
+16k-token local model), the request carries the lines that hold the turn's question's specific terms
+(``compaction.focus``: "meeting 137" finds "## Meeting 137", not line 137) with a few lines around them,
+its first lines in the room left, markers where lines are left out, and a note saying what is left out
+and how to get it (``read`` with an offset, or ``recall``). Only the request: the session file keeps the
+whole result, and the next reply's usage measures what was really sent.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pi_compact.compaction.focus import Focus, scored_lines, spans
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
 
 MIN_SHOWN_TOKENS = 256  # less than this of a result tells the model nothing; then it is sent whole and may overflow
 NOTE_ROOM = 96  # tokens left for the note, and for lines that cost more than the average line
+MATCH_SHARE = 0.6  # of a cut result, at most this much goes to the lines the question names; the rest to the first
+GAP_ROOM = 48  # characters of the marker that says which lines are not shown
 _READ_LINE = re.compile(r"^\s*(\d+)\t")
 
 
@@ -41,15 +46,31 @@ def _call_args(messages: Sequence[Message], call_id: Any) -> Mapping[str, Any]:
     return {}
 
 
-def cut_note(shown: int, total: int, tool: str, args: Mapping[str, Any], next_line: int | None) -> str:
-    """What the model reads after the lines it got: how much is left out, and how to see it."""
-    where = ""
+def cut_note(shown: int, total: int, tool: str, args: Mapping[str, Any], next_line: int | None,
+             matched: int = 0) -> str:
+    """What the model reads after the lines it got: how much is left out, and how to see it. ``matched``:
+    how many of the lines shown after the first ones hold the question's terms (or stand around them)."""
+    where = " Use"
     if tool == "read" and isinstance(args.get("path"), str) and next_line is not None:
-        where = f" Read {args['path']} with offset={next_line} for the lines after these, or"
-    else:
-        where = " Ask"
-    return (f"\n\n[Cut to fit the context window: the first {shown:,} of {total:,} lines of this output are shown; "
-            f"the whole output is kept in the session.{where} use recall with words from the part you need.]")
+        where = f" Read {args['path']} with offset={next_line} for the lines after the first ones, or use"
+    found = ""
+    if matched:
+        found = f", then {matched:,} lines that hold words of the question, with the lines around them"
+    return (f"\n\n[Cut to fit the context window: the first {shown:,} of {total:,} lines of this output are "
+            f"shown{found}; the whole output is kept in the session.{where} recall with words from the part you "
+            "need.]")
+
+
+def question_of(messages: Sequence[Message], index: int) -> str:
+    """The text of the newest user message before ``index``: what the turn asks."""
+    for message in reversed(messages[:index]):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return "\n".join(str(b.get("text")) for b in content or () if isinstance(b, Mapping)
+                             and b.get("type") == "text")
+    return ""
 
 
 def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimator) -> list[Message]:
@@ -74,10 +95,12 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
     if goal >= tokens or not text:
         return list(messages)
     lines = text.split("\n")
+    focus = Focus.of(question_of(messages, index))
+    found = spans(scored_lines(focus, lines), len(lines)) if focus is not None else []
     keep_chars = int(len(text) * target / tokens)
     fitted: Message | None = None
     for _ in range(4):  # lines are not all alike: measure the cut, and cut again while it is over
-        fitted, kept = _cut(messages[:index], result, texts[0], lines, keep_chars)
+        fitted, kept = _cut(messages[:index], result, texts[0], lines, keep_chars, found)
         if fitted is None:
             return list(messages)
         size = estimator(fitted)
@@ -88,23 +111,45 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
     return [*messages[:index], fitted, *messages[index + 1 :]]
 
 
+def _chosen(lines: Sequence[str], found: Sequence[tuple[int, int, float]], room: int) -> list[tuple[int, int]]:
+    """The spans of ``found`` (best first) that fit in ``room`` characters together, in line order."""
+    chosen: list[tuple[int, int]] = []
+    for first, last, _ in found:
+        size = sum(len(line) + 1 for line in lines[first : last + 1]) + GAP_ROOM
+        if size <= room:
+            chosen.append((first, last))
+            room -= size
+    return sorted(chosen)
+
+
 def _cut(before: Sequence[Message], result: Message, block: Mapping[str, Any], lines: Sequence[str],
-         keep_chars: int) -> tuple[Message | None, int]:
-    """``result`` with its first lines up to ``keep_chars`` and the note, and the characters kept; None
-    when no line or every line would be kept."""
-    shown: list[str] = []
-    size = 0
-    for line in lines:
-        if size + len(line) + 1 > keep_chars:
-            break
-        shown.append(line)
-        size += len(line) + 1
-    if not shown or len(shown) == len(lines):
+         keep_chars: int, found: Sequence[tuple[int, int, float]] = ()) -> tuple[Message | None, int]:
+    """``result`` with the lines of ``found`` that fit in ``MATCH_SHARE`` of ``keep_chars``, its first lines
+    in the rest, gap markers and the note, and the characters kept; None when no line or every line would
+    be kept."""
+    chosen = _chosen(lines, found, int(keep_chars * MATCH_SHARE))
+    spanned = {i for first, last in chosen for i in range(first, last + 1)}
+    size = sum(len(lines[i]) + 1 for i in spanned) + GAP_ROOM * len(chosen)
+    head = 0  # the first lines, as many as the room left holds (the spans' own lines are paid for)
+    while head < len(lines) and (head in spanned or size + len(lines[head]) + 1 <= keep_chars):
+        size += 0 if head in spanned else len(lines[head]) + 1
+        head += 1
+    shown_at = sorted(spanned.union(range(head)))
+    if not shown_at or len(shown_at) == len(lines):
         return None, size
-    numbered = _READ_LINE.match(shown[-1])
-    note = cut_note(len(shown), len(lines), str(result.get("toolName") or ""),
-                    _call_args(before, result.get("toolCallId")), int(numbered.group(1)) + 1 if numbered else None)
+    shown: list[str] = []
+    end = 0
+    for i in shown_at:
+        if i > end:
+            shown.append(f"[… lines {end + 1:,}–{i:,} of this output not shown …]")
+        shown.append(lines[i])
+        end = i + 1
+    matched = len(shown_at) - head
+    numbered = _READ_LINE.match(lines[head - 1]) if head else None
+    note = cut_note(head, len(lines), str(result.get("toolName") or ""),
+                    _call_args(before, result.get("toolCallId")), int(numbered.group(1)) + 1 if numbered else None,
+                    matched)
     return {**result, "content": [{**block, "text": "\n".join(shown) + note}]}, size
 
 
-__all__ = ["MIN_SHOWN_TOKENS", "cut_note", "fit_newest_result", "newest_result_index"]
+__all__ = ["MIN_SHOWN_TOKENS", "cut_note", "fit_newest_result", "newest_result_index", "question_of"]

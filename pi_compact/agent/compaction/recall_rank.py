@@ -23,6 +23,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pi_compact.compaction.focus import is_number, line_content, stem
 from pi_compact.session.history import excerpt
 from pi_compact.session.terms import COMMON, has_term, parse_terms
 
@@ -53,27 +54,6 @@ _ASKS_REASON = re.compile(r"\b(?:why|reasons?)\b")
 _REASON_LINE = re.compile(r"\b(?:because|since|so that|due to|reasons?)\b", re.IGNORECASE)
 # An instruction not to do something, up to the end of its clause.
 _DO_NOT = re.compile(r"(?:^|(?<=[.;:!?,]))\s*(?:please\s+)?(?:do not|don't|never)\b[^.;:!?]*", re.IGNORECASE)
-_SUFFIXES = ("ied", "ies", "ing", "ure", "ed", "es", "s")
-
-
-def stem(word: str) -> str:
-    """``word`` (lower case) cut to a root its other forms contain: "retries" and "retry" give "retr",
-    "failing" and "failure" "fail", "tracked" "track". Crude, but only ever used as a substring."""
-    for suffix in _SUFFIXES:
-        if not word.endswith(suffix) or len(word) - len(suffix) < 3:
-            continue
-        if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
-            suffix = "s"  # "files" is "file" + "s"
-        if suffix == "s" and word.endswith(("ss", "us")):
-            break
-        root = word[: -len(suffix)]
-        if suffix in ("ing", "ed") and len(root) >= 4 and root[-1] == root[-2] and root[-1] not in "aeiou":
-            root = root[:-1]  # "running" -> "run"
-        word = root
-        break
-    return word[:-1] if len(word) > 4 and word[-1] in "eiy" else word
-
-
 @dataclass(frozen=True)
 class Question:
     """What a message asks about: ``exact`` terms (whole tokens) and word ``stems``, all lower case."""
@@ -227,25 +207,6 @@ def best_window(question: Question, weights: Weights, text: str) -> Window | Non
     if score < SUPPORT_SHARE * sum(weights.weight[t] for t in set().union(*per_line)):
         return None  # a stray mention: most of what the question names, and this message holds, is elsewhere
     return Window(shown, score * 2 if answers else score)
-
-
-# A line-number column as ``read`` and ``cat -n`` print it (digits, then a tab), or as ``grep -n`` does
-# (``path:12:`` or ``12:``).
-_LINE_NUMBER = re.compile(r"^\s*\d+\t|^(?:[^\s:]+:)?\d+[:-](?=\s|$)")
-_NUMBER = re.compile(r"[\d.,:]+")
-
-
-def line_content(line: str) -> str:
-    """``line`` without a leading line-number column."""
-    first = line[:1]
-    if not first or not (first.isdigit() or first.isspace() or ":" in line[:256]):
-        return line  # the usual line: no regular expression
-    return _LINE_NUMBER.sub("", line, count=1)
-
-
-def is_number(term: str) -> bool:
-    """A term that is only a number ("137", "0.35", "12:30"): no evidence of a topic by itself."""
-    return _NUMBER.fullmatch(term) is not None
 
 
 def line_terms(weights: Weights, content: str) -> list[tuple[str, bool]]:
