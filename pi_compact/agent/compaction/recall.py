@@ -14,12 +14,14 @@ entry (``RECALL_TYPE``, which pi ignores), so the file says what was sent.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_compact.agent.compaction.recall_rank import Question, Weights, best_window, keep_strong
+from pi_compact.compaction.focus import Focus
 from pi_compact.compaction.quality import exact_items
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.messages import Message
@@ -31,6 +33,10 @@ from pi_compact.settings import CompactionSettings
 
 RECALL_TYPE = "pi-compact/recall"
 MAX_EXCERPTS = 4
+LOOK_BACK = 3  # user messages a follow-up looks back through for the question it follows up
+# A message that doubts an answer or asks for its source: it is about the question before it.
+_FOLLOW_UP = re.compile(r"\b(?:sure|quote|cite|source|verify|confirm|really|certain|prove|evidence|exact(?:ly)?)\b",
+                        re.IGNORECASE)
 # Messages that reproduce something outside the conversation (a file, a command's output): their
 # identical copies are one original to the ranking.
 _COPIES = ("toolResult", "bashExecution")
@@ -65,12 +71,47 @@ def trigger_text(messages: Sequence[Message]) -> str:
     return searchable_text(step) if step is not None else ""
 
 
-def wanted(live: Sequence[Message]) -> Question | None:
-    """What the request after ``live`` asks about; None: nothing to look for.
+def follows_up(live: Sequence[Message]) -> bool:
+    """Whether ``live`` ends in a user message that doubts or asks for the source of what was said ("Are
+    you sure? Quote the line ...") and names fewer than two specific terms of its own."""
+    if not live or live[-1].get("role") != "user":
+        return False
+    text = searchable_text(live[-1])
+    focus = Focus.of(text)
+    return _FOLLOW_UP.search(text) is not None and (focus is None or len(focus.terms) < 2)
+
+
+def previous_question(branch: Sequence[Entry], current: str) -> tuple[str, str] | None:
+    """The newest user message on ``branch`` before ``current`` that names something (entry id, text),
+    among the last ``LOOK_BACK`` user messages."""
+    seen = 0
+    for entry in reversed(branch):
+        message = message_of_entry(entry) if entry.get("type") == "message" else None
+        if message is None or message.get("role") != "user":
+            continue
+        text = searchable_text(message)
+        if text == current:
+            continue
+        if Question.of(text) is not None:
+            return str(entry.get("id")), text
+        seen += 1
+        if seen >= LOOK_BACK:
+            break
+    return None
+
+
+def wanted(live: Sequence[Message], previous: str | None = None) -> Question | None:
+    """What the request after ``live`` asks about; None: nothing to look for. ``previous``: the question
+    before a follow-up (``follows_up``), whose terms it takes with its own exact ones.
 
     Cheap (it reads only ``live``), so a message with nothing to look for never reads the old entries
     of a lazily opened session."""
-    question = Question.of(trigger_text(live))
+    text = trigger_text(live)
+    question = Question.of(text)
+    if previous is not None and follows_up(live):
+        own = question.exact if question is not None else ()
+        borrowed = Question.of(previous + "\n" + " ".join(own))
+        return replace(borrowed, borrowed=True) if borrowed is not None else question
     if question is None or (live and live[-1].get("role") == "user"):
         return question
     # A tool-loop step names something only by an exact term (a path, an id, a number): its words
@@ -86,15 +127,27 @@ def choose(
     request carries them as stubs) that the request after ``live`` names and whose exact values ``live``
     lacks, best first (``recall_rank``), within ``budget`` tokens (none before any compaction or clearing)."""
     hidden = hidden_end(branch)
-    question = wanted(live)
+    before = previous_question(branch, trigger_text(live)) if follows_up(live) else None
+    question = wanted(live, before[1] if before is not None else None)
     if budget <= 0 or not (hidden or cleared) or question is None:
         return []
     if index is None:
         index = TextIndex()
         index.update(branch)
-    texts = index.texts
+    texts = dict(index.texts)
     compacted = [e for e in branch[:hidden] if type(e.get("id")) is str and e["id"] in texts]
     compacted += [e for e in branch[hidden:] if e.get("id") in cleared and e["id"] in texts]
+    roles = [(e.get("message") or {}).get("role") if e.get("type") == "message" else None for e in compacted]
+    if question.borrowed:
+        # Asked to back an answer up: only what the tools returned can, not what was said (the model's own
+        # claim, or the question itself, would come back as its proof).
+        compacted = [e for e, role in zip(compacted, roles, strict=True) if role in _COPIES]
+        roles = [role for role in roles if role in _COPIES]
+    for entry in compacted:  # the model's own tool calls are never the match (their arguments name paths)
+        message = message_of_entry(entry) if roles and entry.get("type") == "message" else None
+        if message is not None and _holds_tool_calls(message):
+            texts[entry["id"]] = _said(message).lower()
+    compacted = [e for e in compacted if texts[e["id"]]]
     copies = [e.get("type") == "message" and (e.get("message") or {}).get("role") in _COPIES for e in compacted]
     weights = Weights.over(question, [texts[e["id"]] for e in compacted], copies)
     windows: list[tuple[float, int]] = []
@@ -102,7 +155,8 @@ def choose(
     for position in weights.candidates:
         entry = compacted[position]
         message = message_of_entry(entry)
-        window = best_window(question, weights, searchable_text(message)) if message is not None else None
+        text = None if message is None else _said(message) if _holds_tool_calls(message) else searchable_text(message)
+        window = best_window(question, weights, text) if text else None
         if message is not None and window is not None:
             windows.append((window.score, position))
             shown[position] = (entry, message, window.text)
@@ -127,6 +181,12 @@ def choose(
         chosen.append(excerpt)
         used += cost
     return chosen
+
+
+def _said(message: Message) -> str:
+    """An assistant message's text without its tool calls."""
+    return "\n".join(str(block.get("text") or "") for block in message.get("content") or ()
+                     if isinstance(block, dict) and block.get("type") == "text")
 
 
 def _holds_tool_calls(message: Message) -> bool:
@@ -198,7 +258,7 @@ class AutoRecall:
         compacted = any(m.get("role") == "compactionSummary" for m in live[:1])
         if settings.auto_recall_tokens <= 0 or not (compacted or cleared):
             return None  # off, or nothing compacted or cleared: then everything is in the context already
-        if wanted(live) is None:
+        if wanted(live) is None and not follows_up(live):
             return None  # before the walk and the index: they read every entry of the file
         branch = self.walker.path(store.by_id, store.leaf_id)
         self.index.update(store.entries)
@@ -212,4 +272,4 @@ class AutoRecall:
 
 
 __all__ = ["BOUNDARY_CHARS", "RECALLED_INTRO", "RECALL_TYPE", "AutoRecall", "Excerpt", "choose", "describe_latest",
-           "entry_fields", "new_boundary", "recalled_text", "trigger_text", "wanted"]
+           "entry_fields", "follows_up", "new_boundary", "previous_question", "recalled_text", "trigger_text", "wanted"]

@@ -23,7 +23,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pi_compact.compaction.focus import is_number, line_content, stem
+from pi_compact.compaction.focus import ROUTINE, is_number, line_content, number_phrases, stem
 from pi_compact.session.history import excerpt
 from pi_compact.session.terms import COMMON, has_term, parse_terms
 
@@ -61,11 +61,13 @@ class Question:
     exact: tuple[str, ...]
     stems: tuple[str, ...]
     wants: tuple[re.Pattern[str], ...] = ()  # lines that answer what it asks for (error text, a reason)
+    borrowed: bool = False  # a follow-up's, with the terms of the question before it (``recall.follow_up``)
 
     @classmethod
     def of(cls, text: str) -> Question | None:
         """The question in ``text``; None when it names nothing (common words, or a single plain word)."""
-        exact = parse_terms(text).exact
+        # A number with the word beside it ("meeting 137") is one exact term besides the number itself.
+        exact = tuple(dict.fromkeys(number_phrases(text) + parse_terms(text).exact))
         terms = parse_terms(_DO_NOT.sub(" ", text))
         words = [w for w in terms.plain if w not in COMMON and w not in META]
         if not exact and len(words) < 2:
@@ -203,10 +205,24 @@ def best_window(question: Question, weights: Weights, text: str) -> Window | Non
         return None
     if len(terms) < 2 and not answers and not weights.exact_found and not weights.rare.intersection(terms):
         return None
+    if question.borrowed and not _covers(question, terms):
+        return None
     score = sum(weights.weight[t] for t in terms)
     if score < SUPPORT_SHARE * sum(weights.weight[t] for t in set().union(*per_line)):
         return None  # a stray mention: most of what the question names, and this message holds, is elsewhere
     return Window(shown, score * 2 if answers else score)
+
+
+_ROUTINE_STEMS = frozenset(stem(word) for word in ROUTINE)
+
+
+def _covers(question: Question, terms: Sequence[tuple[str, bool]]) -> bool:
+    """Whether ``terms`` (a window's) hold at least half of ``question``'s topic words: a follow-up asks
+    for proof of one answer, which a window holding only the question's topic ("Meeting 137" without a
+    codename) is not."""
+    wanted = [s for s in question.stems if s not in _ROUTINE_STEMS]
+    held = {term for term, exact in terms if not exact}
+    return 2 * sum(1 for s in wanted if s in held) >= len(wanted)
 
 
 def line_terms(weights: Weights, content: str) -> list[tuple[str, bool]]:
