@@ -134,7 +134,7 @@ def choose(
     if index is None:
         index = TextIndex()
         index.update(branch)
-    texts = dict(index.texts)
+    texts = index.texts
     compacted = [e for e in branch[:hidden] if type(e.get("id")) is str and e["id"] in texts]
     compacted += [e for e in branch[hidden:] if e.get("id") in cleared and e["id"] in texts]
     roles = [(e.get("message") or {}).get("role") if e.get("type") == "message" else None for e in compacted]
@@ -143,13 +143,14 @@ def choose(
         # claim, or the question itself, would come back as its proof).
         compacted = [e for e, role in zip(compacted, roles, strict=True) if role in _COPIES]
         roles = [role for role in roles if role in _COPIES]
-    for entry in compacted:  # the model's own tool calls are never the match (their arguments name paths)
-        message = message_of_entry(entry) if roles and entry.get("type") == "message" else None
+    said: dict[str, str] = {}  # the model's own tool calls are never the match (their arguments name paths)
+    for entry, role in zip(compacted, roles, strict=True):
+        message = message_of_entry(entry) if role == "assistant" else None
         if message is not None and _holds_tool_calls(message):
-            texts[entry["id"]] = _said(message).lower()
-    compacted = [e for e in compacted if texts[e["id"]]]
+            said[entry["id"]] = _said(message).lower()
+    compacted = [e for e in compacted if said.get(e["id"], texts[e["id"]])]
     copies = [e.get("type") == "message" and (e.get("message") or {}).get("role") in _COPIES for e in compacted]
-    weights = Weights.over(question, [texts[e["id"]] for e in compacted], copies)
+    weights = Weights.over(question, [said.get(e["id"], texts[e["id"]]) for e in compacted], copies)
     windows: list[tuple[float, int]] = []
     shown: dict[int, tuple[Entry, Message, str]] = {}
     for position in weights.candidates:
