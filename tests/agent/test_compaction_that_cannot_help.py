@@ -58,16 +58,28 @@ def test_the_keep_figure_is_advised_only_where_a_smaller_one_would_bring_the_con
     summary = {"role": "compactionSummary", "summary": "s" * 400, "tokensBefore": 9_000, "timestamp": 1}
     talk = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"type": "text", "text": "x" * 4_000}],
              "timestamp": i} for i in range(2, 8)]
+    # Six 1,000-token messages kept: a smaller keep would drop them and bring 6,200 under 6,000.
+    advised = still_too_full(_usage(6_200, 6_000), [summary, *talk], estimate_tokens_chars4, 6_000)
+    assert "Lower compaction.keepRecentTokens (now 6,000)" in advised
+    # One 11,500-token prompt: no keep figure changes what is kept.
+    prompt = {"role": "user", "content": [{"type": "text", "text": "y" * 46_000}], "timestamp": 9}
+    refused = still_too_full(_usage(13_483, 13_384), [summary, prompt], estimate_tokens_chars4, 2_000)
+    assert "keepRecentTokens" in refused and "Lower compaction.keepRecentTokens" not in refused
+
+
+def test_a_kept_newest_tool_result_in_the_way_is_said_to_go_out_cut_without_advice_that_cannot_help() -> None:
+    # The walk: "... use a model with a larger window" after the compaction beside the NOTES.md read, when the
+    # request was about to carry the read cut to what fits.
+    summary = {"role": "compactionSummary", "summary": "s" * 400, "tokensBefore": 9_000, "timestamp": 1}
+    ask = {"role": "user", "content": [{"type": "text", "text": "Read NOTES.md."}], "timestamp": 7}
     call = {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "read",
                                               "arguments": {"path": "NOTES.md"}}], "timestamp": 8}
     result = {"role": "toolResult", "toolCallId": "c1", "toolName": "read",
               "content": [{"type": "text", "text": "y" * 46_000}], "timestamp": 9}
-    # Six 1,000-token messages kept: a smaller keep would drop them and bring 6,200 under 6,000.
-    advised = still_too_full(_usage(6_200, 6_000), [summary, *talk], estimate_tokens_chars4, 6_000)
-    assert "Lower compaction.keepRecentTokens (now 6,000)" in advised
-    # One 11,500-token read and its call: no keep figure changes what is kept.
-    refused = still_too_full(_usage(13_483, 13_384), [summary, call, result], estimate_tokens_chars4, 2_000)
-    assert "keepRecentTokens" in refused and "Lower compaction.keepRecentTokens" not in refused
+    said = still_too_full(_usage(14_239, 13_384), [summary, ask, call, result], estimate_tokens_chars4, 2_000)
+    assert "could not bring" not in said and "larger window" not in said and "keepRecentTokens" not in said
+    assert said.startswith("The turn's newest tool result (read, about 11,500 tokens)")
+    assert "carries it cut to what fits" in said and said.count(". ") == 0
 
 
 def test_a_compaction_that_frees_enough_still_runs(scripted_server: ScriptedServer, tmp_path: Path) -> None:

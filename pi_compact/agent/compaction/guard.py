@@ -142,12 +142,20 @@ def window_hint(info: ModelInfo) -> str:
 
 def still_too_full(usage: ContextUsage, messages: Sequence[Message], estimator: Estimator, keep: int) -> str:
     """After a compaction that left the context past the threshold: by how much, the biggest kept message, and
-    what would help. ``compaction.keepRecentTokens`` is named only when a smaller value would bring the context
-    under the threshold (issue 44: it was advised at 2,000 with one 11,579-token message in the way).
+    what would help; when that message is the turn's newest tool result, only what will happen to it.
+    ``compaction.keepRecentTokens`` is named only when a smaller value would bring the context under the
+    threshold (issue 44: it was advised at 2,000 with one 11,579-token message in the way).
 
     Without this the user only sees compaction after compaction (peers' "thrash" complaints).
     """
     biggest = max(messages, key=estimator, default=None)
+    newest = newest_result_index(messages)
+    if newest is not None and messages[newest] is biggest:
+        # Nothing to advise: the request carries that result cut to what fits (``newest_fit``), as the retry
+        # after an overflow does; "use a larger window" had been said just before the cut answered (the walk).
+        return (f"The turn's newest tool result ({biggest.get('toolName') or 'a tool'}, about "
+                f"{estimator(biggest):,} tokens) stays whole in the session; a request it does not fit carries it "
+                "cut to what fits, with the lines that hold the question's words and a note on how to read the rest.")
     culprit = ""
     if biggest is not None:
         name = f" of {biggest.get('toolName')}" if biggest.get("toolName") else ""
