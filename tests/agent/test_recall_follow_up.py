@@ -9,14 +9,17 @@ attached are the lines of the stored output, with their line numbers; with no su
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agent_harness import SETTINGS, UNDER_THRESHOLD, make_model_harness, scripted_summary
 from test_recall_numbers import CODENAME, notes_text
 
-from pi_compact.agent.compaction.recall import choose
+from pi_compact.agent.compaction.recall import RECALLED_INTRO, choose
 from pi_compact.agent.tools import ToolContext, run_tool
 from pi_compact.agent.tools.read import ReadTool
+from pi_compact.llm.scripted import ScriptedCall, ScriptedReply
 
 ASKED = "Read NOTES.md and tell me the release codename decided at meeting 137."
 FOLLOW_UP = "Are you sure? Quote the line of NOTES.md that says it."
@@ -88,3 +91,23 @@ def test_a_path_that_only_the_models_own_call_names_brings_back_no_call(tmp_path
     branch = _entries(_turn_of_reads(tmp_path, notes_text()))
     excerpts = _ask(branch, "What did the read of NOTES.md at offset 692 show?")
     assert not any(e.role == "assistant" for e in excerpts)
+
+
+def test_in_a_session_the_follow_up_request_carries_the_stored_line_not_the_call(tmp_path: Path) -> None:
+    # Step 3 of the walk (a whole read and a read from an offset, then an answer), compacted; then step 4.
+    settings = replace(SETTINGS, compaction=replace(SETTINGS.compaction, auto_recall_tokens=1000))
+    h = make_model_harness(tmp_path, settings=settings)
+    (h.cwd / "NOTES.md").write_text(notes_text())
+    h.model.enqueue(ScriptedReply(tool_calls=(ScriptedCall("read", {"path": "NOTES.md", "limit": 400}),),
+                                  prompt_tokens=UNDER_THRESHOLD),
+                    ScriptedReply(tool_calls=(ScriptedCall("read", {"path": "NOTES.md", "offset": 692}),),
+                                  prompt_tokens=UNDER_THRESHOLD),
+                    ScriptedReply(text="I could not find it.", prompt_tokens=UNDER_THRESHOLD))
+    h.session.prompt(ASKED)
+    h.model.enqueue(scripted_summary())
+    assert h.session.compact() is not None
+    h.model.enqueue(ScriptedReply(text="- Decided the release codename: COPPER-KITE.", prompt_tokens=UNDER_THRESHOLD))
+    h.session.prompt(FOLLOW_UP)
+    attached = "".join(b.get("text", "") for b in h.agent_requests()[-1].messages[-1]["content"])
+    assert attached.startswith(RECALLED_INTRO)
+    assert f"\t- Decided the release codename: {CODENAME}." in attached and "offset=" not in attached
