@@ -4,8 +4,11 @@ request names come back with it.
 A small or busy model does not call the ``recall`` tool, and then guesses a value the summary lost.
 So before each request that follows a compaction, the newest user message (or, in a tool loop, the
 identifiers, paths and numbers of the step the model just took) is matched against the compacted
-messages (in a tool loop, not the assistant's earlier tool calls: a recalled call reads as the next
-step): terms weighed by how rare they are there, exact ones whole (``recall_rank``). The best
+messages, never against the model's own tool calls (their arguments name paths the outputs lack, and a
+recalled call reads as the next step): terms weighed by how rare they are there, exact ones whole
+(``recall_rank``). A follow-up that doubts an answer or asks for its source with under two terms of its
+own ("Are you sure? Quote the line ...") is matched with the previous question's terms, against the
+stored tool outputs only: the model's own claim is no proof of itself. The best
 excerpts whose values the live context lacks are attached to that request only, marked as recalled
 and framed as quoted data by markers with a random boundary that the quoted text cannot forge,
 within ``compaction.autoRecallTokens`` (0: off). Each attachment is first recorded as a ``custom``
@@ -81,8 +84,8 @@ def follows_up(live: Sequence[Message]) -> bool:
     return _FOLLOW_UP.search(text) is not None and (focus is None or len(focus.terms) < 2)
 
 
-def previous_question(branch: Sequence[Entry], current: str) -> tuple[str, str] | None:
-    """The newest user message on ``branch`` before ``current`` that names something (entry id, text),
+def previous_question(branch: Sequence[Entry], current: str) -> str | None:
+    """The text of the newest user message on ``branch`` other than ``current`` that names something,
     among the last ``LOOK_BACK`` user messages."""
     seen = 0
     for entry in reversed(branch):
@@ -93,7 +96,7 @@ def previous_question(branch: Sequence[Entry], current: str) -> tuple[str, str] 
         if text == current:
             continue
         if Question.of(text) is not None:
-            return str(entry.get("id")), text
+            return text
         seen += 1
         if seen >= LOOK_BACK:
             break
@@ -127,8 +130,7 @@ def choose(
     request carries them as stubs) that the request after ``live`` names and whose exact values ``live``
     lacks, best first (``recall_rank``), within ``budget`` tokens (none before any compaction or clearing)."""
     hidden = hidden_end(branch)
-    before = previous_question(branch, trigger_text(live)) if follows_up(live) else None
-    question = wanted(live, before[1] if before is not None else None)
+    question = wanted(live, previous_question(branch, trigger_text(live)) if follows_up(live) else None)
     if budget <= 0 or not (hidden or cleared) or question is None:
         return []
     if index is None:

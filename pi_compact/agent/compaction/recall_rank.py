@@ -3,13 +3,14 @@
 A term weighs by how rare it is among the compacted messages (an inverse document frequency): "test"
 or "run", found in every tool result, say little; ``shard_weight``, found in one, says much. Identical
 tool outputs (one file read five times) count as one. Exact
-terms (identifiers, paths, numbers, quoted phrases: ``session.terms``) match whole and weigh
+terms (identifiers, paths, numbers, quoted phrases: ``session.terms``; a number with the word beside it
+in the question, "meeting 137": ``compaction.focus``) match whole and weigh
 ``EXACT_WEIGHT`` times a word; words match by their stem where a word starts or ends ("failing" finds
 "FAILED", "error" ``KeyError``, "name" not ``__name__``). Each message is shown by its best window of
 lines, and a window counts only with a distinctive term in it, never with common words alone, nor
 with a number alone (a line-number column is not text at all), nor when it holds under half of what
-its message matches (a stray mention). A
-question about an error prefers the lines that hold error text, a "why" question the lines that give
+its message matches (a stray mention), nor, for a follow-up that borrows the previous question's terms,
+when it holds under half of that question's topic words. A question about an error prefers the lines that hold error text, a "why" question the lines that give
 a reason. What a "do not ..." clause names ("do not run commands") is what the user does not want, so
 it is not looked for.
 """
