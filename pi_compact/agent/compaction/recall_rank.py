@@ -10,9 +10,9 @@ in the question, "meeting 137": ``compaction.focus``) match whole and weigh
 lines, and a window counts only with a distinctive term in it, never with common words alone, nor
 with a number alone (a line-number column is not text at all), nor when it holds under half of what
 its message matches (a stray mention), nor, for a follow-up that borrows the previous question's terms,
-when it holds under half of that question's topic words. A question about an error prefers the lines that hold error text, a "why" question the lines that give
-a reason. What a "do not ..." clause names ("do not run commands") is what the user does not want, so
-it is not looked for.
+when it holds under half of that question's topic words. A question about an error prefers the lines
+that hold error text, a "why" question the lines that give a reason. What a "do not ..." clause names
+("do not run commands") is what the user does not want, so it is not looked for.
 """
 
 from __future__ import annotations
