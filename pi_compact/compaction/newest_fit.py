@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pi_compact.compaction.focus import Focus, scored_lines, spans
+from pi_compact.compaction.focus import found_spans
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
 
@@ -95,8 +95,7 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
     if goal >= tokens or not text:
         return list(messages)
     lines = text.split("\n")
-    focus = Focus.of(question_of(messages, index))
-    found = spans(scored_lines(focus, lines), len(lines)) if focus is not None else []
+    found = found_spans(question_of(messages, index), text)
     keep_chars = int(len(text) * target / tokens)
     fitted: Message | None = None
     for _ in range(4):  # lines are not all alike: measure the cut, and cut again while it is over
