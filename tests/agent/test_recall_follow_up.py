@@ -16,7 +16,7 @@ from typing import Any
 from agent_harness import SETTINGS, UNDER_THRESHOLD, make_model_harness, scripted_summary
 from test_recall_numbers import CODENAME, notes_text
 
-from pi_compact.agent.compaction.recall import RECALLED_INTRO, choose
+from pi_compact.agent.compaction.recall import RECALLED_INTRO, choose, wanted
 from pi_compact.agent.tools import ToolContext, run_tool
 from pi_compact.agent.tools.read import ReadTool
 from pi_compact.llm.scripted import ScriptedCall, ScriptedReply
@@ -111,3 +111,13 @@ def test_in_a_session_the_follow_up_request_carries_the_stored_line_not_the_call
     attached = "".join(b.get("text", "") for b in h.agent_requests()[-1].messages[-1]["content"])
     assert attached.startswith(RECALLED_INTRO)
     assert f"\t- Decided the release codename: {CODENAME}." in attached and "offset=" not in attached
+
+
+def test_a_follow_up_that_names_something_new_keeps_its_own_question() -> None:
+    def live(text: str) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0}]
+
+    same = wanted(live(FOLLOW_UP), ASKED)
+    assert same is not None and same.borrowed and "codenam" in same.stems
+    new = wanted(live("Can you confirm it for calc.py?"), ASKED)
+    assert new is not None and not new.borrowed and "calc.py" in new.exact and "codenam" not in new.stems

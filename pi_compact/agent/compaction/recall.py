@@ -38,8 +38,7 @@ RECALL_TYPE = "pi-compact/recall"
 MAX_EXCERPTS = 4
 LOOK_BACK = 3  # user messages a follow-up looks back through for the question it follows up
 # A message that doubts an answer or asks for its source: it is about the question before it.
-_FOLLOW_UP = re.compile(r"\b(?:sure|quote|cite|source|verify|confirm|really|certain|prove|evidence|exact(?:ly)?)\b",
-                        re.IGNORECASE)
+_FOLLOW_UP = re.compile(r"\b(?:sure|quote|cite|source|verify|confirm|really|certain|prove|evidence)\b", re.IGNORECASE)
 # Messages that reproduce something outside the conversation (a file, a command's output): their
 # identical copies are one original to the ranking.
 _COPIES = ("toolResult", "bashExecution")
@@ -111,8 +110,10 @@ def wanted(live: Sequence[Message], previous: str | None = None) -> Question | N
     of a lazily opened session."""
     text = trigger_text(live)
     question = Question.of(text)
-    if previous is not None and follows_up(live):
-        own = question.exact if question is not None else ()
+    own = question.exact if question is not None else ()
+    # A follow-up about the same thing names nothing the previous question did not ("Quote the line of
+    # NOTES.md" after "Read NOTES.md and tell me ..."); one naming something new asks about that.
+    if previous is not None and follows_up(live) and all(has_term(previous.lower(), t, True) for t in own):
         borrowed = Question.of(previous + "\n" + " ".join(own))
         return replace(borrowed, borrowed=True) if borrowed is not None else question
     if question is None or (live and live[-1].get("role") == "user"):
