@@ -121,6 +121,15 @@ def _chosen(lines: Sequence[str], found: Sequence[tuple[int, int, float]], room:
     return sorted(chosen)
 
 
+def _gap(lines: Sequence[str], first: int, stop: int) -> str:
+    """The marker for ``lines[first:stop]`` left out: by the file's line numbers when the output numbers its
+    lines (a ``read`` from an offset starts past 1), else by the output's own."""
+    numbers = [_READ_LINE.match(lines[i]) for i in (first, stop - 1)]
+    if numbers[0] and numbers[1]:
+        return f"[… lines {int(numbers[0].group(1)):,}–{int(numbers[1].group(1)):,} not shown …]"
+    return f"[… lines {first + 1:,}–{stop:,} of this output not shown …]"
+
+
 def _cut(before: Sequence[Message], result: Message, block: Mapping[str, Any], lines: Sequence[str],
          keep_chars: int, found: Sequence[tuple[int, int, float]] = ()) -> tuple[Message | None, int]:
     """``result`` with the lines of ``found`` that fit in ``MATCH_SHARE`` of ``keep_chars``, its first lines
@@ -140,7 +149,7 @@ def _cut(before: Sequence[Message], result: Message, block: Mapping[str, Any], l
     end = 0
     for i in shown_at:
         if i > end:
-            shown.append(f"[… lines {end + 1:,}–{i:,} of this output not shown …]")
+            shown.append(_gap(lines, end, i))
         shown.append(lines[i])
         end = i + 1
     matched = len(shown_at) - head

@@ -6,6 +6,7 @@ decided at meeting 137 is on line 963, so the model never saw it, read again and
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pi_compact.compaction.focus import Focus, scored_lines
@@ -62,7 +63,7 @@ def test_a_cut_read_keeps_the_lines_that_hold_the_questions_terms_with_their_lin
     assert numbered.lstrip().split("\t")[0] == "825" and numbered in cut  # the line with its number
     assert "## Meeting 137\n" in cut and TRAP not in cut
     assert cut.startswith("     1\t# Team meeting notes")  # the head as room allows
-    assert "of this output not shown …]" in cut
+    assert re.search(r"\n\[… lines \d+–81\d not shown …\]\n", cut)  # by the file's line numbers
     assert "lines that hold words of the question" in cut and "Read NOTES.md with offset=" in cut
     assert estimate_tokens_chars4({"role": "toolResult", "content": [{"type": "text", "text": cut}]}) <= 1_500
 
@@ -71,3 +72,11 @@ def test_a_cut_for_a_question_the_output_does_not_answer_keeps_only_the_head() -
     cut = cut_text("What was said about the coffee budget?", notes())
     assert "not shown" not in cut and "lines that hold words of the question" not in cut
     assert cut.startswith("     1\t# Team meeting notes")
+
+
+def test_the_marker_of_lines_left_out_of_a_read_from_an_offset_names_the_files_line_numbers() -> None:
+    numbered = notes().split("\n")
+    cut = cut_text("Tell me the release codename decided at meeting 137.", "\n".join(numbered[600:]), 800)
+    [marker] = re.findall(r"\[… lines [^\]]* not shown …\]", cut)
+    first, last = (int(n.replace(",", "")) for n in re.findall(r"[\d,]+", marker))
+    assert 601 < first < last < 825 and "of this output" not in marker
