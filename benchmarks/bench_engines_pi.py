@@ -2,8 +2,9 @@
 
 pi runs in RPC mode (``node_modules``, a throwaway HOME) as ``--provider anthropic --model claude-sonnet-4-6``, its
 ``models.json`` pointing the built-in provider at the fake (pi's anthropic-messages path, ``/v1/messages``) with
-``modelOverrides`` giving the model the benchmark's 200,000-token window and a 24,000-token output cap (pi asks a
-third, 8,000, per turn: at 190k a larger one would not fit the window, which the fake refuses as the API does).
+``modelOverrides`` giving the model the benchmark's 200,000-token window and an 8,000-token output cap (pi sends it
+as ``max_tokens`` of every turn with thinking off; with pi's own 64,000 a turn past ~136k tokens does not fit the
+window, which the fake refuses as the API does).
 ``--thinking off``: the fake's answers carry no thinking either way. The same essay prompts fill the session; its
 threshold (``reserveTokens`` = window - ``at``; the caller puts ``at`` half a turn below the size pi-compact
 compacted at) makes pi's own check compact after the first turn past it, then ten more turns run. Its compaction
@@ -92,7 +93,7 @@ def run_pi(at: int, window: int, route: Callable[[dict[str, Any]], Any],
         settings = {"quietStartup": True, "retry": {"enabled": False},
                     "compaction": {"enabled": True, "reserveTokens": window - at, "keepRecentTokens": 20_000}}
         (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-        overrides = {PI_MODEL: {"contextWindow": window, "maxTokens": 24_000}}
+        overrides = {PI_MODEL: {"contextWindow": window, "maxTokens": 8_000}}
         (agent / "models.json").write_text(json.dumps(
             {"providers": {"anthropic": {"baseUrl": server.base_url, "modelOverrides": overrides}}}), encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "ANTHROPIC_"))}
