@@ -149,7 +149,10 @@ def _say_engine(options: CompactOptions, settings: Settings, sources: Mapping[st
         return
     from pi_compact.cli.compact_run import dry_run_engine
 
-    described = dry_run_engine(options, settings, sources)
+    try:
+        described = dry_run_engine(options, settings, sources)
+    except PiCompactError as exc:  # the model cannot be built as the run would (a key, a models.json entry)
+        described = f"not named — {exc}"
     if described is not None:
         Console().print(Text(f"engine: {described}"), soft_wrap=True)
 

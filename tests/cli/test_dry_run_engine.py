@@ -165,3 +165,10 @@ def test_compact_file_and_the_terminal_build_an_equal_engine_chain(written: Writ
     session.close()
     assert chains[:3] == chains[3:]
     assert chains[0][1] == [ANTHROPIC_COMPACTION, "local"]
+
+
+def test_a_model_the_compaction_could_not_build_leaves_the_dry_run_whole_and_says_why(
+    written: Written, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = dry_run(written, capsys, model="local")  # with --api-base, which the embedded model refuses
+    assert line.startswith("engine: not named — --api-base does not apply to the embedded local model")
