@@ -5,7 +5,8 @@ An engine turns a compaction plan into a ``CompactionResult`` (a readable ``summ
 A provider's own compaction is one sibling module per mechanism (``engine_anthropic``, ``engine_openai``),
 chosen by the model's ``ModelInfo.server_compaction`` (a field of its provider row or ``models.json`` model).
 
-``chain`` orders them: "local" never asks the provider; "provider" asks it first wherever the model has it;
+``choose`` orders them and says why the first leads (``chain``: the order alone; ``described``: the first as
+``compact --dry-run`` names it): "local" never asks the provider; "provider" asks it first wherever the model has it;
 "auto" asks it only where it is expected to cost no more than ``local`` (input-token units, as
 ``prefix_cost``). An engine that cannot serve (``Refused``: no feature, a refused request, an empty block, a
 dropped stream) hands over to the next, and ``details.engineFallbacks`` says why; ``local`` is always last.
