@@ -9,13 +9,18 @@ then compacted with reason "threshold" (what the threshold check runs) by:
 - ``provider``: ``compaction.engine`` "provider": Anthropic's ``compact_20260112`` on the cached prefix;
 - ``prefix``: "local" with ``reusePrefix`` "always": our summary request on the cached prefix;
 - ``serialized``: "local" with ``reusePrefix`` "never": pi's way (the history serialized into one request), as
-  pi-compact sends it (pi itself is not run here).
+  pi-compact sends it;
+- ``pi``: pi 0.73.1 itself (``node_modules``), its own threshold compaction on the same fake (``bench_engines_pi``),
+  when it is installed.
+
+``--repeat N`` runs every way once per round, the rounds one after another (interleaved), and ends with each way's
+dollars and its fastest and median wall time.
 
 For each: the compaction's requests (prompt tokens, cache read/write, dollars), its wall time (the fake answers
 at once, so this is the client's own time plus the fake's bookkeeping), the entry's engine, and the ten chat
 requests after it: whether each starts with the block and what it read from the cache.
 
-    .venv/bin/python benchmarks/bench_engines.py                    # 150k and 190k, all three engines
+    .venv/bin/python benchmarks/bench_engines.py --repeat 3         # 150k and 190k, every way, three rounds
     .venv/bin/python benchmarks/bench_engines.py --at 150000 --only provider
 """
 
@@ -23,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import sys
 import tempfile
 import time
@@ -34,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+from bench_engines_pi import pi_installed, run_pi  # noqa: E402
 from fakes.anthropic_cache import cost  # noqa: E402
 from fakes.anthropic_server import FakeAnthropicServer, RecordedRequest  # noqa: E402
 from fakes.anthropic_stream import AnthropicReply, Compaction, text_reply  # noqa: E402
@@ -119,22 +127,52 @@ def run(way: str, at: int) -> dict[str, Any]:
             "after_dollars": round(sum(r["dollars"] or 0 for r in after), 4), "after": after}
 
 
+def line(result: dict[str, Any]) -> str:
+    reads = [r["read"] for r in result["after"]]
+    return (f"{result['at']:>7,} {result['way']:<10} engine {result['engine']:<9} "
+            f"context {result['context_before']:>7,} "
+            f"compaction ${result['compaction_dollars']:.4f} in {result['compaction_seconds']:.3f} s "
+            f"({len(result['compaction'])} requests); next {AFTER}: ${result['after_dollars']:.4f}, "
+            f"block first in {sum(r['block_first'] for r in result['after'])}, cache reads {reads}")
+
+
+def summary(results: list[dict[str, Any]]) -> list[str]:
+    """Per size and way: dollars (the same every run, else said) and the compaction's wall time, fastest and median."""
+    rows = []
+    for at in dict.fromkeys(r["at"] for r in results):
+        for way in dict.fromkeys(r["way"] for r in results if r["at"] == at):
+            runs = [r for r in results if r["at"] == at and r["way"] == way]
+            times = sorted(r["compaction_seconds"] for r in runs)
+            paid = sorted({r["compaction_dollars"] for r in runs})
+            rows.append(f"{at:>7,} {way:<10} context {runs[0]['context_before']:>7,} compaction "
+                        f"{'/'.join(f'${d:.4f}' for d in paid)} ({len(runs[0]['compaction'])} requests); wall "
+                        f"fastest {times[0]:.3f} s, median {statistics.median(times):.3f} s of {len(times)}; "
+                        f"next {AFTER} ${runs[0]['after_dollars']:.4f}")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--at", type=int, action="append", help="context size to compact at (repeatable)")
-    parser.add_argument("--only", choices=tuple(ENGINES), action="append")
+    parser.add_argument("--only", choices=(*ENGINES, "pi"), action="append")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds, each running every way once (interleaved)")
     args = parser.parse_args()
+    ways = args.only or [*ENGINES, *(["pi"] if pi_installed() else [])]
     results = []
-    for at in args.at or [150_000, 190_000]:
-        for way in args.only or list(ENGINES):
-            result = run(way, at)
-            results.append(result)
-            reads = [r["read"] for r in result["after"]]
-            print(f"{at:>7,} {way:<10} engine {result['engine']:<9} context {result['context_before']:>7,} "
-                  f"compaction ${result['compaction_dollars']:.4f} in {result['compaction_seconds']:.2f} s "
-                  f"({len(result['compaction'])} requests); next {AFTER}: ${result['after_dollars']:.4f}, "
-                  f"block first in {sum(r['block_first'] for r in result['after'])}, cache reads {reads}",
-                  flush=True)
+    print(f"load average at start: {os.getloadavg()}", flush=True)
+    for _round in range(args.repeat):
+        for at in args.at or [150_000, 190_000]:
+            for way in ways:
+                if way == "pi":  # pi's threshold half a turn (~5k tokens) below the size ours compacted at: pi
+                    # compacts after the turn that ends nearest it (its own check: past window - reserveTokens)
+                    ours = next((r["context_before"] for r in results if r["at"] == at and r["way"] != "pi"), at)
+                    result = {**run_pi(ours - 2_600, WINDOW, route, row, asks_summary, AFTER), "at": at}
+                else:
+                    result = run(way, at)
+                results.append(result)
+                print(line(result), flush=True)
+    print(f"load average at end: {os.getloadavg()}", flush=True)
+    print("\n".join(summary(results)))
     print(json.dumps(results, indent=1))
 
 

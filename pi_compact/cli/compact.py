@@ -73,12 +73,13 @@ def run_compact(options: CompactOptions, settings: Settings, sources: Mapping[st
         # no garbage; _lean_dry_run's locals are gone when it returns, before it is enabled again.
         with gc_paused():
             code = _lean_dry_run(options, settings, sources)
-        if code is not None:
-            return code
-    if options.dry_run:
-        store = SessionStore.open(options.session, str(Path.cwd()), now_ms(), hold=False)
-        warn(store.warnings)
-        return _dry_run(options, settings, store.branch(), sources=sources)
+        if code is None:
+            store = SessionStore.open(options.session, str(Path.cwd()), now_ms(), hold=False)
+            warn(store.warnings)
+            code = _dry_run(options, settings, store.branch(), sources=sources)
+        if code == 0 and not options.as_json:
+            _say_engine(options, settings, sources)
+        return code
     from pi_compact.cli.compact_run import compact_file  # agent.compaction.offline compacts the file
 
     return compact_file(options, settings, sources)
@@ -135,6 +136,25 @@ def _dry_run(
         threshold=Budgets.of(settings.compaction, window).threshold, nothing=nothing,
     )
     return 0
+
+
+def _say_engine(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None) -> None:
+    """The engine the compaction would run first, and why: its compactor is built as ``compact FILE`` (and the
+    terminal) build it, which needs the model's facts, not the model layer (litellm) nor the network."""
+    from rich.console import Console
+    from rich.text import Text
+
+    if options.model is None:
+        Console().print(Text("engine: not named without --model (the model decides which engines can run)"))
+        return
+    from pi_compact.cli.compact_run import dry_run_engine
+
+    try:
+        described = dry_run_engine(options, settings, sources)
+    except PiCompactError as exc:  # the model cannot be built as the run would (a key, a models.json entry)
+        described = f"not named — {exc}"
+    if described is not None:
+        Console().print(Text(f"engine: {described}"), soft_wrap=True)
 
 
 def _write_utf8(chunks: Iterable[bytes]) -> None:

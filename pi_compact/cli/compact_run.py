@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
-from pi_compact.agent.compaction.offline import OfflineJob, OfflineListener, compact_offline
+from pi_compact.agent.compaction.offline import OfflineJob, OfflineListener, compact_offline, offline_engine
 from pi_compact.agent.compaction.reasons import model_answered
 from pi_compact.agent.events import Retry, SessionEvent
 from pi_compact.cancel import CancelToken
@@ -60,6 +60,22 @@ class FlagModels:
         return create_model(resolve_model(name, settings=settings), api_base=base, api_key=key, settings=settings)
 
 
+def offline_parts(options: CompactOptions, sources: Mapping[str, str] | None) -> tuple[OfflineJob, FlagModels]:
+    """The job and models of ``compact FILE`` from its flags: the compaction and its dry run read the same."""
+    job = OfflineJob(options.session, Path.cwd(), instructions=options.instructions,
+                     allow_fallback=not options.no_fallback, context_window=options.context_window, sources=sources)
+    return job, FlagModels(options.model, options.api_base, options.api_key, options.context_window)
+
+
+def dry_run_engine(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None) -> str | None:
+    """The engine ``compact FILE`` would run first, and why (``offline.offline_engine``): its compactor built
+    as the compaction builds it, nothing asked of the model; the settings' warnings were said by the dry run."""
+    job, models = offline_parts(options, sources)
+    quiet = OfflineListener(lambda _warnings: None, lambda _writer: None, lambda _event: None)
+    return offline_engine(job, settings, models, lambda tools: system_prompt_for(Path.cwd(), tools, lambda _t: None),
+                          quiet)
+
+
 def compact_file(options: CompactOptions, settings: Settings, sources: Mapping[str, str] | None = None) -> int:
     """Compact the session; prints the outcome; returns the exit code."""
     from pi_compact.ui.compaction_view import end_renderable
@@ -78,9 +94,7 @@ def compact_file(options: CompactOptions, settings: Settings, sources: Mapping[s
     def system_prompt(tools: Sequence[Tool]) -> str:
         return system_prompt_for(Path.cwd(), tools, lambda text: err.print(Text(text, style="yellow")))
 
-    job = OfflineJob(options.session, Path.cwd(), instructions=options.instructions,
-                     allow_fallback=not options.no_fallback, context_window=options.context_window, sources=sources)
-    models = FlagModels(options.model, options.api_base, options.api_key, options.context_window)
+    job, models = offline_parts(options, sources)
     outcome = compact_offline(job, settings, models, system_prompt, OfflineListener(warn, starting, emit),
                               CancelToken(), guard=cancel_on_sigint)
     if outcome.not_needed is not None:

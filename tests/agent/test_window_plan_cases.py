@@ -136,8 +136,8 @@ def test_the_plan_is_built_in_one_place() -> None:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                         node.func.id in ("plan_window", "fit_to_window"):
                     calls.setdefault(node.func.id, []).append(f"{path.relative_to(package)}:{function.name}")
-    assert sorted(calls["plan_window"]) == ["agent/compaction/offline.py:_compact",
-                                            "agent/compaction/offline.py:_fitted", "agent/session.py:_refit",
+    assert sorted(calls["plan_window"]) == ["agent/compaction/offline.py:_fitted",
+                                            "agent/compaction/offline.py:_prepare", "agent/session.py:_refit",
                                             "cli/choices.py:fitted_settings"]
     assert sorted(set(calls["fit_to_window"])) == ["compaction/threshold.py:validate_against_window",
                                                    "compaction/window.py:plan_window"]

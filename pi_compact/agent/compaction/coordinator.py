@@ -25,6 +25,7 @@ from pi_compact.agent.compaction.navigator import Navigator, TreeHooks
 from pi_compact.agent.compaction.pipeline import CompactionHooks, Compactor
 from pi_compact.agent.compaction.prefix_cost import LIFETIME_MARGIN_MS, planned_cut, send_first
 from pi_compact.agent.compaction.reasons import OVERFLOW_GIVE_UP, cut_again_text, words
+from pi_compact.agent.compaction.session_compactor import build_compactor
 from pi_compact.agent.compaction.summarizer import Summarizers
 from pi_compact.agent.compaction.triggers import Point, decide
 from pi_compact.agent.events import CompactionEnd, CompactionReason, Notice, SessionEvent
@@ -35,7 +36,7 @@ from pi_compact.compaction.summarize import CompactionResult
 from pi_compact.compaction.window import WindowPlan
 from pi_compact.llm.overflow import is_overflow_of, stated_prompt_tokens
 from pi_compact.llm.params import NO_CACHE, cache_prices
-from pi_compact.llm.protocol import ChatModel, ChatRequest
+from pi_compact.llm.protocol import ChatModel
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 
@@ -126,12 +127,13 @@ class Compactions:
         if plan.window <= 0 or not plan.budgets.past(usage.tokens) or not self._can_help(model, plan, usage.tokens):
             return False
         if plan.fits(usage.tokens):  # the prompt could go out as it is: the cheaper order wins
-            last = self._requests.last or self._unsent(plan)
+            compactor = self._compactor(model, plan)
+            last = compactor.last_request() if compactor.last_request is not None else None
             prices = cache_prices(model.info, last) if last is not None else NO_CACHE
             newest = self._requests.sent[-1].at_ms if self._requests.sent else None
             warm = newest is not None and self._now() - newest < prices.lifetime_ms - LIFETIME_MARGIN_MS
             held = usage.tokens - self._prompt_tokens(model) if warm else 0
-            if send_first(self._compactor(model, plan).summary_cost("threshold"), usage.tokens, held, prices):
+            if send_first(compactor.summary_cost("threshold"), usage.tokens, held, prices):
                 return False  # the turn goes out as it is; the compaction after the run follows
         return self.run(model, plan, "threshold", cancel=cancel) is not None
 
@@ -238,27 +240,10 @@ class Compactions:
         self.guard.reset()
 
     def _compactor(self, model: ChatModel, plan: WindowPlan, hint: bool = True) -> Compactor:
-        settings = plan.settings
-        return Compactor(self._store, model, settings, self._emit, self._hooks, now_ms=self._now, guard=self.guard,
-                         overflow_hint=hint,
-                         diagnose=lambda: self._diagnose(model, plan),
-                         summarizer=self.summarizers.for_settings(settings),
-                         thinking=plan.level,
-                         measure=lambda messages: self._context.size_of(messages, model),
-                         measure_sent=lambda messages: self._context.size_of(messages, model, plan),
-                         size_now=lambda: self._context.usage_for(model, plan).tokens,
-                         estimator=self._context.estimator_of(model),
-                         last_request=lambda: self._requests.last or self._unsent(plan),
-                         sent=lambda: tuple(self._requests.sent), plan=plan,
-                         request_digest=self._requests.digest)
-
-    def _unsent(self, plan: WindowPlan) -> ChatRequest | None:
-        """With no chat request sent in this run (a resume): the one the next turn would send, whose prefix
-        the provider may still hold from the last run. None once this run sent one (after a model switch
-        the new model holds nothing)."""
-        if self._requests.sent_any:
-            return None
-        return self._requests.peek(self._context.sent(), plan)
+        return build_compactor(self._store, self._context, self._requests, model, plan, self._emit,
+                               now_ms=self._now, summarizer=self.summarizers.for_settings(plan.settings),
+                               hooks=self._hooks, guard=self.guard, diagnose=lambda: self._diagnose(model, plan),
+                               overflow_hint=hint)
 
     def _can_help(self, model: ChatModel, plan: WindowPlan, tokens: int) -> bool:
         """Can a compaction now help? Not while the next request still fits the window, a big newest message must

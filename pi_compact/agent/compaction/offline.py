@@ -12,13 +12,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from pi_compact.agent.compaction import engines
 from pi_compact.agent.compaction.live_context import LiveContext
 from pi_compact.agent.compaction.pipeline import Compactor
 from pi_compact.agent.compaction.reasons import SKIP_TEXT, too_small_text
+from pi_compact.agent.compaction.session_compactor import build_compactor
 from pi_compact.agent.compaction.summarizer import Summarizer
 from pi_compact.agent.events import CompactionEnd, CompactionStart, SessionEvent
 from pi_compact.agent.opening import recorded_level
@@ -26,11 +28,12 @@ from pi_compact.agent.request import Requests
 from pi_compact.agent.tools import Tool, session_tools
 from pi_compact.cancel import CancelToken
 from pi_compact.clock import now_ms
-from pi_compact.compaction.plan import prepare_compaction, skip_reason
+from pi_compact.compaction.plan import CompactionPlan, prepare_compaction, skip_reason
 from pi_compact.compaction.tokens import estimate_tokens_auto
 from pi_compact.compaction.window import plan_window
 from pi_compact.llm.protocol import ChatModel, ModelInfo
 from pi_compact.llm.thinking import DEFAULT_LEVEL, LEVELS, clamp_level
+from pi_compact.session.entries import Entry
 from pi_compact.session.store import SessionStore
 from pi_compact.settings import Settings
 
@@ -111,11 +114,22 @@ def _fitted(settings: Settings, window: int, job: OfflineJob, listener: OfflineL
     return fitted.settings
 
 
-def _compact(
+@dataclass
+class _Prepared:
+    """A compaction ready to run: its compactor (built as the terminal builds its own), the branch, the plan
+    made with the settings in force (None where fitting them to the model changed them) and who writes."""
+
+    compactor: Compactor
+    branch: list[Entry]
+    plan: CompactionPlan | None
+    writer: str
+    ends: list[CompactionEnd] = field(default_factory=list)
+
+
+def _prepare(
     store: SessionStore, job: OfflineJob, settings: Settings, models: CommandModels,
-    system_prompt: Callable[[Sequence[Tool]], str], listener: OfflineListener, cancel: CancelToken,
-    guard: Callable[[CancelToken], AbstractContextManager[None]],
-) -> OfflineOutcome:
+    system_prompt: Callable[[Sequence[Tool]], str], listener: OfflineListener,
+) -> _Prepared | OfflineOutcome:
     if job.context_window is not None:  # the window is known without the model: check before planning
         settings = _fitted(settings, job.context_window, job, listener)
     branch = store.branch_tail()  # what the plan reads: older entries of a long session stay unread
@@ -146,28 +160,53 @@ def _compact(
             listener.starting(writer)
         listener.emit(event)
 
-    started = time.monotonic()
     # Before and after counted as the terminal counts them: the system prompt and tools every request
-    # carries, and the session's own calibration, so the figures are the next request's.
+    # carries, and the session's own calibration, so the figures are the next request's. The summary is
+    # asked on the request the session's next turn would send, whose prefix the provider may still hold.
     context = LiveContext(store, settings.compaction.token_estimator)
     tools = session_tools(store, settings)
     requests = Requests(store, system_prompt(tools), tools, now_ms)
     context.overhead = requests.overhead
-    # The request the session's next turn would send (cleared tool results as stubs, as it carries them): the
-    # provider may still hold its prefix from the last run, and the summary is asked on it where that is
-    # expected to cost less (``prefix_cost``); with stubs before the cut it is no prefix of the originals.
-    compactor = Compactor(store, model, settings, emit, allow_fallback=job.allow_fallback, summarizer=summarizer,
-                          thinking=window.level,
-                          measure=lambda messages: context.size_of(messages, model),
-                          size_now=lambda: context.usage_for(model, window).tokens,
-                          estimator=context.estimator_of(model),
-                          last_request=lambda: requests.peek(context.sent(), window),
-                          plan=window, request_digest=requests.digest)
+    compactor = build_compactor(store, context, requests, model, window, emit, now_ms=now_ms,
+                                summarizer=summarizer, allow_fallback=job.allow_fallback)
     # The plan above is used unless fitting the settings to the model's window changed them.
-    planned = (branch, plan) if settings.compaction == planned_with else None
+    return _Prepared(compactor, branch, plan if settings.compaction == planned_with else None, writer, ends)
+
+
+def _compact(
+    store: SessionStore, job: OfflineJob, settings: Settings, models: CommandModels,
+    system_prompt: Callable[[Sequence[Tool]], str], listener: OfflineListener, cancel: CancelToken,
+    guard: Callable[[CancelToken], AbstractContextManager[None]],
+) -> OfflineOutcome:
+    prepared = _prepare(store, job, settings, models, system_prompt, listener)
+    if isinstance(prepared, OfflineOutcome):
+        return prepared
+    started = time.monotonic()
+    planned = (prepared.branch, prepared.plan) if prepared.plan is not None else None
     with guard(cancel):
-        compactor.run("manual", instructions=job.instructions, cancel=cancel, planned=planned)
-    return OfflineOutcome(end=ends[-1], seconds=time.monotonic() - started)
+        prepared.compactor.run("manual", instructions=job.instructions, cancel=cancel, planned=planned)
+    return OfflineOutcome(end=prepared.ends[-1], seconds=time.monotonic() - started)
+
+
+def offline_engine(
+    job: OfflineJob, settings: Settings, models: CommandModels, system_prompt: Callable[[Sequence[Tool]], str],
+    listener: OfflineListener,
+) -> str | None:
+    """The engine ``compact_offline`` would run first, and why (``engines.described``), for the dry run: the
+    same compactor, built without holding the file and asked nothing. None when nothing would be compacted."""
+    store = SessionStore.open(job.session, str(job.cwd), now_ms(), hold=False)
+    try:
+        prepared = _prepare(store, job, settings, models, system_prompt, listener)
+        if isinstance(prepared, OfflineOutcome):
+            return None
+        compactor = prepared.compactor
+        plan = prepared.plan or prepare_compaction(prepared.branch, compactor.settings.compaction, keep_newest=True)
+        if plan is None:
+            return None
+        ctx = engines.EngineContext(compactor, "manual", prepared.branch, plan, job.instructions, now_ms())
+        return engines.described(ctx, engines.choose(ctx, compactor.settings.compaction.engine))
+    finally:
+        store.close()
 
 
 def session_level(store: SessionStore, settings: Settings) -> str:
