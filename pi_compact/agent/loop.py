@@ -142,10 +142,9 @@ def run_tool_calls(
 def refuse_tool_calls(
     message: Mapping[str, Any], reason: str, emit: Emit, on_result: Callable[[dict[str, Any]], None],
 ) -> None:
-    """Answer each tool call of ``message`` with an error result saying ``reason``, running none of them
-    (a stopped loop: every call still gets its result, so the transcript stays valid for the next prompt,
-    and the next prompt's model reads why). The results carry ``details.loopStop``: the terminal shows the
-    stop as its one notice line, not once per refused call."""
+    """Answer each tool call of ``message`` with an error result saying ``reason``, running none of them (the
+    transcript stays valid and the model reads why). The results carry ``details.loopStop``: the terminal
+    shows the stop as its one notice line, not once per refused call."""
     for call in tool_calls(message):
         call_id, name = str(call.get("id", "")), str(call.get("name", ""))
         output = ToolOutput(f"Not run: {reason}", is_error=True, details={"loopStop": True})
@@ -171,9 +170,9 @@ REPEAT_LIMIT = 4
 # times in a row with the same arguments, is stopped as one repeated call is. (An edit-and-test cycle that
 # makes progress changes its edit's arguments, so it is not a cycle.)
 CYCLE_LIMIT = 50
-# Lookups that give the same answer every time within a turn (the compacted history does not change
-# while the turn runs): the embedded model recalled ``test_calc.py`` four times after its fix, between
-# other calls, so no run of identical calls formed. The third identical one in a turn is stopped.
+# Lookups that give the same answer every time within a turn: the embedded model recalled ``test_calc.py``
+# four times between other calls. The third identical one is refused and the model gets one reply to answer
+# from what it has (issue 44's walk: it found the codename and kept recalling it); a fourth stops the turn.
 LOOKUPS = frozenset({"recall"})
 LOOKUP_LIMIT = 3
 
@@ -182,12 +181,13 @@ LOOKUP_LIMIT = 3
 class LoopStop:
     """Why the loop stopped: ``text`` is the one line the user reads (the cause and what to do),
     ``for_model`` what each refused call's result tells the model; ``repeated`` is the repeated call and
-    ``count`` how many times in a row it (or the cycle) was made."""
+    ``count`` how many times in a row it (or the cycle) was made; ``last_word``: one more reply may answer."""
 
     text: str
     repeated: str | None = None
     for_model: str = ""
     count: int = 0
+    last_word: bool = False
 
 
 def call_label(call: Mapping[str, Any]) -> str:
@@ -259,14 +259,17 @@ class LoopLimits:
             signature = _signature(call)
             count = sum(1 for made, _ in self._calls if made == signature)
             if count >= LOOKUP_LIMIT:
-                label = call_label(call)
+                label, first = call_label(call), count == LOOKUP_LIMIT
                 return LoopStop(
                     f"Stopped: the model called `{label}` {count} times in this turn with the same arguments "
                     "(it finds the same each time); that call was not run. Say what to do differently, or try "
                     "another model.",
                     label, f"`{label}` was called {count} times in this turn with the same arguments, and it "
-                    "returns the same each time, so the loop guard stopped this turn before this call."
-                    + _ADVICE_FOR_MODEL, count)
+                    "returns the same each time, so " + (
+                        "this call was not run: its result is above. Answer the user now from what the earlier "
+                        "results say, quoting the lines that answer, or say that you did not find it." if first
+                        else "the loop guard stopped this turn before this call." + _ADVICE_FOR_MODEL),
+                    count, last_word=first)
         return None
 
     def _cycle(self) -> int:
@@ -350,6 +353,8 @@ def run_loop(model: ChatModel, hooks: LoopHooks, tools: Sequence[Tool], context:
         halt = limits.check(reply)
         if halt is not None:
             refuse_tool_calls(reply, halt.for_model or halt.text, emit, hooks.record)
+            if halt.last_word:  # the same request again (its cached prefix kept), now with the refusal
+                continue
             emit(Notice(halt.text, "warning"))
             return reply, halt
         if not run_tool_calls(reply, tools, context, emit, record, approve):

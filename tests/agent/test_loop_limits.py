@@ -167,6 +167,39 @@ def test_a_recall_made_a_third_time_in_a_turn_between_other_calls_is_stopped(tmp
         replies += [recall, ScriptedReply(tool_calls=(ScriptedCall("bash", {"command": f"echo {n}"}),))]
     h = make_model_harness(tmp_path, *replies, "Done.")
     h.session.prompt("Fix calc.py.")
-    assert len(h.agent_requests()) == 5  # recall, echo, recall, echo, and the third recall refused
+    # recall, echo, recall, echo, the third recall refused with one more reply allowed (an echo), and the
+    # fourth recall stops the turn
+    assert len(h.agent_requests()) == 7
     [notice] = [e for e in h.events if isinstance(e, Notice)]
-    assert notice.text.startswith("Stopped: the model called `recall test_calc.py` 3 times in this turn")
+    assert notice.text.startswith("Stopped: the model called `recall test_calc.py` 4 times in this turn")
+
+
+def test_a_recall_refused_the_third_time_leaves_the_model_one_reply_that_answers_and_ends_the_turn(
+    tmp_path: Path,
+) -> None:
+    # Issue 44's walk on 7834eb3: the embedded model saw the codename in the cut read, recalled it three times
+    # and the turn ended with no answer; the refusal now asks it to answer from what it has.
+    recall = ScriptedReply(tool_calls=(ScriptedCall("recall", {"query": "COPPER-KITE"}),))
+    h = make_model_harness(tmp_path, recall, recall, recall, "The codename is COPPER-KITE.")
+    final = h.session.prompt("Which codename was decided at meeting 137?")
+    assert final is not None and final["stopReason"] == "stop"
+    assert final["content"][0]["text"] == "The codename is COPPER-KITE."
+    assert len(h.agent_requests()) == 4 and h.session.loop_stop is None
+    assert [e for e in h.events if isinstance(e, Notice) and e.text.startswith("Stopped")] == []
+    refused = [m for m in h.agent_requests()[-1].messages if m.get("role") == "toolResult"][-1]
+    assert refused["isError"] is True
+    assert "Answer the user now from what the earlier results say" in refused["content"][0]["text"]
+    # the same request as before the refusal, plus it: the tools (and so the cached prefix) are unchanged
+    assert h.agent_requests()[-1].tools == h.agent_requests()[-2].tools
+
+
+def test_a_fourth_identical_recall_after_the_last_reply_stops_the_turn(tmp_path: Path) -> None:
+    recall = ScriptedReply(tool_calls=(ScriptedCall("recall", {"query": "COPPER-KITE"}),), repeat=True)
+    h = make_model_harness(tmp_path, recall)
+    final = h.session.prompt("Which codename was decided at meeting 137?")
+    assert final is not None and final["stopReason"] == "toolUse"
+    assert len(h.agent_requests()) == 4
+    [notice] = [e for e in h.events if isinstance(e, Notice)]
+    assert notice.text.startswith("Stopped: the model called `recall COPPER-KITE` 4 times")
+    last = h.entries()[-1]["message"]
+    assert last["role"] == "toolResult" and last["content"][0]["text"].startswith("Not run: ")
