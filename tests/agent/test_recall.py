@@ -241,3 +241,22 @@ def test_the_summary_tells_the_model_to_answer_questions_about_earlier_work_from
     assert "do not edit files or rerun commands to answer them" in text_of(with_hint[0]["content"])
     system = build_system_prompt("/w", date(2026, 1, 1), ["bash"])
     assert "is answered from the summary, not by redoing the work or running tools" in system
+
+
+def test_a_call_the_loop_guard_refused_is_never_found_by_recall(tmp_path: Path) -> None:
+    # Issue 44's walk on 7834eb3: `recall calc.py` answered first with the guard's own "Not run: ... `edit
+    # calc.py` ..." result, which says nothing about calc.py but the call's name.
+    refused = tool_result("Not run: the loop guard stopped this turn before this call because `edit calc.py` "
+                          "was made 4 times.", tool_name="edit", is_error=True)
+    refused["details"] = {"loopStop": True}
+    store = open_store(tmp_path, chain(
+        user("Fix calc.py."),
+        assistant("", tool_calls=[tool_call("edit", {"path": "calc.py"})]),
+        refused,
+        user("Which files did we change?"),
+        assistant("", tool_calls=[tool_call("read", {"path": "calc.py"})]),
+        tool_result("1\tdef add(a, b):  # calc.py\n2\t    return a + b", tool_name="read"),
+    ))
+    found = recall(store, query="calc.py", scope="branch")
+    assert not found.is_error
+    assert "Not run" not in found.text and "return a + b" in found.text

@@ -169,7 +169,9 @@ class RecallTool:
     # ---- by query ----------------------------------------------------------------------------
 
     def _search(self, text: str, scope: str, limit: int, cancelled: Callable[[], bool] = lambda: False) -> ToolOutput:
-        entries = self._entries(scope)
+        # A call the loop guard refused holds only why it was not run (naming the call's own words): found
+        # first in issue 44's walk, it was never an answer.
+        entries = [e for e in self._entries(scope) if not _refused_call(message_of_entry(e))]
         if scope == "compacted" and not entries:
             return error("Nothing in this conversation has been compacted yet, so all of it is in your context; "
                          'pass scope "branch" or "session" to search anyway.')
@@ -260,6 +262,11 @@ class RecallTool:
 
     def _tokens(self, text: str) -> int:
         return estimate_text_tokens(text, self.estimator)
+
+
+def _refused_call(message: Message | None) -> bool:
+    details = message.get("details") if message is not None and message.get("role") == "toolResult" else None
+    return isinstance(details, Mapping) and details.get("loopStop") is True
 
 
 def _entry_list(ids: Sequence[str]) -> str:
