@@ -23,6 +23,11 @@ MIN_SHOWN_TOKENS = 256  # less than this of a result tells the model nothing; th
 NOTE_ROOM = 96  # tokens left for the note, and for lines that cost more than the average line
 MATCH_SHARE = 0.6  # of a cut result, at most this much goes to the lines the question names; the rest to the first
 GAP_ROOM = 48  # characters of the marker that says which lines are not shown
+# A result cut to fit takes at most this share of the window, not all the room the threshold leaves: cut to the
+# threshold, every request after it sits at the threshold (the next call compacts again), costs the most the
+# provider charges, and on the embedded model takes minutes to read (13,000 tokens at ~40 a second on a
+# 2-core laptop, issue 44's fourth walk). The lines the question names come first in it; the rest is a read away.
+NEWEST_SHARE = 0.2
 _READ_LINE = re.compile(r"^\s*(\d+)\t")
 
 
@@ -47,18 +52,21 @@ def _call_args(messages: Sequence[Message], call_id: Any) -> Mapping[str, Any]:
 
 
 def cut_note(shown: int, total: int, tool: str, args: Mapping[str, Any], next_line: int | None,
-             matched: int = 0) -> str:
-    """What the model reads after the lines it got: how much is left out, and how to see it. ``matched``:
-    how many of the lines shown after the first ones hold the question's terms (or stand around them)."""
+             spans: Sequence[tuple[int, int]] = ()) -> str:
+    """What the model reads after the lines it got: how much is left out, and how to see it. ``spans``: the
+    line numbers (first, last) of the runs shown after the first lines, which hold the question's terms with
+    the lines around them. Those are named first, with leave to answer from them: a small model offered an
+    offset reads on (issue 44's fourth walk read ``offset=692`` with the answer's line already shown)."""
     where = " Use"
     if tool == "read" and isinstance(args.get("path"), str) and next_line is not None:
         where = f" Read {args['path']} with offset={next_line} for the lines after the first ones, or use"
-    found = ""
-    if matched:
-        found = f", then {matched:,} lines that hold words of the question, with the lines around them"
-    return (f"\n\n[Cut to fit the context window: the first {shown:,} of {total:,} lines of this output are "
-            f"shown{found}; the whole output is kept in the session.{where} recall with words from the part you "
-            "need.]")
+    if not spans:
+        return (f"\n\n[Cut to fit the context window: the first {shown:,} of {total:,} lines of this output are "
+                f"shown; the whole output is kept in the session.{where} recall with words from the part you need.]")
+    runs = ", ".join(f"{first:,}–{last:,}" if last > first else f"{first:,}" for first, last in spans)
+    return (f"\n\n[Cut to fit the context window. Lines {runs} above hold words of the question, with the lines "
+            f"around them; if they answer it, answer from them. Also shown: the first {shown:,} of {total:,} lines. "
+            f"The whole output is kept in the session.{where} recall with words from the part you need.]")
 
 
 def question_of(messages: Sequence[Message], index: int) -> str:
@@ -73,12 +81,14 @@ def question_of(messages: Sequence[Message], index: int) -> str:
     return ""
 
 
-def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimator) -> list[Message]:
-    """``messages`` with the turn's newest tool result cut by about ``over`` tokens (its first lines
-    kept, then ``cut_note``); ``messages`` as they are when ``over`` <= 0, when there is no such result,
-    or when it is not much bigger than ``MIN_SHOWN_TOKENS``. A result that would have to shrink below that
-    keeps ``MIN_SHOWN_TOKENS``: the request may still pass the threshold (the answer's room shrinks), but
-    sent whole it would surely pass the window."""
+def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimator,
+                      most: int | None = None) -> list[Message]:
+    """``messages`` with the turn's newest tool result cut by about ``over`` tokens, and to at most ``most``
+    tokens when given (``NEWEST_SHARE`` of the window; the lines the question names, its first lines, then
+    ``cut_note``); ``messages`` as they are when ``over`` <= 0, when there is no such result, or when it is
+    not much bigger than ``MIN_SHOWN_TOKENS``. A result that would have to shrink below that keeps
+    ``MIN_SHOWN_TOKENS``: the request may still pass the threshold (the answer's room shrinks), but sent
+    whole it would surely pass the window."""
     index = newest_result_index(messages) if over > 0 else None
     if index is None:
         return list(messages)
@@ -90,7 +100,7 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
         return list(messages)  # images or several blocks: no line to cut at
     text = str(texts[0]["text"])
     tokens = estimator(result)
-    goal = max(tokens - over, MIN_SHOWN_TOKENS + NOTE_ROOM)  # the size of the cut result with its note
+    goal = max(min(tokens - over, most if most is not None else tokens), MIN_SHOWN_TOKENS + NOTE_ROOM)
     target = goal - NOTE_ROOM
     if goal >= tokens or not text:
         return list(messages)
@@ -119,6 +129,12 @@ def _chosen(lines: Sequence[str], found: Sequence[tuple[int, int, float]], room:
             chosen.append((first, last))
             room -= size
     return sorted(chosen)
+
+
+def _number(lines: Sequence[str], index: int) -> int:
+    """The line number the model sees for ``lines[index]``: the file's in a numbered ``read``, else 1-based."""
+    numbered = _READ_LINE.match(lines[index])
+    return int(numbered.group(1)) if numbered else index + 1
 
 
 def _gap(lines: Sequence[str], first: int, stop: int) -> str:
@@ -152,12 +168,12 @@ def _cut(before: Sequence[Message], result: Message, block: Mapping[str, Any], l
             shown.append(_gap(lines, end, i))
         shown.append(lines[i])
         end = i + 1
-    matched = len(shown_at) - head
     numbered = _READ_LINE.match(lines[head - 1]) if head else None
+    spans = [(_number(lines, first), _number(lines, last)) for first, last in chosen if last >= head]
     note = cut_note(head, len(lines), str(result.get("toolName") or ""),
                     _call_args(before, result.get("toolCallId")), int(numbered.group(1)) + 1 if numbered else None,
-                    matched)
+                    spans)
     return {**result, "content": [{**block, "text": "\n".join(shown) + note}]}, size
 
 
-__all__ = ["MIN_SHOWN_TOKENS", "cut_note", "fit_newest_result", "newest_result_index", "question_of"]
+__all__ = ["MIN_SHOWN_TOKENS", "NEWEST_SHARE", "cut_note", "fit_newest_result", "newest_result_index", "question_of"]

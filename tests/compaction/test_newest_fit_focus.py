@@ -64,13 +64,16 @@ def test_a_cut_read_keeps_the_lines_that_hold_the_questions_terms_with_their_lin
     assert "## Meeting 137\n" in cut and TRAP not in cut
     assert cut.startswith("     1\t# Team meeting notes")  # the head as room allows
     assert re.search(r"\n\[… lines \d+–81\d not shown …\]\n", cut)  # by the file's line numbers
-    assert "lines that hold words of the question" in cut and "Read NOTES.md with offset=" in cut
+    # The note names the matched lines first, with leave to answer from them, and offers more reading after.
+    note = cut[cut.index("[Cut to fit"):]
+    assert re.search(r"Lines 8\d\d–8\d\d above hold words of the question", note)
+    assert note.index("answer from them") < note.index("Read NOTES.md with offset=")
     assert estimate_tokens_chars4({"role": "toolResult", "content": [{"type": "text", "text": cut}]}) <= 1_500
 
 
 def test_a_cut_for_a_question_the_output_does_not_answer_keeps_only_the_head() -> None:
     cut = cut_text("What was said about the coffee budget?", notes())
-    assert "not shown" not in cut and "lines that hold words of the question" not in cut
+    assert "not shown" not in cut and "hold words of the question" not in cut
     assert cut.startswith("     1\t# Team meeting notes")
 
 
@@ -80,3 +83,13 @@ def test_the_marker_of_lines_left_out_of_a_read_from_an_offset_names_the_files_l
     [marker] = re.findall(r"\[… lines [^\]]* not shown …\]", cut)
     first, last = (int(n.replace(",", "")) for n in re.findall(r"[\d,]+", marker))
     assert 601 < first < last < 825 and "of this output" not in marker
+
+
+def test_a_result_cut_to_fit_takes_no_more_than_the_share_it_is_given_however_much_room_is_left() -> None:
+    # Issue 44's fourth walk: the read cut to the threshold was a 13,000-token request, five minutes of reading
+    # on the embedded model. Room for 6,000 tokens, a share of 1,000: the cut keeps ~1,000, the answer's line first.
+    messages = turn("Read NOTES.md and tell me the release codename decided at meeting 137.", notes())
+    over = estimate_tokens_chars4(messages[2]) - 6_000
+    fitted = fit_newest_result(messages, over, estimate_tokens_chars4, 1_000)
+    size = estimate_tokens_chars4(fitted[2])
+    assert 800 < size <= 1_000 and ANSWER in fitted[2]["content"][0]["text"]

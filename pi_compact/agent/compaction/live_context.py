@@ -34,7 +34,7 @@ from pi_compact.compaction.calibration import (
     scan,
     without_repeats,
 )
-from pi_compact.compaction.newest_fit import fit_newest_result, newest_result_index
+from pi_compact.compaction.newest_fit import NEWEST_SHARE, fit_newest_result, newest_result_index
 from pi_compact.compaction.tokens import (
     UNCALIBRATED,
     Calibration,
@@ -220,7 +220,7 @@ class LiveContext:
     def sent_to(self, model: ChatModel, plan: WindowPlan) -> list[Message]:
         """``sent()`` for the next request to ``model``: when it would fill more than half of the room the
         threshold leaves (the answer needs the rest), the turn's newest tool result is cut so the request
-        comes down to the threshold (``compaction.newest_fit``)."""
+        comes down to the threshold, and to at most ``NEWEST_SHARE`` of the window (``compaction.newest_fit``)."""
         sent = self.sent()
         self._last_sent = self._fit(sent, self.usage_for(model, plan), model)
         return self._last_sent
@@ -249,7 +249,8 @@ class LiveContext:
         """``sent`` itself, or a copy with the newest tool result cut when ``usage`` passes the limit."""
         if not usage.context_window or usage.tokens <= usage.threshold + (usage.context_window - usage.threshold) // 2:
             return sent
-        fitted = fit_newest_result(sent, usage.tokens - usage.threshold, self.estimator_of(model))
+        fitted = fit_newest_result(sent, usage.tokens - usage.threshold, self.estimator_of(model),
+                                   int(usage.context_window * NEWEST_SHARE))
         return sent if all(a is b for a, b in zip(fitted, sent, strict=True)) else fitted
 
     def _carry(self) -> None:
