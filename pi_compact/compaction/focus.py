@@ -25,6 +25,8 @@ ROUTINE = frozenset("""
 read open look check see show tell quote cite say line lines file files output text content contents sure
 really right correct true wrong verify confirm source where which word words part parts whole full
 """.split())
+# A message that doubts an answer or asks for its source: it is about the question before it.
+FOLLOW_UP = re.compile(r"\b(?:sure|quote|cite|source|verify|confirm|really|certain|prove|evidence)\b", re.IGNORECASE)
 PHRASE_WEIGHT = 3.0  # a number with its word names one thing; a word names many
 RARE_LINES = 2
 COMMON_SHARE = 0.2  # a term on more than this share of the lines is common there, and left out
@@ -105,6 +107,13 @@ class Focus:
     @property
     def terms(self) -> tuple[str, ...]:
         return self.phrases + self.stems
+
+
+def follows_up(text: str) -> bool:
+    """Whether ``text`` doubts an answer or asks for its source ("Are you sure? Quote the line ...") and
+    names fewer than two specific terms of its own: what it is about is the question before it."""
+    focus = Focus.of(text)
+    return FOLLOW_UP.search(text) is not None and (focus is None or len(focus.terms) < 2)
 
 
 @lru_cache(maxsize=256)

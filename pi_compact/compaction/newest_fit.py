@@ -11,17 +11,21 @@ whole result, and the next reply's usage measures what was really sent.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
-from pi_compact.compaction.focus import found_spans
+from pi_compact.compaction.focus import Focus, follows_up, found_spans
+from pi_compact.compaction.kept.blocks import block_lines
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
 
 MIN_SHOWN_TOKENS = 256  # less than this of a result tells the model nothing; then it is sent whole and may overflow
 NOTE_ROOM = 96  # tokens left for the note, and for lines that cost more than the average line
 MATCH_SHARE = 0.6  # of a cut result, at most this much goes to the lines the question names; the rest to the first
+LOOK_BACK = 3  # earlier user messages a follow-up looks back through for the question it follows up
 GAP_ROOM = 48  # characters of the marker that says which lines are not shown
 # A result cut to fit takes at most this share of the window, not all the room the threshold leaves: cut to the
 # threshold, every request after it sits at the threshold (the next call compacts again), costs the most the
@@ -69,16 +73,44 @@ def cut_note(shown: int, total: int, tool: str, args: Mapping[str, Any], next_li
             f"The whole output is kept in the session.{where} recall with words from the part you need.]")
 
 
-def question_of(messages: Sequence[Message], index: int) -> str:
-    """The text of the newest user message before ``index``: what the turn asks."""
-    for message in reversed(messages[:index]):
+def _typed(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text")) for b in content or () if isinstance(b, Mapping) and b.get("type") == "text")
+
+
+def _asked_before(messages: Sequence[Message]) -> Iterator[str]:
+    """The user's earlier messages, newest first: those in ``messages``, then those the newest summary
+    among them kept word for word (its ``<user-messages>`` block, newest first)."""
+    for message in reversed(messages):
         if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            return "\n".join(str(b.get("text")) for b in content or () if isinstance(b, Mapping)
-                             and b.get("type") == "text")
-    return ""
+            yield _typed(message)
+        elif message.get("role") == "compactionSummary":
+            for line in block_lines(str(message.get("summary") or ""), "user-messages") or ():
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(item, str):
+                    yield item
+            return
+
+
+def question_of(messages: Sequence[Message], index: int) -> str:
+    """What the turn asks: the newest user message before ``index``; for a follow-up that names little
+    ("Are you sure? Quote the line of NOTES.md that says it."), with the question it follows up (among the
+    ``LOOK_BACK`` messages before it, a summary's kept ones included), as recall reads it. Issue 44's fourth
+    walk: the follow-up's re-read went out cut to its first lines, the answer's line left out."""
+    asked = _asked_before(messages[:index])
+    newest = next(asked, "")
+    if not follows_up(newest):
+        return newest
+    for earlier in islice(asked, LOOK_BACK):
+        focus = Focus.of(earlier)
+        if focus is not None and (focus.phrases or len(focus.stems) >= 2):
+            return f"{earlier}\n{newest}"
+    return newest
 
 
 def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimator,

@@ -6,6 +6,7 @@ decided at meeting 137 is on line 963, so the model never saw it, read again and
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -93,3 +94,33 @@ def test_a_result_cut_to_fit_takes_no_more_than_the_share_it_is_given_however_mu
     fitted = fit_newest_result(messages, over, estimate_tokens_chars4, 1_000)
     size = estimate_tokens_chars4(fitted[2])
     assert 800 < size <= 1_000 and ANSWER in fitted[2]["content"][0]["text"]
+
+
+FOLLOW_UP = "Are you sure? Quote the line of NOTES.md that says it."
+QUESTION = "Read NOTES.md and tell me the release codename decided at meeting 137."
+
+
+def _cut_after(earlier: list[dict[str, Any]], question: str) -> str:
+    messages = [*earlier, *turn(question, notes())]
+    over = estimate_tokens_chars4(messages[-1]) - 1_500
+    return str(fit_newest_result(messages, over, estimate_tokens_chars4)[-1]["content"][0]["text"])
+
+
+def test_a_follow_up_that_names_little_is_cut_for_the_question_it_follows_up() -> None:
+    # Issue 44's fourth walk: "Are you sure? Quote the line" re-read NOTES.md, cut to its first lines only.
+    earlier = [{"role": "user", "content": QUESTION, "timestamp": 0},
+               {"role": "assistant", "content": [{"type": "text", "text": "COPPER-KITE."}], "timestamp": 0}]
+    assert ANSWER in _cut_after(earlier, FOLLOW_UP)
+    assert ANSWER not in _cut_after([], FOLLOW_UP)  # with no question before it, nothing to look for
+
+
+def test_a_follow_up_finds_the_question_it_follows_up_in_the_summarys_kept_user_messages() -> None:
+    summary = "## Goal\n- codename\n\n<user-messages>\n" + json.dumps(QUESTION) + "\n</user-messages>"
+    earlier = [{"role": "compactionSummary", "summary": summary, "tokensBefore": 9_000, "timestamp": 0}]
+    assert ANSWER in _cut_after(earlier, FOLLOW_UP)
+
+
+def test_a_new_question_that_names_little_does_not_borrow_the_previous_ones_terms() -> None:
+    earlier = [{"role": "user", "content": QUESTION, "timestamp": 0}]
+    cut = _cut_after(earlier, "Now read NOTES.md again.")
+    assert ANSWER not in cut and "hold words of the question" not in cut

@@ -17,14 +17,13 @@ entry (``RECALL_TYPE``, which pi ignores), so the file says what was sent.
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_compact.agent.compaction.recall_rank import Question, Weights, best_window, keep_strong
-from pi_compact.compaction.focus import Focus
+from pi_compact.compaction.focus import follows_up as follows_up_text
 from pi_compact.compaction.quality import exact_items
 from pi_compact.compaction.tokens import estimate_text_tokens
 from pi_compact.messages import Message
@@ -37,8 +36,6 @@ from pi_compact.settings import CompactionSettings
 RECALL_TYPE = "pi-compact/recall"
 MAX_EXCERPTS = 4
 LOOK_BACK = 3  # user messages a follow-up looks back through for the question it follows up
-# A message that doubts an answer or asks for its source: it is about the question before it.
-_FOLLOW_UP = re.compile(r"\b(?:sure|quote|cite|source|verify|confirm|really|certain|prove|evidence)\b", re.IGNORECASE)
 # Messages that reproduce something outside the conversation (a file, a command's output): their
 # identical copies are one original to the ranking.
 _COPIES = ("toolResult", "bashExecution")
@@ -78,9 +75,7 @@ def follows_up(live: Sequence[Message]) -> bool:
     you sure? Quote the line ...") and names fewer than two specific terms of its own."""
     if not live or live[-1].get("role") != "user":
         return False
-    text = searchable_text(live[-1])
-    focus = Focus.of(text)
-    return _FOLLOW_UP.search(text) is not None and (focus is None or len(focus.terms) < 2)
+    return follows_up_text(searchable_text(live[-1]))
 
 
 def previous_question(branch: Sequence[Entry], current: str) -> str | None:
