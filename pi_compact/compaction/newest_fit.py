@@ -59,18 +59,22 @@ def cut_note(shown: int, total: int, tool: str, args: Mapping[str, Any], next_li
              spans: Sequence[tuple[int, int]] = ()) -> str:
     """What the model reads after the lines it got: how much is left out, and how to see it. ``spans``: the
     line numbers (first, last) of the runs shown after the first lines, which hold the question's terms with
-    the lines around them. Those are named first, with leave to answer from them: a small model offered an
-    offset reads on (issue 44's fourth walk read ``offset=692`` with the answer's line already shown)."""
-    where = " Use"
-    if tool == "read" and isinstance(args.get("path"), str) and next_line is not None:
-        where = f" Read {args['path']} with offset={next_line} for the lines after the first ones, or use"
+    the lines around them, the best first. Those come first, with leave to answer from them, and a ``read``
+    is pointed at the best of them, not past the first lines: a small model reads where the note points (issue 44's
+    fourth and fifth walks read ``offset=692`` and ``offset=225``, 800 lines, with the answer's line shown)."""
+    path = args.get("path") if tool == "read" and isinstance(args.get("path"), str) else None
     if not spans:
+        where = " Use"
+        if path is not None and next_line is not None:
+            where = f" Read {path} with offset={next_line} for the lines after the first ones, or use"
         return (f"\n\n[Cut to fit the context window: the first {shown:,} of {total:,} lines of this output are "
                 f"shown; the whole output is kept in the session.{where} recall with words from the part you need.]")
-    runs = ", ".join(f"{first:,}–{last:,}" if last > first else f"{first:,}" for first, last in spans)
+    runs = ", ".join(f"{first:,}–{last:,}" if last > first else f"{first:,}" for first, last in sorted(spans))
+    first, last = spans[0]
+    alone = f" To see them alone, read {path} with offset={first} and limit={last - first + 1}." if path else ""
     return (f"\n\n[Cut to fit the context window. Lines {runs} above hold words of the question, with the lines "
-            f"around them; if they answer it, answer from them. Also shown: the first {shown:,} of {total:,} lines. "
-            f"The whole output is kept in the session.{where} recall with words from the part you need.]")
+            f"around them; if they answer it, answer from them.{alone} Also shown: the first {shown:,} of {total:,} "
+            "lines. The whole output is kept in the session: use recall with words from the part you need.]")
 
 
 def _typed(message: Message) -> str:
@@ -201,7 +205,10 @@ def _cut(before: Sequence[Message], result: Message, block: Mapping[str, Any], l
         shown.append(lines[i])
         end = i + 1
     numbered = _READ_LINE.match(lines[head - 1]) if head else None
-    spans = [(_number(lines, first), _number(lines, last)) for first, last in chosen if last >= head]
+    # The best-scored span first (the one a read is pointed at); ``found`` is best first.
+    order = [(first, last) for first, last, _ in found]
+    spans = [(_number(lines, first), _number(lines, last))
+             for first, last in sorted(chosen, key=order.index) if last >= head]
     note = cut_note(head, len(lines), str(result.get("toolName") or ""),
                     _call_args(before, result.get("toolCallId")), int(numbered.group(1)) + 1 if numbered else None,
                     spans)
