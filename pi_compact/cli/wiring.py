@@ -72,6 +72,10 @@ class LazyModel(ChatModel):
     def prefix_by_default(self) -> bool:
         return self.get().prefix_by_default
 
+    @property
+    def reading_rate(self) -> float | None:
+        return self._model.reading_rate if self._model is not None else None
+
     def stream(self, request: ChatRequest, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
         return self.get().stream(request, cancel)
 

@@ -121,11 +121,11 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
                       most: int | None = None) -> list[Message]:
     """``messages`` with the turn's newest tool result cut by about ``over`` tokens, and to at most ``most``
     tokens when given (``NEWEST_SHARE`` of the window; the lines the question names, its first lines, then
-    ``cut_note``); ``messages`` as they are when ``over`` <= 0, when there is no such result, or when it is
-    not much bigger than ``MIN_SHOWN_TOKENS``. A result that would have to shrink below that keeps
-    ``MIN_SHOWN_TOKENS``: the request may still pass the threshold (the answer's room shrinks), but sent
-    whole it would surely pass the window."""
-    index = newest_result_index(messages) if over > 0 else None
+    ``cut_note``); ``messages`` as they are when ``over`` <= 0 and no ``most`` is given, when there is no such
+    result, or when it is not much bigger than ``MIN_SHOWN_TOKENS`` (or ``most``). A result that would have
+    to shrink below that keeps ``MIN_SHOWN_TOKENS``: the request may still pass the threshold (the answer's
+    room shrinks), but sent whole it would surely pass the window."""
+    index = newest_result_index(messages) if over > 0 or most is not None else None
     if index is None:
         return list(messages)
     result = messages[index]
@@ -136,7 +136,7 @@ def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimat
         return list(messages)  # images or several blocks: no line to cut at
     text = str(texts[0]["text"])
     tokens = estimator(result)
-    goal = max(min(tokens - over, most if most is not None else tokens), MIN_SHOWN_TOKENS + NOTE_ROOM)
+    goal = max(min(tokens - max(over, 0), most if most is not None else tokens), MIN_SHOWN_TOKENS + NOTE_ROOM)
     target = goal - NOTE_ROOM
     if goal >= tokens or not text:
         return list(messages)

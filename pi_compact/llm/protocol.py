@@ -180,6 +180,13 @@ class ChatModel(Protocol):
         was not shown to keep less than the serialized one."""
         return False
 
+    @property
+    def reading_rate(self) -> float | None:
+        """Tokens a second the server last read a prompt at, as it timed itself; None where it does not say
+        (a cloud API). Only a server that reads slowly enough to report its progress (llama.cpp on a CPU:
+        20-300 tokens a second) says: there a request's size is minutes of the user's wait."""
+        return None
+
 
 class WrappedModel(ChatModel):
     """A ``ChatModel`` around another one: every member is the wrapped model's unless overridden."""
@@ -211,6 +218,10 @@ class WrappedModel(ChatModel):
     @property
     def prefix_by_default(self) -> bool:
         return self.wrapped.prefix_by_default
+
+    @property
+    def reading_rate(self) -> float | None:
+        return self.wrapped.reading_rate
 
 
 def complete(model: ChatModel, request: ChatRequest, cancel: CancelToken | None = None) -> dict[str, Any]:

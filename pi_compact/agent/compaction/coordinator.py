@@ -252,6 +252,8 @@ class Compactions:
         (issue 44: 13,630 -> ~13,483 tokens, one 11,579-token read in the way). It is not asked for, and that is
         said once until a compaction runs; what else fills the context (a long system prompt) is the loop guard's
         to name."""
+        if self._context.fits_cut(model, plan):
+            return False  # a slow reader's newest result goes out cut, under the threshold: no room to make
         cut = self._context.cuts_newest(model, plan)
         if not plan.fits(self._context.sent_usage_for(model, plan).tokens if cut else tokens):
             return True  # the next request would not fit, even with the newest result cut: whatever a compaction frees

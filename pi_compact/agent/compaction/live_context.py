@@ -220,7 +220,8 @@ class LiveContext:
     def sent_to(self, model: ChatModel, plan: WindowPlan) -> list[Message]:
         """``sent()`` for the next request to ``model``: when it would fill more than half of the room the
         threshold leaves (the answer needs the rest), the turn's newest tool result is cut so the request
-        comes down to the threshold, and to at most ``NEWEST_SHARE`` of the window (``compaction.newest_fit``)."""
+        comes down to the threshold, and to at most ``NEWEST_SHARE`` of the window; on a model that reads
+        prompts slowly, to that share whatever the threshold (``_fit``, ``compaction.newest_fit``)."""
         sent = self.sent()
         self._last_sent = self._fit(sent, self.usage_for(model, plan), model)
         return self._last_sent
@@ -245,12 +246,34 @@ class LiveContext:
         sent = self.sent()
         return self._fit(sent, self.usage_for(model, plan), model) is not sent
 
+    def fits_cut(self, model: ChatModel, plan: WindowPlan) -> bool:
+        """Whether the context is past the threshold only for the turn's newest tool result, on a model
+        that reads prompts slowly (``reading_rate``: ``sent_to`` always sends it that result cut to
+        ``NEWEST_SHARE`` of the window): a compaction would make room the cut never uses, for a summary
+        that costs a minute of reading (issue 44's walks: 64-75 s, then the read went out cut all the same)."""
+        usage = self.usage_for(model, plan)
+        if model.reading_rate is None or not usage.context_window or usage.tokens <= usage.threshold:
+            return False
+        sent, estimate = self.sent(), self.estimator_of(model)
+        fitted = fit_newest_result(sent, 0, estimate, int(usage.context_window * NEWEST_SHARE))
+        saving = sum(estimate(whole) - estimate(cut)
+                     for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
+        return saving > 0 and usage.tokens - saving <= usage.threshold
+
     def _fit(self, sent: list[Message], usage: ContextUsage, model: ChatModel) -> list[Message]:
-        """``sent`` itself, or a copy with the newest tool result cut when ``usage`` passes the limit."""
-        if not usage.context_window or usage.tokens <= usage.threshold + (usage.context_window - usage.threshold) // 2:
+        """``sent`` itself, or a copy with the newest tool result cut: when ``usage`` passes the limit (half
+        the room over the threshold), by what is over the threshold and to ``NEWEST_SHARE`` of the window;
+        on a model that reads prompts slowly, to that share whenever it is bigger (a 15,000-token request
+        was ten minutes of reading at 25-50 tokens a second in issue 44's fifth walk)."""
+        if not usage.context_window:
             return sent
-        fitted = fit_newest_result(sent, usage.tokens - usage.threshold, self.estimator_of(model),
-                                   int(usage.context_window * NEWEST_SHARE))
+        if usage.tokens > usage.threshold + (usage.context_window - usage.threshold) // 2:
+            over = usage.tokens - usage.threshold
+        elif model.reading_rate is not None:
+            over = 0
+        else:
+            return sent
+        fitted = fit_newest_result(sent, over, self.estimator_of(model), int(usage.context_window * NEWEST_SHARE))
         return sent if all(a is b for a, b in zip(fitted, sent, strict=True)) else fitted
 
     def _carry(self) -> None:

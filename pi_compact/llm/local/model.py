@@ -97,6 +97,10 @@ class LocalChatModel(ChatModel):
         return self._server.wait(cancel) is not None
 
     @property
+    def reading_rate(self) -> float | None:
+        return self._client.reading_rate if self._client is not None else None
+
+    @property
     def prefix_by_default(self) -> bool:
         # The server's slot does keep the last prompt (a summary on it read 421 tokens instead of 7,737),
         # but the bundled 1.5B model's summaries asked there kept fewer facts in the eval harness

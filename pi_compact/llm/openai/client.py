@@ -64,7 +64,7 @@ class OpenAICompatModel(ChatModel):
         self._encoder = RequestEncoder({"return_progress": True} if prompt_progress else None, Target.of(info),
                                        self._wording)
         self._reading: tuple[int, int, float] | None = None  # (read, total) tokens of the prompt, and when
-        self.reading_rate: float | None = None  # tokens a second the server last read a prompt at (its own timing)
+        self._rate: float | None = None  # tokens a second the server last read a prompt at (its own timing)
         self._step: int | None = None  # tokens between two of its reports (its batch): how far the next one goes
 
     @property
@@ -102,6 +102,14 @@ class OpenAICompatModel(ChatModel):
         if not self.reading_rate or not self._step or processed >= total:
             return 0.0
         return min(self._step, total - processed) / self.reading_rate
+
+    @property
+    def reading_rate(self) -> float | None:
+        return self._rate
+
+    @reading_rate.setter
+    def reading_rate(self, rate: float | None) -> None:
+        self._rate = rate
 
     @property
     def endpoint(self) -> str:
