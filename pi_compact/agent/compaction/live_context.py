@@ -89,6 +89,9 @@ class LiveContext:
         # The messages the last request carried (``sent_to``): an overflow's stated size is of them, the
         # newest result maybe cut, not of the whole context.
         self._last_sent: list[Message] | None = None
+        # What the request the newest recorded reply answered carried: what that reply's usage counted. Not
+        # ``_last_sent`` once the next request is under way (it then carries the next result, whole).
+        self._answered: list[Message] | None = None
         # Messages recorded in this run: a count that only grows (a compaction shortens ``messages``), by which
         # the loop guard tells a new turn from a check of the same one.
         self.added = 0
@@ -212,6 +215,8 @@ class LiveContext:
         """``message`` was recorded: it is the newest of the context now."""
         self.messages.append(message)
         self.added += 1
+        if message.get("role") == "assistant":
+            self._answered = self._last_sent
 
     def sent(self) -> list[Message]:
         """The messages as the next request carries them: cleared tool results as their stubs."""
@@ -325,10 +330,11 @@ class LiveContext:
         return ContextUsage(tokens, window, threshold, anchored, calibration)
 
     def _as_counted(self) -> list[Message]:
-        """``messages`` with the newest tool result as the last request carried it (cut, or a stub): what the
-        reply to it counted, so clearing it later takes that off the reply's usage, not its whole size (which
-        had taken a context of ~5k to "~-2,933")."""
-        last = self._last_sent
+        """``messages`` with the newest tool result as the request the newest reply answered carried it (cut,
+        or a stub): what that reply counted, so clearing it later takes that off the reply's usage, not its
+        whole size (which had taken a context of ~5k to "~-2,933", and, with the next request under way, the
+        toolbar of issue 44's fifth walk to "ctx 3,984" during a 14,969-token request)."""
+        last = self._answered
         index = newest_result_index(last) if last is not None else None
         if last is None or index is None or index >= len(self.messages) or last[index] is self.messages[index] \
                 or last[index].get("toolCallId") != self.messages[index].get("toolCallId"):
