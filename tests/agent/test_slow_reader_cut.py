@@ -37,14 +37,14 @@ def _notes(meetings: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _read_call_read_slowly(prompt_tokens: int) -> Reply:
+def _read_call_read_slowly(prompt_tokens: int, path: str = "NOTES.md") -> Reply:
     """A reply that calls ``read NOTES.md`` after reporting, as llama.cpp does, that it read its prompt at
     100 tokens a second."""
     progress = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None}, "finish_reason": None}],
                 "prompt_progress": {"total": prompt_tokens, "cache": 0, "processed": prompt_tokens,
                                     "time_ms": prompt_tokens * 10}}
     call = {"index": 0, "id": "c1", "type": "function",
-            "function": {"name": "read", "arguments": json.dumps({"path": "NOTES.md"})}}
+            "function": {"name": "read", "arguments": json.dumps({"path": path})}}
     calls = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
     end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5, "total_tokens": prompt_tokens + 5}}
@@ -64,10 +64,10 @@ def _slow_reader_harness(server: ScriptedServer, tmp_path: Path) -> Harness:
     return Harness(session, server, tmp_path / "s.jsonl", cwd, events)
 
 
-def _tool_text(request: dict[str, object]) -> str:
+def _tool_text(request: dict[str, object], which: int = -1) -> str:
     messages = request["messages"]
     assert isinstance(messages, list)
-    return str([m for m in messages if m["role"] == "tool"][-1]["content"])
+    return str([m for m in messages if m["role"] == "tool"][which]["content"])
 
 
 def test_a_slow_readers_newest_result_bigger_than_a_fifth_of_the_window_goes_out_cut_under_the_threshold(
@@ -97,4 +97,20 @@ def test_no_compaction_is_run_for_a_slow_readers_newest_result_that_the_cut_brin
     assert not [e for e in h.events if isinstance(e, CompactionEnd)]
     assert not [r for r in scripted_server.requests if _system_of(r) == SYSTEM_PROMPT]  # no summary asked
     assert CUT_NOTE in _tool_text(h.agent_requests()[-1])
+    assert h.session.messages[-1]["content"][0]["text"] == "COPPER-KITE."
+
+
+def test_a_slow_readers_result_sent_cut_stays_cut_when_the_model_calls_another_tool_in_the_turn(
+    scripted_server: ScriptedServer, tmp_path: Path,
+) -> None:
+    # Issue 44's sixth walk: after the cut read the model called `recall`; the read, no longer the newest
+    # result, went out whole and the server refused 20,600 tokens.
+    h = _slow_reader_harness(scripted_server, tmp_path)
+    (h.cwd / "NOTES.md").write_text(_notes(150))
+    (h.cwd / "SMALL.md").write_text("codename list is in NOTES.md\n")
+    scripted_server.enqueue(_read_call_read_slowly(300), _read_call_read_slowly(2_400, "SMALL.md"),
+                            Reply(text="COPPER-KITE.", prompt_tokens=2_500))
+    h.session.prompt(QUESTION)
+    first_cut, then = _tool_text(h.agent_requests()[1]), _tool_text(h.agent_requests()[2], 0)
+    assert CUT_NOTE in then and then == first_cut  # the same cut, so the prompt's prefix is the same too
     assert h.session.messages[-1]["content"][0]["text"] == "COPPER-KITE."

@@ -34,7 +34,7 @@ from pi_compact.compaction.calibration import (
     scan,
     without_repeats,
 )
-from pi_compact.compaction.newest_fit import NEWEST_SHARE, fit_newest_result, newest_result_index
+from pi_compact.compaction.newest_fit import NEWEST_SHARE, fit_newest_result, fit_turn_results, newest_result_index
 from pi_compact.compaction.tokens import (
     UNCALIBRATED,
     Calibration,
@@ -259,11 +259,13 @@ class LiveContext:
         usage = self.usage_for(model, plan)
         if model.reading_rate is None or not usage.context_window or usage.tokens <= usage.threshold:
             return False
-        sent, estimate = self.sent(), self.estimator_of(model)
-        fitted = fit_newest_result(sent, 0, estimate, int(usage.context_window * NEWEST_SHARE))
-        saving = sum(estimate(whole) - estimate(cut)
-                     for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
+        sent = self.sent()
+        saving = self._saving(sent, self._fit(sent, usage, model), model)
         return saving > 0 and usage.tokens - saving <= usage.threshold
+
+    def _saving(self, sent: Sequence[Message], fitted: Sequence[Message], model: ChatModel) -> int:
+        estimate = self.estimator_of(model)
+        return sum(estimate(whole) - estimate(cut) for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
 
     def _fit(self, sent: list[Message], usage: ContextUsage, model: ChatModel) -> list[Message]:
         """``sent`` itself, or a copy with the newest tool result cut: when ``usage`` passes the limit (half
@@ -272,13 +274,14 @@ class LiveContext:
         was ten minutes of reading at 25-50 tokens a second in issue 44's fifth walk)."""
         if not usage.context_window:
             return sent
-        if usage.tokens > usage.threshold + (usage.context_window - usage.threshold) // 2:
-            over = usage.tokens - usage.threshold
-        elif model.reading_rate is not None:
-            over = 0
-        else:
-            return sent
-        fitted = fit_newest_result(sent, over, self.estimator_of(model), int(usage.context_window * NEWEST_SHARE))
+        slow, most, estimate = model.reading_rate is not None, int(usage.context_window * NEWEST_SHARE), \
+            self.estimator_of(model)
+        fitted = fit_turn_results(sent, estimate, most) if slow else sent  # the turn's earlier results stay cut
+        tokens = usage.tokens - (self._saving(sent, fitted, model) if slow else 0)
+        over = tokens - usage.threshold if tokens > usage.threshold + (usage.context_window - usage.threshold) // 2 \
+            else 0
+        if over or slow:
+            fitted = fit_newest_result(fitted, over, estimate, most)
         return sent if all(a is b for a, b in zip(fitted, sent, strict=True)) else fitted
 
     def _carry(self) -> None:
