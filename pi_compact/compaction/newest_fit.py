@@ -59,9 +59,10 @@ def cut_note(shown: int, total: int, tool: str, args: Mapping[str, Any], next_li
              spans: Sequence[tuple[int, int]] = ()) -> str:
     """What the model reads after the lines it got: how much is left out, and how to see it. ``spans``: the
     line numbers (first, last) of the runs shown after the first lines, which hold the question's terms with
-    the lines around them, the best first. Those come first, with leave to answer from them, and a ``read``
-    is pointed at the best of them, not past the first lines: a small model reads where the note points (issue 44's
-    fourth and fifth walks read ``offset=692`` and ``offset=225``, 800 lines, with the answer's line shown)."""
+    the lines around them, the best first. A ``read`` is pointed at the best of them, not past the first
+    lines, and the note ends by asking for an answer from them: a small model goes where the note points
+    (issue 44's walks read ``offset=692`` and ``offset=225``, 800 lines, and recalled the codename it had
+    just been shown)."""
     path = args.get("path") if tool == "read" and isinstance(args.get("path"), str) else None
     if not spans:
         where = " Use"
@@ -71,10 +72,13 @@ def cut_note(shown: int, total: int, tool: str, args: Mapping[str, Any], next_li
                 f"shown; the whole output is kept in the session.{where} recall with words from the part you need.]")
     runs = ", ".join(f"{first:,}–{last:,}" if last > first else f"{first:,}" for first, last in sorted(spans))
     first, last = spans[0]
-    alone = f" To see them alone, read {path} with offset={first} and limit={last - first + 1}." if path else ""
-    return (f"\n\n[Cut to fit the context window. Lines {runs} above hold words of the question, with the lines "
-            f"around them; if they answer it, answer from them.{alone} Also shown: the first {shown:,} of {total:,} "
-            "lines. The whole output is kept in the session: use recall with words from the part you need.]")
+    alone = f" (to see them alone: read {path} with offset={first} and limit={last - first + 1})" if path else ""
+    # Said last: a small model does what the note's last sentence offers (a read at the offset, recall of the
+    # very value it had just been shown), so the last sentence is to answer.
+    return (f"\n\n[Cut to fit the context window: the first {shown:,} of {total:,} lines are shown, and lines {runs}"
+            f", which hold words of the question, with the lines around them{alone}. The whole output is kept in "
+            f"the session; recall finds other parts of it. If lines {runs} hold what the question asks, answer "
+            "from them now.]")
 
 
 def _typed(message: Message) -> str:

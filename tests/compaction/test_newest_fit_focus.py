@@ -67,10 +67,11 @@ def test_a_cut_read_keeps_the_lines_that_hold_the_questions_terms_with_their_lin
     assert re.search(r"\n\[… lines \d+–81\d not shown …\]\n", cut)  # by the file's line numbers
     # The note names the matched lines first, with leave to answer from them, and offers more reading after.
     note = cut[cut.index("[Cut to fit"):]
-    assert re.search(r"Lines 8\d\d–8\d\d above hold words of the question", note)
-    # A read is pointed at those lines (where a small model goes next), not past the first ones.
-    assert note.index("answer from them") < note.index("read NOTES.md with offset=818 and limit=10.")
-    assert "for the lines after the first ones" not in note
+    assert re.search(r"lines 818–827, which hold words of the question", note)
+    # A read is pointed at those lines, not past the first ones; the last sentence asks for the answer (a
+    # small model does what the note's last sentence offers).
+    assert "read NOTES.md with offset=818 and limit=10" in note and "for the lines after the first ones" not in note
+    assert note.endswith("If lines 818–827 hold what the question asks, answer from them now.]")
     assert estimate_tokens_chars4({"role": "toolResult", "content": [{"type": "text", "text": cut}]}) <= 1_500
 
 
