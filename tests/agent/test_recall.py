@@ -260,3 +260,16 @@ def test_a_call_the_loop_guard_refused_is_never_found_by_recall(tmp_path: Path) 
     found = recall(store, query="calc.py", scope="branch")
     assert not found.is_error
     assert "Not run" not in found.text and "return a + b" in found.text
+
+
+def test_a_recall_answer_ends_by_asking_for_an_answer_from_its_lines(tmp_path: Path) -> None:
+    # Issue 44's sixth walk: the embedded model recalled the codename four times, each answer holding its line.
+    output = recall(open_store(tmp_path, compacted_session()), query="staging port")
+    assert output.text.endswith("answer from them now: the same recall gives the same lines.]")
+
+
+def test_recall_before_any_compaction_names_where_in_the_context_the_words_are(tmp_path: Path) -> None:
+    output = recall(open_store(tmp_path, compacted_session()[:5]), query="54317")
+    assert output.is_error and "'54317' is in entries test-id-1, test-id-0: answer from it there" in output.text
+    (tmp_path / "b").mkdir()
+    assert "answer from it" not in recall(open_store(tmp_path / "b", compacted_session()[:5]), query="helm").text

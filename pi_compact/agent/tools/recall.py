@@ -173,8 +173,8 @@ class RecallTool:
         # first in issue 44's walk, it was never an answer.
         entries = [e for e in self._entries(scope) if not _refused_call(message_of_entry(e))]
         if scope == "compacted" and not entries:
-            return error("Nothing in this conversation has been compacted yet, so all of it is in your context; "
-                         'pass scope "branch" or "session" to search anyway.')
+            return error("Nothing in this conversation has been compacted yet, so all of it is in your context"
+                         + self._where_live(text) + '; pass scope "branch" or "session" to search anyway.')
         started = time.monotonic()
         # The answer is due within about a second whatever the session's size: the first call builds
         # the index, and the scan gets what is left of the budget (never less than a fifth of it).
@@ -217,6 +217,16 @@ class RecallTool:
                 "compacted messages.]\n")
         return ToolOutput(note + output.text, details={**(output.details or {}), "inContext": live})
 
+    def _where_live(self, text: str) -> str:
+        """Where in the context ``text`` is, said so a model answers from it (issue 44's walk: told only that
+        nothing was compacted, the embedded model recalled the codename it had just read, again and again)."""
+        self.index.update(self.store.entries)
+        try:
+            live = self._in_context(Query.parse(text))
+        except ValueError:
+            return ""
+        return f" ({text!r} is in {_entry_list(live)}: answer from it there)" if live else ""
+
     def _in_context(self, query: Query) -> list[str]:
         """Ids of the messages in the model's context (behind no compaction) that ``query`` matches, newest first."""
         branch = self._branch()
@@ -257,11 +267,17 @@ class RecallTool:
             notes.append(f"{more}{beyond} more beyond limit {limit}")
         if notes:
             parts.append("\n[" + "; ".join(notes) + ". Narrow the query, or read one message with entry_id.]")
+        # Said last: a small model does what the last sentence offers (issue 44's walks recalled the same
+        # codename four times in a turn, each answer holding its line).
+        parts.append(ANSWER_NOW)
         return ToolOutput("\n".join(parts), details={"entryIds": shown, "total": result.total,
                                                      "complete": result.complete})
 
     def _tokens(self, text: str) -> int:
         return estimate_text_tokens(text, self.estimator)
+
+
+ANSWER_NOW = "\n[If these lines hold what was asked, answer from them now: the same recall gives the same lines.]"
 
 
 def _refused_call(message: Message | None) -> bool:
