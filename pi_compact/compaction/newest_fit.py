@@ -121,29 +121,6 @@ def question_of(messages: Sequence[Message], index: int) -> str:
     return newest
 
 
-def turn_result_indexes(messages: Sequence[Message]) -> list[int]:
-    """The tool results after the newest user message (the turn in progress), oldest first."""
-    indexes: list[int] = []
-    for index in range(len(messages) - 1, -1, -1):
-        role = messages[index].get("role")
-        if role in ("user", "bashExecution"):
-            break
-        if role == "toolResult":
-            indexes.append(index)
-    return indexes[::-1]
-
-
-def fit_turn_results(messages: Sequence[Message], estimator: Estimator, most: int) -> list[Message]:
-    """``messages`` with each tool result of the turn in progress but the newest cut to at most ``most``
-    tokens (``fit_newest_result``'s cut, each with its own turn's question). On a model that reads slowly, a
-    result sent cut while it was the newest stays cut once the model calls another tool: sent whole then, it
-    overflowed the window (issue 44's sixth walk: 20,600 tokens after a ``recall`` that followed the cut read)."""
-    fitted = list(messages)
-    for index in turn_result_indexes(messages)[:-1]:
-        fitted = fit_result(fitted, index, 0, estimator, most)
-    return fitted
-
-
 def fit_newest_result(messages: Sequence[Message], over: int, estimator: Estimator,
                       most: int | None = None) -> list[Message]:
     """``messages`` with the turn's newest tool result cut by about ``over`` tokens, and to at most ``most``
@@ -248,5 +225,5 @@ def _cut(before: Sequence[Message], result: Message, block: Mapping[str, Any], l
     return {**result, "content": [{**block, "text": "\n".join(shown) + note}]}, size
 
 
-__all__ = ["MIN_SHOWN_TOKENS", "NEWEST_SHARE", "cut_note", "fit_newest_result", "fit_result", "fit_turn_results",
-           "newest_result_index", "question_of", "turn_result_indexes"]
+__all__ = ["MIN_SHOWN_TOKENS", "NEWEST_SHARE", "cut_note", "fit_newest_result", "fit_result",
+           "newest_result_index", "question_of"]

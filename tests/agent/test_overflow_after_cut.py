@@ -171,3 +171,15 @@ def test_an_overflow_right_after_a_compaction_is_retried_cut_without_doubting_th
            "cut to fit." in notices
     assert CUT_NOTE in _newest_tool_text(h.agent_requests()[-1])
     assert h.session.messages[-1]["content"][0]["text"] == "Meeting 2 took notes."
+
+
+def test_a_read_sent_cut_is_carried_the_same_cut_by_the_next_prompts_requests(
+    scripted_server: ScriptedServer, tmp_path: Path,
+) -> None:
+    # Sent whole once no longer the turn's newest result, it overflowed the window (issue 44's seventh walk:
+    # 19,694 tokens) and changed the prompt's prefix the provider had cached.
+    h = _read_notes(tmp_path, scripted_server, 900, Reply(text="Meeting 2 took notes.", prompt_tokens=3_000),
+                    Reply(text="Yes.", prompt_tokens=3_100))
+    h.session.prompt("Are you sure?")
+    first, then = (_newest_tool_text(r) for r in h.agent_requests()[1:3])
+    assert CUT_NOTE in first and then == first

@@ -114,3 +114,19 @@ def test_a_slow_readers_result_sent_cut_stays_cut_when_the_model_calls_another_t
     first_cut, then = _tool_text(h.agent_requests()[1]), _tool_text(h.agent_requests()[2], 0)
     assert CUT_NOTE in then and then == first_cut  # the same cut, so the prompt's prefix is the same too
     assert h.session.messages[-1]["content"][0]["text"] == "COPPER-KITE."
+
+
+def test_a_result_sent_cut_is_carried_the_same_in_the_next_prompts_request(
+    scripted_server: ScriptedServer, tmp_path: Path,
+) -> None:
+    # Issue 44's seventh walk: the answer was right, then "Are you sure? Quote the line" sent the read whole
+    # (no longer the turn's newest result) and the server refused 19,694 tokens.
+    h = _slow_reader_harness(scripted_server, tmp_path)
+    (h.cwd / "NOTES.md").write_text(_notes(150))
+    scripted_server.enqueue(_read_call_read_slowly(300), Reply(text="COPPER-KITE.", prompt_tokens=2_400),
+                            Reply(text="- Decided the release codename: COPPER-KITE.", prompt_tokens=2_500))
+    h.session.prompt(QUESTION)
+    h.session.prompt("Are you sure? Quote the line of NOTES.md that says it.")
+    first, then = (_tool_text(r, 0) for r in h.agent_requests()[1:3])
+    assert CUT_NOTE in then and then == first
+    assert h.session.context_usage().tokens < 2_500 + 200  # the figure counts it as sent

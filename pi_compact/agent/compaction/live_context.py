@@ -34,7 +34,8 @@ from pi_compact.compaction.calibration import (
     scan,
     without_repeats,
 )
-from pi_compact.compaction.newest_fit import NEWEST_SHARE, fit_newest_result, fit_turn_results, newest_result_index
+from pi_compact.compaction.clearing import ResultKey, result_key
+from pi_compact.compaction.newest_fit import NEWEST_SHARE, fit_newest_result, newest_result_index
 from pi_compact.compaction.tokens import (
     UNCALIBRATED,
     Calibration,
@@ -89,9 +90,11 @@ class LiveContext:
         # The messages the last request carried (``sent_to``): an overflow's stated size is of them, the
         # newest result maybe cut, not of the whole context.
         self._last_sent: list[Message] | None = None
-        # What the request the newest recorded reply answered carried: what that reply's usage counted. Not
-        # ``_last_sent`` once the next request is under way (it then carries the next result, whole).
-        self._answered: list[Message] | None = None
+        # Tool results a request carried cut (``newest_fit``), as they were sent: every later request carries
+        # them so, until they are cleared or compacted away, and the estimates count them so. Sent whole again
+        # once no longer the newest, a cut read overflowed the window (issue 44's walks: 20,600 tokens after a
+        # recall, 19,694 on the next prompt) and changed a prefix the provider had cached.
+        self._cuts: dict[ResultKey, Message] = {}
         # Messages recorded in this run: a count that only grows (a compaction shortens ``messages``), by which
         # the loop guard tells a new turn from a check of the same one.
         self.added = 0
@@ -130,7 +133,7 @@ class LiveContext:
         way the status line estimates (the compaction block's before and after, the no-gain check); with
         ``plan``, the turn's newest tool result cut as ``sent_to`` would cut it."""
         estimate = self.estimator_of(model)
-        sent = self.clearing.sent(messages)
+        sent = self.clearing.sent(self._stick(messages))
         tokens = self.fixed(estimate, reply_key(model)) + sum(estimate(m) for m in sent)
         if plan is None:
             return tokens
@@ -193,6 +196,8 @@ class LiveContext:
         branch = store.branch_tail()
         context = project_path(branch)
         self.messages = list(context.messages)
+        held = {result_key(m) for m in self.messages if m.get("role") == "toolResult"}
+        self._cuts = {key: cut for key, cut in self._cuts.items() if key in held}
         self.fresh_from = fresh_start(branch, context)
         self._scan = None
         self.clearing.reload(store, len(self.messages))
@@ -215,12 +220,20 @@ class LiveContext:
         """``message`` was recorded: it is the newest of the context now."""
         self.messages.append(message)
         self.added += 1
-        if message.get("role") == "assistant":
-            self._answered = self._last_sent
 
     def sent(self) -> list[Message]:
-        """The messages as the next request carries them: cleared tool results as their stubs."""
-        return self.clearing.sent(self.messages)
+        """The messages as the next request carries them: cleared tool results as their stubs, those sent
+        cut as they were sent (the turn's newest is cut anew for each request: ``sent_to``)."""
+        return self.clearing.sent(self._stick(self.messages))
+
+    def _stick(self, messages: Sequence[Message], newest_too: bool = False) -> list[Message]:
+        """``messages`` with each tool result a request carried cut as it was sent; the turn's newest as it
+        is unless ``newest_too``."""
+        if not self._cuts:
+            return list(messages)
+        skip = None if newest_too else newest_result_index(messages)
+        return [self._cuts.get(result_key(m), m) if i != skip and m.get("role") == "toolResult" else m
+                for i, m in enumerate(messages)]
 
     def sent_to(self, model: ChatModel, plan: WindowPlan) -> list[Message]:
         """``sent()`` for the next request to ``model``: when it would fill more than half of the room the
@@ -228,8 +241,13 @@ class LiveContext:
         comes down to the threshold, and to at most ``NEWEST_SHARE`` of the window; on a model that reads
         prompts slowly, to that share whatever the threshold (``_fit``, ``compaction.newest_fit``)."""
         sent = self.sent()
-        self._last_sent = self._fit(sent, self.usage_for(model, plan), model)
-        return self._last_sent
+        self._last_sent = fitted = self._fit(sent, self.usage_for(model, plan), model)
+        index = newest_result_index(fitted)
+        if index is not None and fitted[index] is not sent[index]:
+            self._cuts[result_key(fitted[index])] = fitted[index]
+        elif index is not None:
+            self._cuts.pop(result_key(fitted[index]), None)  # whole this time (a compaction made the room)
+        return fitted
 
     def shrinks_newest(self, model: ChatModel, plan: WindowPlan) -> bool:
         """Whether the next request to ``model`` would carry the turn's newest tool result at least
@@ -274,14 +292,11 @@ class LiveContext:
         was ten minutes of reading at 25-50 tokens a second in issue 44's fifth walk)."""
         if not usage.context_window:
             return sent
-        slow, most, estimate = model.reading_rate is not None, int(usage.context_window * NEWEST_SHARE), \
-            self.estimator_of(model)
-        fitted = fit_turn_results(sent, estimate, most) if slow else sent  # the turn's earlier results stay cut
-        tokens = usage.tokens - (self._saving(sent, fitted, model) if slow else 0)
-        over = tokens - usage.threshold if tokens > usage.threshold + (usage.context_window - usage.threshold) // 2 \
-            else 0
-        if over or slow:
-            fitted = fit_newest_result(fitted, over, estimate, most)
+        over = usage.tokens - usage.threshold if usage.tokens > usage.threshold + \
+            (usage.context_window - usage.threshold) // 2 else 0
+        if not over and model.reading_rate is None:
+            return sent
+        fitted = fit_newest_result(sent, over, self.estimator_of(model), int(usage.context_window * NEWEST_SHARE))
         return sent if all(a is b for a, b in zip(fitted, sent, strict=True)) else fitted
 
     def _carry(self) -> None:
@@ -324,25 +339,21 @@ class LiveContext:
         """The last fresh provider usage plus (calibrated) estimates of what follows it, else all estimated."""
         calibration = self.calibration(estimator, model)
         scaled = self._scaled(calibrated(estimator, calibration))
-        estimate = context_usage(self.messages, scaled, fresh_from=self.fresh_from)
+        counted = self._stick(self.messages)  # results sent cut count as sent
+        estimate = context_usage(counted, scaled, fresh_from=self.fresh_from)
         anchored = estimate.last_usage_index is not None  # a provider's usage counts the overhead already
-        framing = anchor_framing(calibration, estimate, self.messages)
+        framing = anchor_framing(calibration, estimate, counted)
         tokens = estimate.tokens + framing if anchored else estimate.tokens + self.fixed(scaled, model)
         # As sent: what the anchoring usage (or the estimate) counted of results cleared since is not carried.
         tokens -= self.clearing.unsent_saving(self._as_counted(), scaled, estimate.last_usage_index)
         return ContextUsage(tokens, window, threshold, anchored, calibration)
 
     def _as_counted(self) -> list[Message]:
-        """``messages`` with the newest tool result as the request the newest reply answered carried it (cut,
-        or a stub): what that reply counted, so clearing it later takes that off the reply's usage, not its
-        whole size (which had taken a context of ~5k to "~-2,933", and, with the next request under way, the
-        toolbar of issue 44's fifth walk to "ctx 3,984" during a 14,969-token request)."""
-        last = self._answered
-        index = newest_result_index(last) if last is not None else None
-        if last is None or index is None or index >= len(self.messages) or last[index] is self.messages[index] \
-                or last[index].get("toolCallId") != self.messages[index].get("toolCallId"):
-            return self.messages
-        return [*self.messages[:index], last[index], *self.messages[index + 1 :]]
+        """``messages`` with each tool result as the requests carried it (cut, or a stub): what the replies
+        counted, so clearing it later takes that off the anchoring usage, not its whole size (which had taken
+        a context of ~5k to "~-2,933", and the toolbar of issue 44's fifth walk to "ctx 3,984" during a
+        14,969-token request)."""
+        return self._stick(self.messages, newest_too=True)
 
     def last_fresh_reply(self) -> Message | None:
         """The newest assistant message written since the latest compaction."""
