@@ -226,11 +226,11 @@ class LiveContext:
         cut as they were sent (the turn's newest is cut anew for each request: ``sent_to``)."""
         return self.clearing.sent(self._stick(self.messages))
 
-    def _stick(self, messages: Sequence[Message], newest_too: bool = False) -> list[Message]:
+    def _stick(self, messages: Sequence[Message], newest_too: bool = False) -> Sequence[Message]:
         """``messages`` with each tool result a request carried cut as it was sent; the turn's newest as it
-        is unless ``newest_too``."""
+        is unless ``newest_too``. ``messages`` itself when nothing was ever sent cut (the status line asks often)."""
         if not self._cuts:
-            return list(messages)
+            return messages
         skip = None if newest_too else newest_result_index(messages)
         return [self._cuts.get(result_key(m), m) if i != skip and m.get("role") == "toolResult" else m
                 for i, m in enumerate(messages)]
@@ -348,7 +348,7 @@ class LiveContext:
         tokens -= self.clearing.unsent_saving(self._as_counted(), scaled, estimate.last_usage_index)
         return ContextUsage(tokens, window, threshold, anchored, calibration)
 
-    def _as_counted(self) -> list[Message]:
+    def _as_counted(self) -> Sequence[Message]:
         """``messages`` with each tool result as the requests carried it (cut, or a stub): what the replies
         counted, so clearing it later takes that off the anchoring usage, not its whole size (which had taken
         a context of ~5k to "~-2,933", and the toolbar of issue 44's fifth walk to "ctx 3,984" during a
