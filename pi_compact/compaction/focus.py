@@ -25,6 +25,7 @@ ROUTINE = frozenset("""
 read open look check see show tell quote cite say line lines file files output text content contents sure
 really right correct true wrong verify confirm source where which word words part parts whole full
 """.split())
+LOOK_BACK = 3  # earlier user messages a follow-up looks back through for the question it follows up
 # A message that doubts an answer or asks for its source: it is about the question before it.
 FOLLOW_UP = re.compile(r"\b(?:sure|quote|cite|source|verify|confirm|really|certain|prove|evidence)\b", re.IGNORECASE)
 PHRASE_WEIGHT = 3.0  # a number with its word names one thing; a word names many

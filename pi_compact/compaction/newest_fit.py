@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
-from pi_compact.compaction.focus import Focus, follows_up, found_spans
+from pi_compact.compaction.focus import LOOK_BACK, Focus, follows_up, found_spans
 from pi_compact.compaction.kept.blocks import block_lines
 from pi_compact.compaction.tokens import Estimator
 from pi_compact.messages import Message
@@ -25,7 +25,6 @@ from pi_compact.messages import Message
 MIN_SHOWN_TOKENS = 256  # less than this of a result tells the model nothing; then it is sent whole and may overflow
 NOTE_ROOM = 96  # tokens left for the note, and for lines that cost more than the average line
 MATCH_SHARE = 0.6  # of a cut result, at most this much goes to the lines the question names; the rest to the first
-LOOK_BACK = 3  # earlier user messages a follow-up looks back through for the question it follows up
 GAP_ROOM = 48  # characters of the marker that says which lines are not shown
 # A result cut to fit takes at most this share of the window, not all the room the threshold leaves: cut to the
 # threshold, every request after it sits at the threshold (the next call compacts again), costs the most the

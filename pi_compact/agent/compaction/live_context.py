@@ -123,10 +123,7 @@ class LiveContext:
         fitted = self._fit(sent, usage, model)
         if fitted is sent:
             return usage
-        estimate = self.estimator_of(model)
-        saving = sum(estimate(whole) - estimate(cut)
-                     for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
-        return replace(usage, tokens=usage.tokens - saving)
+        return replace(usage, tokens=usage.tokens - self._saving(sent, fitted, model))
 
     def size_of(self, messages: Sequence[Message], model: ChatModel, plan: WindowPlan | None = None) -> int:
         """A context of ``messages`` as the next request to ``model`` would carry it, all estimated the one
@@ -138,8 +135,7 @@ class LiveContext:
         if plan is None:
             return tokens
         fitted = self._fit(sent, ContextUsage(tokens, plan.window, plan.threshold, False, UNCALIBRATED), model)
-        return tokens - sum(estimate(whole) - estimate(cut)
-                            for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
+        return tokens - self._saving(sent, fitted, model)
 
     def fixed(self, estimate: Estimator, model: tuple[str, str] | None = None) -> int:
         """The system prompt, pins and tools every request carries: as the provider counted them on the
@@ -282,6 +278,7 @@ class LiveContext:
         return saving > 0 and usage.tokens - saving <= usage.threshold
 
     def _saving(self, sent: Sequence[Message], fitted: Sequence[Message], model: ChatModel) -> int:
+        """What ``fitted`` (``sent`` with some results cut: ``_fit``) takes off ``sent``, by ``model``'s estimate."""
         estimate = self.estimator_of(model)
         return sum(estimate(whole) - estimate(cut) for whole, cut in zip(sent, fitted, strict=True) if whole is not cut)
 

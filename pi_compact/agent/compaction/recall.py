@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_compact.agent.compaction.recall_rank import Question, Weights, best_window, keep_strong
+from pi_compact.compaction.focus import LOOK_BACK
 from pi_compact.compaction.focus import follows_up as follows_up_text
 from pi_compact.compaction.quality import exact_items
 from pi_compact.compaction.tokens import estimate_text_tokens
@@ -35,7 +36,6 @@ from pi_compact.settings import CompactionSettings
 
 RECALL_TYPE = "pi-compact/recall"
 MAX_EXCERPTS = 4
-LOOK_BACK = 3  # user messages a follow-up looks back through for the question it follows up
 # Messages that reproduce something outside the conversation (a file, a command's output): their
 # identical copies are one original to the ranking.
 _COPIES = ("toolResult", "bashExecution")
